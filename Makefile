@@ -1,0 +1,41 @@
+# Two commands for a fresh clone: `make lab` and `make test`. Both create .venv first.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
+PORT ?= 8888
+
+.PHONY: setup lab test test-fast release notebooks bench clean
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+## Open the course (the learner release in course/) in JupyterLab.
+lab: setup
+	$(VENV)/bin/jupyter-lab --ServerApp.root_dir=course --port=$(PORT) $(ROOT_FLAG)
+
+## Run the whole test suite (unit, notebooks, nbgrader round trip, browser when Chromium is installed).
+test: setup
+	$(PY) -m pytest
+
+test-fast: setup
+	$(PY) -m pytest -m "not slow and not browser"
+
+## Rebuild solutions/ from tools/lessons/*.py, then course/ from solutions/ with nbgrader.
+notebooks: setup
+	$(PY) tools/nbbuild.py
+release: notebooks
+	$(VENV)/bin/ctxlab release
+
+bench: setup
+	@for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache gradebook.db

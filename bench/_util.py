@@ -1,0 +1,29 @@
+"""Shared helpers of the benchmarks: run a callable several times, print median and p95."""
+from __future__ import annotations
+
+import statistics
+import time
+
+
+def measure(fn, runs: int = 7, warmup: int = 1) -> list[float]:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def p95(times: list[float]) -> float:
+    ordered = sorted(times)
+    return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+
+
+def report(name: str, times: list[float], goal_s: float | None = None) -> None:
+    med = statistics.median(times)
+    line = f"{name:58s} median {med * 1000:9.1f} ms   p95 {p95(times) * 1000:9.1f} ms   (n={len(times)})"
+    if goal_s is not None:
+        line += f"   goal < {goal_s * 1000:.0f} ms: {'met' if med < goal_s else 'NOT met'} ({med / goal_s:.2f} of goal)"
+    print(line)

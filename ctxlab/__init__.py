@@ -1,0 +1,29 @@
+"""ctxlab: the course library of "RAG か ロングコンテキストか".
+
+Light modules (pricing, tokens) import at once; the client, the sandbox, retrieval and the
+widgets load on first use so that ``import ctxlab`` and the CLI start quickly.
+"""
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "make_client": ("ctxlab.client", "make_client"),
+    "mode_line": ("ctxlab.client", "mode_line"),
+    "is_offline": ("ctxlab.client", "is_offline"),
+    "Sandbox": ("ctxlab.sandbox", "Sandbox"),
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        module, attr = _LAZY[name]
+        return getattr(importlib.import_module(module), attr)
+    if name in {"pricing", "tokens", "client", "sandbox", "corpus", "retrieval", "evaluate", "widgets", "cli", "release"}:
+        return importlib.import_module(f"ctxlab.{name}")
+    raise AttributeError(f"module 'ctxlab' has no attribute {name!r}")
+
+
+__all__ = list(_LAZY) + ["__version__"]

@@ -1,0 +1,152 @@
+"""The ``ctxlab`` command: ``compare`` (seed 000's table for a folder) and ``release``.
+
+Errors are reported in one or two lines with what to do, and a non-zero exit code; the
+command never shows a traceback for bad input.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from . import pricing
+from .compare import Profile, compare, format_table
+from .docs import DocumentError, load_folder
+
+
+def _positive_int(s: str) -> int:
+    try:
+        v = int(s.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"整数を指定してください (an integer), got {s!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"0 以上を指定してください (>= 0), got {v}")
+    return v
+
+
+def _nonneg_float(s: str) -> float:
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"数値を指定してください (a number), got {s!r}") from None
+    if v < 0 or v != v:
+        raise argparse.ArgumentTypeError(f"0 以上を指定してください (>= 0), got {s}")
+    return v
+
+
+def _rate(s: str) -> float:
+    v = _nonneg_float(s)
+    if v > 1:
+        raise argparse.ArgumentTypeError(f"0 から 1 の割合で指定してください (e.g. 0.8), got {s}")
+    return v
+
+
+def _count_docs(texts: list[str], mode: str, model: str) -> tuple[int, str]:
+    from . import tokens
+
+    if mode == "api":
+        from .client import is_offline, make_client
+
+        client = make_client()
+        if is_offline(client):
+            raise DocumentError("--count api には ANTHROPIC_API_KEY が要ります (set it in the environment or .env)")
+        tc = tokens.count_documents(texts, client=client, model=model)
+    else:
+        tc = tokens.count_documents(texts, model=model)
+    return tc.tokens, tc.method
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    profile = Profile(
+        model=args.model,
+        prompt_tokens=args.prompt_tokens,
+        output_tokens=args.output_tokens,
+        questions_per_month=args.questions_per_month,
+        hit_rate=args.hit_rate,
+        db_monthly=args.db_monthly,
+        filter_files=args.filter_files,
+        rag_chunks=args.rag_chunks,
+        chunk_tokens=args.chunk_tokens,
+        ttl=args.ttl,
+    )
+    warnings: list[str] = []
+    if args.total_tokens is not None:
+        doc_tokens, method, chars = args.total_tokens, "--total-tokens で指定", None
+        n_files = args.files
+        if args.docs:
+            report = load_folder(args.docs)
+            n_files, chars, warnings = len(report.documents), report.chars, report.warnings
+    elif args.docs:
+        report = load_folder(args.docs)
+        warnings = report.warnings
+        texts = [d.text for d in report.documents]
+        doc_tokens, method = _count_docs(texts, args.count, args.model)
+        n_files, chars = len(texts), report.chars
+    else:
+        raise DocumentError("--docs DIR か --total-tokens N のどちらかを指定してください。")
+    result = compare(doc_tokens, n_files, profile, chars=chars, token_method=method, question=args.ask)
+    if args.json:
+        out = result.to_dict()
+        out["warnings"] = warnings
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+    else:
+        for w in warnings:
+            print("警告: " + w, file=sys.stderr)
+        print(format_table(result))
+    return 0
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    from .release import release
+
+    changed = release(Path(args.root), assignments=args.assignment or None)
+    for name in changed:
+        print(f"released {name}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="ctxlab", description="RAG か ロングコンテキストか: course tools")
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    c = sub.add_parser("compare", help="seed 000 の比較表をフォルダやトークン数から作る")
+    c.add_argument("--docs", type=Path, help="文書のフォルダ (.txt / .md, UTF-8 or CP932)")
+    c.add_argument("--ask", help="質問 (表の見出しに出す)")
+    c.add_argument("--model", default=pricing.DEFAULT_MODEL, help="model id from data/pricing.json")
+    c.add_argument("--questions-per-month", type=_nonneg_float, default=600)
+    c.add_argument("--hit-rate", type=_rate, default=0.8, help="cache hit rate, 0..1")
+    c.add_argument("--db-monthly", type=_nonneg_float, default=70.0, help="vector DB $ per month")
+    c.add_argument("--total-tokens", type=_positive_int, help="use N document tokens instead of counting")
+    c.add_argument("--files", type=_positive_int, default=50, help="file count with --total-tokens (default 50)")
+    c.add_argument("--prompt-tokens", type=_positive_int, default=400, help="question + instructions per call")
+    c.add_argument("--output-tokens", type=_positive_int, default=700)
+    c.add_argument("--filter-files", type=_positive_int, default=5)
+    c.add_argument("--rag-chunks", type=_positive_int, default=8)
+    c.add_argument("--chunk-tokens", type=_positive_int, default=800)
+    c.add_argument("--ttl", choices=["5m", "1h"], default="5m")
+    c.add_argument("--count", choices=["estimate", "api"], default="estimate",
+                   help="estimate offline (default) or call count_tokens (needs ANTHROPIC_API_KEY)")
+    c.add_argument("--json", action="store_true", help="print JSON")
+    c.set_defaults(func=cmd_compare)
+
+    r = sub.add_parser("release", help="regenerate course/ from solutions/ with nbgrader")
+    r.add_argument("assignment", nargs="*", help="assignment ids (default: all)")
+    r.add_argument("--root", default=".", help="course root (holds solutions/ and course/)")
+    r.set_defaults(func=cmd_release)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (DocumentError, ValueError) as exc:
+        print(f"ctxlab: エラー: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,236 @@
+"""make_client(): the real Anthropic client, or the same SDK talking to the offline sandbox.
+
+Which one you get:
+
+* while ``NBGRADER_EXECUTION`` is set (grading): always the sandbox;
+* ``offline=True``, a ``sandbox=`` argument, or env ``CTXLAB_OFFLINE=1``: the sandbox;
+* otherwise, when an API key is found: the real API. The key comes from the environment
+  (``ANTHROPIC_API_KEY``) or from a git-ignored ``.env`` file in the current directory or
+  the repository root (simple ``KEY=VALUE`` lines); never put it in a notebook cell;
+* no key: the sandbox.
+
+The key is never printed: :func:`mode_line` only says where it came from.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+from pathlib import Path
+
+import anthropic
+import httpx2
+
+from . import pricing
+from .sandbox import BASE_URL, Sandbox
+
+__all__ = ["make_client", "is_offline", "get_sandbox", "mode_line", "default_sandbox", "OFFLINE_LINE"]
+
+KEY_NAME = "ANTHROPIC_API_KEY"
+OFFLINE_LINE = "モード: オフライン sandbox（API キー不要・料金は発生しません）"
+ONLINE_LINE = "モード: 実 API（{model} など・料金が発生します）"
+
+_default_lock = threading.Lock()
+_default: Sandbox | None = None
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+
+
+def default_sandbox() -> Sandbox:
+    """The process-wide sandbox that ``make_client()`` uses when none is given.
+
+    Every offline client of one kernel shares it, as every client of one workspace shares
+    the real API's cache.
+    """
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Sandbox()
+        return _default
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+# ---------------------------------------------------------------- .env
+
+
+def _parse_env_file(path: Path) -> dict[str, str]:
+    """KEY=VALUE lines; '#' comments, blank lines and a leading 'export ' are allowed."""
+    out: dict[str, str] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return out
+    for line in lines:
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        if line.startswith("export "):
+            line = line[len("export "):].lstrip()
+        key, _, value = line.partition("=")
+        key, value = key.strip(), value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        elif " #" in value:
+            value = value.split(" #", 1)[0].rstrip()
+        if key:
+            out[key] = value
+    return out
+
+
+def _repo_root(start: Path) -> Path | None:
+    for d in (start, *start.parents):
+        if (d / ".git").exists() or (d / "pyproject.toml").exists():
+            return d
+    return None
+
+
+def _env_candidates() -> list[Path]:
+    cwd = Path.cwd()
+    dirs = [cwd]
+    root = _repo_root(cwd)
+    if root is not None:
+        dirs.append(root)
+    dirs.append(PACKAGE_ROOT)
+    seen, out = set(), []
+    for d in dirs:
+        p = (d / ".env").resolve()
+        if p not in seen:
+            seen.add(p)
+            out.append(p)
+    return out
+
+
+def _is_git_ignored(path: Path) -> bool:
+    """True when a .gitignore from the file's folder up to the repository root lists it."""
+    root = _repo_root(path.parent) or path.parent
+    names = {".env", "/.env", "*.env", ".env*", "**/.env"}
+    for d in (path.parent, *path.parent.parents):
+        gi = d / ".gitignore"
+        if gi.is_file():
+            try:
+                if any(line.strip() in names for line in gi.read_text(encoding="utf-8").splitlines()):
+                    return True
+            except (OSError, UnicodeDecodeError):
+                pass
+        if d == root:
+            break
+    return False
+
+
+def _find_key() -> tuple[str | None, str]:
+    """(key, where it came from) without printing it."""
+    key = os.environ.get(KEY_NAME, "").strip()
+    if key:
+        return key, "環境変数 ANTHROPIC_API_KEY"
+    for path in _env_candidates():
+        if not path.is_file():
+            continue
+        value = _parse_env_file(path).get(KEY_NAME, "").strip()
+        if not value:
+            continue
+        if not _is_git_ignored(path):
+            warnings.warn(
+                f"{path} holds {KEY_NAME} but is not listed in .gitignore: add a line '.env' to "
+                ".gitignore so the key is never committed.",
+                stacklevel=3,
+            )
+        return value, f".env ({path.parent.name}/.env)"
+    return None, ""
+
+
+# ---------------------------------------------------------------- mode
+
+
+def _offline_reason(offline: bool | None, sandbox: Sandbox | None) -> str | None:
+    """Why the client is offline, or None for the real API."""
+    if os.environ.get("NBGRADER_EXECUTION"):
+        return "採点中（NBGRADER_EXECUTION）"
+    if offline is True:
+        return "offline=True"
+    if _truthy(os.environ.get("CTXLAB_OFFLINE")):
+        return "CTXLAB_OFFLINE=1"
+    if sandbox is not None and offline is None:
+        return "sandbox を指定"
+    if offline is False:
+        return None
+    key, _ = _find_key()
+    return None if key else "API キーなし"
+
+
+def make_client(offline: bool | None = None, sandbox: Sandbox | None = None) -> anthropic.Anthropic:
+    """An ``anthropic.Anthropic`` client: the real API or the offline sandbox (see module doc).
+
+    ``offline=True`` forces the sandbox; ``offline=False`` requires a key (except while
+    grading, which is always offline). ``sandbox`` picks the :class:`~ctxlab.sandbox.Sandbox`
+    (its cache and clock); by default all offline clients share :func:`default_sandbox`.
+    """
+    if offline not in (None, True, False):
+        raise ValueError(f"offline must be True, False or None, got {offline!r}")
+    if sandbox is not None and not isinstance(sandbox, Sandbox):
+        raise TypeError(f"sandbox must be a ctxlab.sandbox.Sandbox, got {type(sandbox).__name__}")
+    reason = _offline_reason(offline, sandbox)
+    if reason is None:
+        key, source = _find_key()
+        if not key:
+            raise RuntimeError(
+                "offline=False needs an API key, and none was found. Set ANTHROPIC_API_KEY in the "
+                "environment or in a git-ignored .env file at the repository root (ANTHROPIC_API_KEY=...), "
+                "or use make_client() / make_client(offline=True) for the offline sandbox."
+            )
+        client = anthropic.Anthropic(api_key=key)
+        client._ctxlab_mode = "online"  # type: ignore[attr-defined]
+        client._ctxlab_key_source = source  # type: ignore[attr-defined]
+        return client
+    sb = sandbox if sandbox is not None else default_sandbox()
+    client = anthropic.Anthropic(
+        api_key="sandbox",
+        base_url=BASE_URL,
+        max_retries=0,
+        http_client=httpx2.Client(transport=sb.transport()),
+    )
+    client._ctxlab_mode = "offline"  # type: ignore[attr-defined]
+    client._ctxlab_sandbox = sb  # type: ignore[attr-defined]
+    client._ctxlab_reason = reason  # type: ignore[attr-defined]
+    return client
+
+
+def get_sandbox(client) -> Sandbox | None:
+    """The sandbox behind an offline client (None for the real API)."""
+    return getattr(client, "_ctxlab_sandbox", None)
+
+
+def is_offline(client) -> bool:
+    """True when ``client`` talks to the offline sandbox."""
+    if getattr(client, "_ctxlab_sandbox", None) is not None:
+        return True
+    base = str(getattr(client, "base_url", "") or "")
+    return base.rstrip("/").startswith(BASE_URL)
+
+
+def mode_line(client=None) -> str:
+    """One Japanese line that says which mode a notebook runs in (never shows the key).
+
+    Without a client it describes what ``make_client()`` would return now.
+    """
+    if client is None:
+        reason = _offline_reason(None, None)
+        source = _find_key()[1] if reason is None else ""
+    elif is_offline(client):
+        reason = getattr(client, "_ctxlab_reason", "sandbox")
+        source = ""
+    else:
+        reason = None
+        source = getattr(client, "_ctxlab_key_source", "")
+    if reason is not None:
+        line = OFFLINE_LINE
+        if reason not in ("API キーなし", "sandbox"):
+            line += f" ― {reason}"
+        else:
+            line += " ― 実 API を使うには ANTHROPIC_API_KEY を環境変数か .env に設定"
+        return line
+    line = ONLINE_LINE.format(model=pricing.DEFAULT_MODEL)
+    if source:
+        line += f" ― キーは {source} から"
+    return line

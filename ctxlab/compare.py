@@ -1,0 +1,185 @@
+"""Seed 000's "which one do you need" table, computed for any folder or token total.
+
+:func:`compare` returns a :class:`Comparison` (rows per path, monthly summary, the
+assumptions); :func:`format_table` renders it in Japanese for the terminal or a notebook.
+"""
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import asdict, dataclass, field
+
+from . import pricing
+
+
+@dataclass(frozen=True)
+class Profile:
+    """The assumptions of a comparison (seed 000's defaults)."""
+
+    model: str = pricing.DEFAULT_MODEL
+    prompt_tokens: int = 400          # question and instructions: what changes every call
+    output_tokens: int = 700
+    questions_per_month: float = 600  # 20 a day, 30 days
+    hit_rate: float = 0.8             # share of calls that read the cache
+    db_monthly: float = 70.0          # vector database, $ per month
+    filter_files: int = 5             # files left after the metadata filter
+    rag_chunks: int = 8
+    chunk_tokens: int = 800
+    ttl: str = "5m"
+
+    def check(self) -> None:
+        pricing.get_model(self.model)
+        for name in ("prompt_tokens", "output_tokens", "questions_per_month", "db_monthly",
+                     "filter_files", "rag_chunks", "chunk_tokens"):
+            pricing._nonneg(name, getattr(self, name))
+        pricing._share("hit_rate", self.hit_rate)
+        if self.ttl not in ("5m", "1h"):
+            raise ValueError(f"ttl must be '5m' or '1h', got {self.ttl!r}")
+
+
+@dataclass(frozen=True)
+class Row:
+    key: str
+    label: str
+    input_tokens: int
+    cost: float
+    ttft_s: float
+    citations: str
+
+
+@dataclass
+class Comparison:
+    doc_tokens: int
+    n_files: int
+    chars: int | None
+    token_method: str
+    question: str | None
+    profile: Profile
+    rows: dict[str, Row]
+    monthly: dict[str, float]
+    window_usage: float
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["rows"] = {k: asdict(v) for k, v in self.rows.items()}
+        return d
+
+
+def compare(doc_tokens: int, n_files: int, profile: Profile | None = None, *, chars: int | None = None,
+            token_method: str = "given", question: str | None = None) -> Comparison:
+    """Compute the rows and the month for documents of ``doc_tokens`` tokens in ``n_files`` files."""
+    p = profile or Profile()
+    p.check()
+    pricing._nonneg("doc_tokens", doc_tokens)
+    if n_files < 1:
+        raise ValueError(f"n_files must be >= 1, got {n_files!r}")
+    m = pricing.get_model(p.model)
+    q = p.prompt_tokens
+    out = p.output_tokens
+    write = {"cache_write_5m_tokens" if p.ttl == "5m" else "cache_write_1h_tokens": doc_tokens}
+
+    filt_docs = round(doc_tokens * min(p.filter_files, n_files) / n_files)
+    filt_write = {"cache_write_5m_tokens" if p.ttl == "5m" else "cache_write_1h_tokens": filt_docs}
+    rag_in = p.rag_chunks * p.chunk_tokens + q
+
+    rows = {
+        "long_context": Row("long_context", "ロングコンテキスト（キャッシュなし）", doc_tokens + q,
+                            pricing.call_cost(m, input_tokens=doc_tokens + q, output_tokens=out).total,
+                            pricing.ttft_seconds(doc_tokens + q), "citations API（要実装）"),
+        "lc_write": Row("lc_write", "同上・初回（キャッシュ書き込み）", doc_tokens + q,
+                        pricing.call_cost(m, input_tokens=q, output_tokens=out, **write).total,
+                        pricing.ttft_seconds(doc_tokens + q), "citations API（要実装）"),
+        "lc_cached": Row("lc_cached", "同上・2 回目以降（キャッシュ読み出し）", doc_tokens + q,
+                         pricing.call_cost(m, input_tokens=q, output_tokens=out, cache_read_tokens=doc_tokens).total,
+                         pricing.ttft_seconds(q, doc_tokens), "citations API（要実装）"),
+        "filter_write": Row("filter_write", f"メタデータで絞る（{min(p.filter_files, n_files)} 件・初回）", filt_docs + q,
+                            pricing.call_cost(m, input_tokens=q, output_tokens=out, **filt_write).total,
+                            pricing.ttft_seconds(filt_docs + q), "citations API（要実装）"),
+        "filter_cached": Row("filter_cached", "同上・キャッシュ読み出し", filt_docs + q,
+                             pricing.call_cost(m, input_tokens=q, output_tokens=out, cache_read_tokens=filt_docs).total,
+                             pricing.ttft_seconds(q, filt_docs), "citations API（要実装）"),
+        "rag": Row("rag", f"RAG（上位 {p.rag_chunks} チャンク）", rag_in,
+                   pricing.call_cost(m, input_tokens=rag_in, output_tokens=out).total,
+                   pricing.ttft_seconds(rag_in, retrieval=True), "チャンク ID が構造で残る"),
+    }
+    n = p.questions_per_month
+    monthly = {
+        "long_context_no_cache": pricing.monthly_cost(n, cost_miss=rows["long_context"].cost),
+        "long_context": pricing.monthly_cost(n, cost_miss=rows["lc_write"].cost, cost_hit=rows["lc_cached"].cost,
+                                             hit_rate=p.hit_rate),
+        "filter": pricing.monthly_cost(n, cost_miss=rows["filter_write"].cost, cost_hit=rows["filter_cached"].cost,
+                                       hit_rate=p.hit_rate),
+        "rag_api": pricing.monthly_cost(n, cost_miss=rows["rag"].cost),
+        "rag_db": p.db_monthly,
+    }
+    monthly["rag"] = monthly["rag_api"] + p.db_monthly
+
+    # Seed 000 counts the whole input, question included, at the read rate on a cached call.
+    seed_cached = pricing.call_cost(m, cache_read_tokens=doc_tokens + q, output_tokens=out).total
+    seed_write = pricing.call_cost(m, output_tokens=out, **{next(iter(write)): doc_tokens + q}).total
+    seed_month = pricing.monthly_cost(n, cost_miss=seed_write, cost_hit=seed_cached, hit_rate=p.hit_rate)
+    notes = [
+        f"seed 000 の数え方（質問 {q:,} tok もキャッシュ読み出しとして数える）では、キャッシュ時 "
+        f"${seed_cached:.3f}/回・ロングコンテキスト月 ${seed_month:,.0f}。"
+        f"実際には質問はブレークポイントの後ろにあり毎回通常単価なので、上の表の値が正しい数字です。",
+        f"メタデータで絞る月額はヒット率 {p.hit_rate:.0%} を絞り込み後の文書セットにも当てはめた値です。"
+        "質問ごとに文書セットが変わるとヒット率は下がります（バンドルを固定すると保てます）。",
+    ]
+    return Comparison(doc_tokens, n_files, chars, token_method, question, p, rows, monthly,
+                      doc_tokens / m.context_window, notes)
+
+
+def _width(s: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
+
+
+def _pad(s: str, width: int, right: bool = False) -> str:
+    gap = " " * max(0, width - _width(s))
+    return gap + s if right else s + gap
+
+
+def format_table(c: Comparison) -> str:
+    """Render a comparison as seed 000's terminal table (Japanese)."""
+    p = c.profile
+    m = pricing.get_model(p.model)
+    lines = []
+    head = f"{c.n_files} ファイル"
+    if c.chars is not None:
+        head += f" / {c.chars:,} 字"
+    head += f" → {c.doc_tokens:,} tokens（{c.token_method}）"
+    lines.append(head)
+    verdict = "前提を満たす" if c.window_usage <= 0.5 else "前提を満たさない（絞るか RAG）"
+    lines.append(f"{m.display_name} のコンテキストウィンドウ {m.context_window:,} tokens の {c.window_usage:.0%}"
+                 f"（50% 以下なら {verdict}）")
+    if c.question:
+        lines.append(f"質問: {c.question}")
+    lines.append("")
+    lines.append(_pad("方式", 44) + _pad("入力tok", 10, True) + "  " + _pad("課金/回", 9, True) + "  "
+                 + _pad("最初tok", 8, True) + "  " + "出典")
+    for r in c.rows.values():
+        lines.append(_pad(r.label, 44) + _pad(f"{r.input_tokens:,}", 10, True) + "  "
+                     + _pad(f"${r.cost:.3f}", 9, True) + "  " + _pad(f"{r.ttft_s:.1f}s", 8, True) + "  " + r.citations)
+    lines.append("-" * 96)
+    per_day = p.questions_per_month / 30
+    lines.append(f"月 {p.questions_per_month:,.0f} 問（1 日 {per_day:.0f} 問・キャッシュヒット率 {p.hit_rate:.0%}・TTL {p.ttl}）")
+    mo = c.monthly
+    lines.append(f"ロングコンテキスト ${mo['long_context']:,.0f}（キャッシュなしなら ${mo['long_context_no_cache']:,.0f}）"
+                 f"  絞り込み ${mo['filter']:,.0f}  RAG ${mo['rag_api']:,.0f} + DB ${mo['rag_db']:,.0f}"
+                 f" = ${mo['rag']:,.0f}")
+    diff = mo["long_context"] - mo["rag"]
+    if diff > 0:
+        lines.append(f"差は月 ${diff:,.0f}: この額で RAG を作って運用し続ける価値があるかが判断です。")
+    else:
+        lines.append(f"ロングコンテキストのほうが月 ${-diff:,.0f} 安い: RAG を作る理由は料金にはありません。")
+    lines.append("")
+    lines.append("前提: " + "; ".join([
+        f"単価 ${m.input_usd_per_mtok:g} / ${m.output_usd_per_mtok:g}（100 万トークン, {pricing.price_table_date()} 時点）",
+        f"質問と指示 {p.prompt_tokens:,} tok, 回答 {p.output_tokens:,} tok",
+        f"キャッシュ書き込み {m.write_multiplier(p.ttl)}x, 読み出し {m.cache_read_multiplier}x",
+        f"RAG は {p.chunk_tokens:,} tok × {p.rag_chunks} チャンク, DB 月 ${p.db_monthly:g}",
+        f"絞り込みは平均的なファイル {p.filter_files} 件",
+        "最初tok は seed 000 に合わせたシミュレーション（実測ではない）",
+    ]))
+    for n in c.notes:
+        lines.append("注: " + n)
+    return "\n".join(lines)

@@ -1,0 +1,41 @@
+"""Plots of the course: matplotlib with a Japanese font (matplotlib-fontja).
+
+Figures from papers are drawn with their source in the title and marked as published
+figures, never as measurements.
+"""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import matplotlib_fontja  # noqa: F401  (registers and selects a Japanese font)
+
+PUBLISHED = Path(__file__).resolve().parent.parent / "data" / "published.json"
+
+
+@lru_cache(maxsize=1)
+def published() -> dict:
+    with open(PUBLISHED, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def lost_in_the_middle(ax=None):
+    """Accuracy by the position of the answer document (Liu et al., published figures)."""
+    data = published()["lost_in_the_middle"]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.4, 3.6))
+    for model, acc in data["accuracy"].items():
+        ax.plot(data["positions"], acc, marker="o", label=model)
+    for name, y in data["reference_lines"].items():
+        ax.axhline(y, ls=":", lw=1, color="gray")
+        ax.text(data["positions"][0], y + 0.6, name, va="bottom", fontsize=8, color="gray")
+    ax.set_xlabel("正解を含む文書の位置（20 文書中）")
+    ax.set_ylabel("正答率 (%)")
+    ax.set_xticks(data["positions"])
+    ax.set_title("Lost in the Middle: 中ほどの文書は使われにくい\n"
+                 "（公表値: Liu et al., TACL 2024。本コースの測定ではない）", fontsize=10)
+    ax.legend(fontsize=8, loc="lower left")
+    ax.grid(alpha=0.3)
+    return ax

@@ -1,0 +1,47 @@
+"""Offline sandbox: the Messages API behind the real ``anthropic`` SDK, with no network.
+
+The SDK talks to :meth:`Sandbox.handle` through an ``httpx2.MockTransport``, so notebook
+code is exactly the code one would write against the real API::
+
+    from ctxlab.client import make_client
+    from ctxlab.sandbox import Sandbox
+
+    sb = Sandbox()
+    client = make_client(offline=True, sandbox=sb)
+    msg = client.messages.create(model="claude-opus-5", max_tokens=300, messages=[...])
+    msg.usage            # input_tokens, cache_creation_input_tokens, cache_read_input_tokens, ...
+    msg.sandbox          # simulated_ttft_s, simulated_total_s, cost_usd, note (an extra field)
+    sb.advance(6 * 60)   # move the clock: a 5-minute cache entry expires
+    sb.log               # every request: time, usage, simulated TTFT, cost
+
+What it models: token counts (``ctxlab.tokens`` estimates), prompt caching (prefix in the
+order tools -> system -> messages, up to 4 breakpoints, 20-block lookback, 5m/1h TTL
+refreshed on read, minimum cacheable length per model, per-model caches, exact usage
+fields), time to first token (``ctxlab.pricing.ttft_seconds``), streaming (SSE, with
+``citations_delta``), citations, structured output, ``count_tokens``, and the API's errors.
+Answers are extractive (BM25 over the request's sentences, see ``ctxlab.retrieval``) and
+start with ``ANSWER_MARKER``; the sandbox never reads the course's gold answers.
+
+Extras the real API does not have are kept apart: the ``sandbox`` field of a response,
+:meth:`Sandbox.advance`, :meth:`Sandbox.concurrent`, :attr:`Sandbox.log`.
+"""
+from __future__ import annotations
+
+from .answer import ANSWER_MARKER
+from .cache import LOOKBACK_BLOCKS, TTL_SECONDS
+from .core import BASE_URL, DEFAULT_TIME_SCALE, Clock, LogEntry, Sandbox
+from .errors import ApiError
+from .request import MAX_BREAKPOINTS
+
+__all__ = [
+    "Sandbox",
+    "Clock",
+    "LogEntry",
+    "ApiError",
+    "ANSWER_MARKER",
+    "BASE_URL",
+    "DEFAULT_TIME_SCALE",
+    "LOOKBACK_BLOCKS",
+    "MAX_BREAKPOINTS",
+    "TTL_SECONDS",
+]

@@ -1,0 +1,97 @@
+"""solutions/ and course/: built, released, clean, and every lesson runs offline top to bottom."""
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+import nbbuild
+from ctxlab import release
+
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTIONS = sorted((ROOT / "solutions").glob("*/*.ipynb"))
+RELEASED = sorted((ROOT / "course").glob("*/*.ipynb"))
+
+
+def test_there_are_lessons():
+    assert SOLUTIONS, "solutions/ holds no notebook"
+    assert [p.parent.name for p in SOLUTIONS] == [p.parent.name for p in RELEASED]
+
+
+def test_solutions_are_built_from_lesson_scripts():
+    stale = nbbuild.build(check=True)
+    assert not stale, f"run `make notebooks`: {stale}"
+
+
+def test_course_is_up_to_date_with_solutions():
+    assert release.stale(ROOT) == [], "run `make release`"
+
+
+def test_release_is_deterministic():
+    names = release.assignments(ROOT)[:2]
+    with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+        release.generate(ROOT, Path(a), names)
+        release.generate(ROOT, Path(b), names)
+        for name in names:
+            for nb in (Path(a) / name).glob("*.ipynb"):
+                assert nb.read_bytes() == (Path(b) / name / nb.name).read_bytes()
+
+
+@pytest.mark.parametrize("path", SOLUTIONS + RELEASED, ids=lambda p: f"{p.parent.parent.name}/{p.name}")
+def test_notebook_metadata_and_no_outputs(path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    assert nb["metadata"]["kernelspec"]["name"] == "python3"
+    ids = [c["id"] for c in nb["cells"]]
+    assert len(ids) == len(set(ids)) and all(ids)
+    for c in nb["cells"]:
+        if c["cell_type"] == "code":
+            assert c["outputs"] == [] and c["execution_count"] is None
+
+
+@pytest.mark.parametrize("path", RELEASED, ids=lambda p: p.parent.name)
+def test_release_has_no_solutions_or_hidden_tests(path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    text = path.read_text(encoding="utf-8")
+    for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "HIDDEN TESTS"):
+        assert marker not in text
+    source = json.loads((ROOT / "solutions" / path.parent.name / path.name).read_text(encoding="utf-8"))
+    src_cells = {c["id"]: "".join(c["source"]) for c in source["cells"]}
+    answers = [c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("solution")]
+    assert answers, "a lesson has at least one exercise"
+    for c in answers:
+        body = "".join(c["source"])
+        assert "YOUR CODE HERE" in body or "YOUR ANSWER HERE" in body
+        # the solution lines themselves are gone
+        solution = src_cells[c["id"]].split("### BEGIN SOLUTION")[1].split("### END SOLUTION")[0]
+        for line in solution.strip().splitlines():
+            if len(line.strip()) > 12:
+                assert line.strip() not in body, f"solution line leaked: {line.strip()}"
+    tests = [c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade")
+             and c["cell_type"] == "code"]
+    for c in tests:
+        hidden = src_cells[c["id"]].split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
+        for line in hidden.strip().splitlines():
+            if line.strip() and not line.strip().startswith("#"):
+                assert line.strip() not in "".join(c["source"]), f"hidden test leaked: {line.strip()}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", SOLUTIONS, ids=lambda p: p.parent.name)
+def test_solution_notebook_runs_offline(path, tmp_path):
+    nb = nbformat.read(path, as_version=4)
+    env_before = dict(os.environ)
+    try:
+        os.environ["CTXLAB_OFFLINE"] = "1"
+        os.environ["CTXLAB_TIME_SCALE"] = "0"
+        os.environ.pop("ANTHROPIC_API_KEY", None)
+        client = NotebookClient(nb, timeout=300, kernel_name="python3",
+                                resources={"metadata": {"path": str(path.parent)}})
+        client.execute()
+    finally:
+        os.environ.clear()
+        os.environ.update(env_before)
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+    assert not errors

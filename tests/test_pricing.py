@@ -1,0 +1,128 @@
+"""The cost formulas against the figures of seeds 000 and 001."""
+import math
+
+import pytest
+
+from ctxlab import pricing
+
+W5, W1, R, S = 1.25, 2.0, 0.1, 0.02
+
+
+def test_price_table_has_the_seed_models_with_dates_and_sources():
+    table = pricing.models()
+    for mid, inp, out in [("claude-opus-5", 5, 25), ("claude-sonnet-5", 2, 10), ("claude-haiku-4-5", 1, 5)]:
+        m = table[mid]
+        assert (m.input_usd_per_mtok, m.output_usd_per_mtok) == (inp, out)
+        assert m.cache_write_5m_multiplier == 1.25 and m.cache_write_1h_multiplier == 2.0
+        assert 0 < m.cache_read_multiplier < 1
+        assert 512 <= m.min_cacheable_tokens <= 4096
+        for fig in ("price", "context_window", "cache", "min_cacheable_tokens"):
+            assert m.sources[fig]["date"] and m.sources[fig]["source"]
+    assert table["claude-opus-5"].context_window == 1_000_000
+    assert table["claude-haiku-4-5"].context_window == 200_000
+
+
+def test_breakeven_matches_seed_001():
+    assert round(pricing.breakeven_reuses(W5, R), 2) == 1.28
+    assert round(pricing.breakeven_reuses(W1, R), 2) == 2.11
+    # seed 000: 5m pays from the 2nd call, 1h from the 3rd
+    assert pricing.first_paying_call(W5, R) == 2
+    assert pricing.first_paying_call(W1, R) == 3
+
+
+# seed 001's per-call table (relative to sending the whole text once)
+SEED_001_TABLE = {1: (1.250, 2.000), 2: (0.675, 1.050), 3: (0.483, 0.733), 5: (0.330, 0.480)}
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5, 10, 20])
+def test_per_call_table(k):
+    got5 = pricing.relative_cost(1.0, k, 0.0, 0.0, W5, R)
+    got1 = pricing.relative_cost(1.0, k, 0.0, 0.0, W1, R)
+    # closed form, and the rows printed in the seed
+    assert math.isclose(got5, (W5 + (k - 1) * R) / k)
+    assert math.isclose(got1, (W1 + (k - 1) * R) / k)
+    if k in SEED_001_TABLE:
+        assert (round(got5, 3), round(got1, 3)) == SEED_001_TABLE[k]
+    assert got5 < got1  # the 1h write premium never pays back faster
+
+
+def test_relative_cost_adds_retrieval_and_search():
+    assert math.isclose(pricing.relative_cost(0.0, 1, 0.3, S, W5, R), 0.32)
+    assert math.isclose(pricing.relative_cost(0.5, 2, 0.1, S, W5, R), 0.5 * 0.675 + 0.12)
+
+
+def test_seed_001_crossover_at_fifth_call():
+    # cache total 1.25 + 0.1 (n - 1) against retrieval 0.05 + 0.32 n (E = 0.05, rho = 0.3)
+    def cache_total(n):
+        return pricing.relative_cost(1.0, n, 0, 0, W5, R) * n
+
+    def retrieval_total(n):
+        return 0.05 + pricing.relative_cost(0.0, 1, 0.3, S, W5, R) * n
+
+    first = next(n for n in range(1, 50) if cache_total(n) < retrieval_total(n))
+    assert first == 5
+
+
+def test_rho_limits_of_seed_001():
+    assert round(pricing.rho_limit(2, W5, R, S), 2) == 0.66
+    assert round(pricing.rho_limit(10, W5, R, S), 2) == 0.20
+    assert round(pricing.rho_limit(20, W5, R, S), 2) == 0.14
+    assert math.isclose(pricing.rho_asymptote(R, S), 0.08)
+    assert pricing.rho_limit(10_000, W5, R, S) == pytest.approx(0.08, abs=1e-3)
+
+
+def test_call_cost_reproduces_seed_000_rows():
+    opus = "claude-opus-5"
+    write = pricing.call_cost(opus, input_tokens=400, cache_write_5m_tokens=197_000, output_tokens=700)
+    assert round(write.total, 3) == 1.251
+    rag = pricing.call_cost(opus, input_tokens=6_800, output_tokens=700)
+    assert round(rag.total, 3) == 0.052
+    # seed 000 counts the question as a cache read too: 197,400 x 0.1
+    seed_cached = pricing.call_cost(opus, cache_read_tokens=197_400, output_tokens=700)
+    assert round(seed_cached.total, 3) == 0.116
+    # the question comes after the breakpoint and is billed at the base price
+    cached = pricing.call_cost(opus, input_tokens=400, cache_read_tokens=197_000, output_tokens=700)
+    assert round(cached.total, 3) == 0.118
+    filt = pricing.call_cost(opus, input_tokens=400, cache_write_5m_tokens=19_700, output_tokens=700)
+    assert round(filt.total, 3) == 0.143
+
+
+def test_monthly_cost_of_seed_000():
+    lc = pricing.monthly_cost(600, cost_miss=1.2513, cost_hit=0.1162, hit_rate=0.8)
+    assert round(lc) == 206
+    rag = pricing.monthly_cost(600, cost_miss=0.0515, fixed_monthly=70)
+    assert round(rag - 70) == 31 and round(rag) == 101
+    # seed 000's filter month ($58) matches a 40% hit rate, not 80%
+    assert round(pricing.monthly_cost(600, cost_miss=0.143, cost_hit=0.028, hit_rate=0.4)) == 58
+    assert round(pricing.monthly_cost(600, cost_miss=0.143, cost_hit=0.028, hit_rate=0.8)) == 31
+
+
+def test_usage_cost_reads_sdk_like_usage():
+    usage = {"input_tokens": 400, "output_tokens": 700, "cache_read_input_tokens": 0,
+             "cache_creation_input_tokens": 197_000,
+             "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 197_000}}
+    c = pricing.usage_cost(usage, "claude-opus-5")
+    assert c.cache_write == pytest.approx(197_000 * 2.0 * 5 / 1e6)
+
+
+def test_ttft_model_is_calibrated_on_seed_000():
+    assert pricing.ttft_seconds(197_400) == pytest.approx(3.0, abs=0.05)
+    assert pricing.ttft_seconds(400, 197_000) == pytest.approx(1.1, abs=0.05)
+    assert pricing.ttft_seconds(20_100) == pytest.approx(0.8, abs=0.1)
+    assert pricing.ttft_seconds(6_800, retrieval=True) == pytest.approx(1.0, abs=0.1)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: pricing.breakeven_reuses(1.25, 1.0), "below 1"),
+    (lambda: pricing.breakeven_reuses(1.25, 1.5), "below 1"),
+    (lambda: pricing.relative_cost(1, 0.5, 0, 0, 1.25, 0.1), "k"),
+    (lambda: pricing.relative_cost(1, 2, 1.5, 0, 1.25, 0.1), "between 0 and 1"),
+    (lambda: pricing.call_cost("claude-opus-5", input_tokens=-1), ">= 0"),
+    (lambda: pricing.call_cost("gpt-unknown", input_tokens=1), "claude-opus-5"),
+    (lambda: pricing.monthly_cost(600, cost_miss=1, hit_rate=1.2), "between 0 and 1"),
+    (lambda: pricing.monthly_cost(-5, cost_miss=1), ">= 0"),
+    (lambda: pricing.get_model("claude-opus-5").write_multiplier("2h"), "'5m' or '1h'"),
+])
+def test_bad_input_says_what_is_allowed(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

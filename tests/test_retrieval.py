@@ -1,0 +1,244 @@
+"""Japanese retrieval: tokenizer, sentence spans, chunking, BM25, recall@k."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from ctxlab import retrieval
+from ctxlab.retrieval import (
+    BM25Index,
+    Chunk,
+    chunk_by_articles,
+    chunk_by_size,
+    mean_recall_at_k,
+    recall_at_k,
+    split_sentences,
+    tokenize,
+)
+from ctxlab.tokens import estimate_text
+
+REGULATION = """年次有給休暇取扱規程
+
+第1章　総則
+
+（目的）
+第1条　この規程は、就業規則第20条に基づき、年次有給休暇（以下「有給休暇」という。）の取扱いを定める。
+
+（適用範囲）
+第2条　この規程は、正社員及び契約社員に適用する。
+２　パートタイマーについては、別に定める。
+
+第2章　付与及び繰越
+
+（付与日数）
+第3条　入社6か月後に10日を付与し、以後1年ごとに所定の日数を付与する。
+
+（繰越）
+第4条　当年度に使用しなかった有給休暇は、翌年度に限り繰り越すことができる。ただし、繰越の上限は20日とする。
+
+（時季指定）
+第5条　会社は、年5日について時季を指定して取得させる。
+
+第3章　申請
+
+（申請手続）
+第6条　有給休暇を取得しようとする者は、3日前までに所属長に申請しなければならない。
+
+附則
+この規程は、2025年4月1日から施行する。
+"""
+
+
+# ---------------------------------------------------------------- tokenizer
+
+
+def test_tokenizer_splits_japanese_into_words():
+    toks = tokenize("有給休暇の繰越上限")
+    assert len(toks) > 2
+    assert "有給" in toks or "繰越" in toks
+    assert "休暇" in toks and "上限" in toks
+    assert "有給休暇の繰越上限" not in toks  # not one big token
+    assert all(len(t) < 6 for t in toks)  # words, and no character split either:
+    assert any(len(t) >= 2 for t in toks)
+
+
+def test_tokenizer_drops_punctuation_and_normalizes():
+    toks = tokenize("　繰越は、２０日まで！（上限）ＡＢＣ")
+    assert not any(re.fullmatch(r"[\W_]+", t) for t in toks), toks
+    assert "20" in toks and "abc" in toks  # NFKC + lower-case
+    # inflected forms meet at the lemma: a question and a rule in another inflection match
+    assert "繰り越す" in tokenize("繰り越せますか") and "繰り越す" in tokenize("繰り越すことができる")
+
+
+def test_tagger_is_created_once():
+    tokenize("一度目")
+    tagger = retrieval._tagger
+    tokenize("二度目の呼び出し")
+    assert tagger is not None and retrieval._tagger is tagger
+
+
+def test_tokenize_rejects_non_strings():
+    with pytest.raises(TypeError):
+        tokenize(["有給"])
+
+
+# ---------------------------------------------------------------- sentences
+
+
+def test_sentence_spans_are_exact():
+    text = "第1条　有給休暇は、翌年度に限り繰り越す。ただし上限は20日とする。\n\n　申請は？　3日前まで！\n最後の行"
+    spans = split_sentences(text)
+    assert [text[s:e] for s, e in spans] == [
+        "第1条　有給休暇は、翌年度に限り繰り越す。",
+        "ただし上限は20日とする。",
+        "申請は？",
+        "3日前まで！",
+        "最後の行",
+    ]
+    assert all(0 <= s < e <= len(text) for s, e in spans)
+    assert spans == sorted(spans)
+
+
+def test_terminator_inside_brackets_does_not_split():
+    text = "年次有給休暇（以下「有給休暇」という。）の取扱いを定める。彼は「はい。」と答えた。"
+    assert [text[s:e] for s, e in split_sentences(text)] == [
+        "年次有給休暇（以下「有給休暇」という。）の取扱いを定める。",
+        "彼は「はい。」と答えた。",
+    ]
+
+
+def test_sentence_edge_cases():
+    assert split_sentences("") == []
+    assert split_sentences("\n\n　\n") == []
+    assert [t for t in ("本当？！ええ。",) for s, e in split_sentences(t)] == ["本当？！ええ。"] * 2
+    text = "本当？！ええ。"
+    assert [text[s:e] for s, e in split_sentences(text)] == ["本当？！", "ええ。"]
+
+
+# ---------------------------------------------------------------- chunks
+
+
+def test_chunk_by_articles_offsets_and_headings():
+    chunks = chunk_by_articles(REGULATION, max_tokens=800, doc_id="yukyu", title="年次有給休暇取扱規程")
+    assert all(isinstance(c, Chunk) for c in chunks)
+    for c in chunks:
+        assert c.text == REGULATION[c.start : c.end]
+        assert c.doc_id == "yukyu"
+        assert c.meta["tokens"] == estimate_text(c.text) <= 800
+    chapters = [c.meta["chapter"] for c in chunks]
+    assert chapters == ["第1章　総則", "第2章　付与及び繰越", "第3章　申請", "附則"]
+    assert chunks[1].meta["articles"] == ["第3条", "第4条", "第5条"]
+    assert chunks[1].meta["headings"][1] == "第4条（繰越）"
+    assert chunks[0].text.startswith("年次有給休暇取扱規程")  # the title joins the first article
+    assert chunks[1].text.startswith("第2章　付与及び繰越")  # a chapter heading joins its articles
+    assert "（繰越）\n第4条" in chunks[1].text  # the caption stays with its article
+    assert chunks[1].context_header() == "年次有給休暇取扱規程 > 第2章　付与及び繰越 > 第3条（付与日数）〜第5条（時季指定）"
+    # every article is in exactly one chunk
+    for n in range(1, 7):
+        assert sum(f"第{n}条" in c.meta["articles"] for c in chunks) == 1
+
+
+def test_chunk_by_articles_splits_and_merges_by_size():
+    small = chunk_by_articles(REGULATION, max_tokens=60)
+    assert all(c.text == REGULATION[c.start : c.end] for c in small)
+    assert all(c.meta["tokens"] <= 60 for c in small)
+    assert len(small) > 4
+    long_article = "第1章　総則\n第1条　" + "社員は規程を守る。" * 200 + "\n第2条　以上。\n"
+    parts = chunk_by_articles(long_article, max_tokens=300)
+    first = [c for c in parts if c.meta["articles"] == ["第1条"]]
+    assert len(first) > 1 and all(c.meta["part"][1] == len(first) for c in first)
+    assert all(c.meta["tokens"] <= 300 and c.text == long_article[c.start : c.end] for c in parts)
+    overlapped = chunk_by_articles(REGULATION, max_tokens=120, overlap=40)
+    assert all(c.text == REGULATION[c.start : c.end] for c in overlapped)
+    assert any(b.start < a.end for a, b in zip(overlapped, overlapped[1:]))
+
+
+def test_chunk_by_size_offsets_sizes_overlap():
+    text = REGULATION * 3
+    chunks = chunk_by_size(text, size_tokens=120, overlap_tokens=30, doc_id="x")
+    assert len(chunks) > 3
+    for c in chunks:
+        assert c.text == text[c.start : c.end]
+        assert estimate_text(c.text) <= 120
+    for a, b in zip(chunks, chunks[1:]):
+        assert a.start < b.start <= a.end  # moving forward, overlapping or touching
+    assert any(b.start < a.end for a, b in zip(chunks, chunks[1:]))
+    covered = set()
+    for c in chunks:
+        covered.update(range(c.start, c.end))
+    assert all(i in covered for i, ch in enumerate(text) if not ch.isspace())
+    # one sentence longer than the size is cut by characters
+    long = "あ" * 1000 + "。"
+    pieces = chunk_by_size(long, size_tokens=300, overlap_tokens=0)
+    assert "".join(p.text for p in pieces) == long
+    with pytest.raises(ValueError):
+        chunk_by_size(text, size_tokens=100, overlap_tokens=100)
+
+
+# ---------------------------------------------------------------- BM25
+
+DOCS = [
+    "年次有給休暇は、翌年度に限り20日を上限として繰り越すことができる。",
+    "出張の日当は1日3000円、宿泊料は1泊12000円を上限とする。",
+    "パスワードは12文字以上とし、他のサービスと使い回してはならない。",
+    "育児休業は、子が1歳に達するまでの間、申し出により取得できる。",
+    "通勤手当は、公共交通機関の定期代の実費を支給する。",
+    "秘密文書を社外に持ち出すときは、文書管理責任者の承認を得る。",
+]
+
+
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("有給休暇の繰越上限は何日？", 0),
+        ("出張したときの宿泊料", 1),
+        ("パスワードの長さ", 2),
+        ("育児休業はいつまで取れますか", 3),
+        ("通勤手当の支給額", 4),
+        ("秘密文書の持ち出し", 5),
+    ],
+)
+def test_bm25_finds_the_right_document(query, expected):
+    index = BM25Index(DOCS)
+    hits = index.search(query, k=3)
+    assert hits[0][0] == expected
+    assert all(score > 0 for _, score in hits)
+    assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+
+
+def test_bm25_edge_cases():
+    index = BM25Index(DOCS)
+    assert len(index) == len(DOCS)
+    assert index.search("量子コンピュータ", k=5) == []  # no shared term: nothing, not noise
+    assert index.search("", k=5) == []
+    assert len(index.search("は", k=2)) <= 2
+    assert BM25Index([]).search("有給", k=3) == []
+    by_tokens = BM25Index(tokens=[tokenize(d) for d in DOCS])
+    assert by_tokens.search("宿泊料", k=1)[0][0] == 1
+    with pytest.raises(ValueError):
+        index.search("有給", k=0)
+    with pytest.raises(ValueError):
+        BM25Index(DOCS, tokens=[["x"]])
+
+
+def test_bm25_over_chunks_with_context_headers():
+    chunks = chunk_by_articles(REGULATION, max_tokens=80, title="年次有給休暇取扱規程")
+    plain = BM25Index.from_chunks(chunks)
+    contextual = BM25Index.from_chunks(chunks, contextual=True)
+    best = plain.search("有給休暇の申請は何日前まで？", k=1)[0][0]
+    assert "3日前まで" in chunks[best].text
+    assert len(contextual) == len(chunks)
+
+
+def test_recall_at_k():
+    ranked = [(4, 9.0), (2, 7.5), (0, 3.1), (5, 1.0)]
+    assert recall_at_k(ranked, {2}, k=1) == 0.0
+    assert recall_at_k(ranked, {2}, k=2) == 1.0
+    assert recall_at_k(ranked, [0, 5, 3], k=4) == pytest.approx(2 / 3)
+    assert recall_at_k(["a", "b"], "b", k=20) == 1.0
+    assert mean_recall_at_k([(ranked, {4}), (ranked, {3})], k=20) == 0.5
+    with pytest.raises(ValueError):
+        recall_at_k(ranked, set(), k=5)
+    with pytest.raises(ValueError):
+        recall_at_k(ranked, {1}, k=0)
