@@ -17,5 +17,6 @@ c.ExecutePreprocessor.interrupt_on_timeout = True
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+    "ctxlab.nbgrader_ext.HideHiddenTestTracebacks",  # before ClearHiddenTests: it needs the hidden lines
     "nbgrader.preprocessors.ClearHiddenTests",
 ]

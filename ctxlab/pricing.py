@@ -13,7 +13,9 @@ what is allowed.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
 from typing import Mapping
@@ -136,9 +138,15 @@ def breakeven_reuses(w: float, r: float) -> float:
 
 
 def first_paying_call(w: float, r: float) -> int:
-    """The first call number at which caching has become cheaper (smallest integer k > break-even)."""
-    k = breakeven_reuses(w, r)
-    return int(k) + 1
+    """The first call number at which caching has become cheaper (smallest integer k > break-even).
+
+    Computed in exact decimal fractions, so a break-even that is a whole number (a tie:
+    caching costs the same, not less) is not rounded the wrong way by floating point.
+    """
+    breakeven_reuses(w, r)  # checks the input
+    fw, fr = Fraction(str(w)), Fraction(str(r))
+    k = (fw - fr) / (1 - fr)
+    return max(1, math.floor(k) + 1)
 
 
 def relative_cost(m0: float, k: float, rho: float, s: float, w: float, r: float) -> float:

@@ -28,6 +28,18 @@ def test_breakeven_matches_seed_001():
     # seed 000: 5m pays from the 2nd call, 1h from the 3rd
     assert pricing.first_paying_call(W5, R) == 2
     assert pricing.first_paying_call(W1, R) == 3
+    # exact ties are not cheaper yet: (1.15 - 0.85) / (1 - 0.85) = 2 exactly
+    assert pricing.first_paying_call(1.15, 0.85) == 3
+    assert pricing.first_paying_call(2.0, 0.0) == 3
+    # a write premium below 1 pays from the first call
+    assert pricing.first_paying_call(0.9, 0.1) == 1
+    for w100 in range(100, 300, 7):
+        for r100 in range(0, 95, 5):
+            w, r = w100 / 100, r100 / 100
+            k = pricing.first_paying_call(w, r)
+            # caching is not cheaper at k - 1 calls and is cheaper at k calls (exact arithmetic in cents)
+            assert w100 + (k - 1) * r100 < k * 100
+            assert k == 1 or w100 + (k - 2) * r100 >= (k - 1) * 100
 
 
 # seed 001's per-call table (relative to sending the whole text once)
@@ -51,7 +63,7 @@ def test_relative_cost_adds_retrieval_and_search():
     assert math.isclose(pricing.relative_cost(0.5, 2, 0.1, S, W5, R), 0.5 * 0.675 + 0.12)
 
 
-def test_seed_001_crossover_at_fifth_call():
+def test_seed_001_totals_meet_at_fifth_call():
     # cache total 1.25 + 0.1 (n - 1) against retrieval 0.05 + 0.32 n (E = 0.05, rho = 0.3)
     def cache_total(n):
         return pricing.relative_cost(1.0, n, 0, 0, W5, R) * n
@@ -59,8 +71,10 @@ def test_seed_001_crossover_at_fifth_call():
     def retrieval_total(n):
         return 0.05 + pricing.relative_cost(0.0, 1, 0.3, S, W5, R) * n
 
-    first = next(n for n in range(1, 50) if cache_total(n) < retrieval_total(n))
-    assert first == 5
+    # they meet at the 5th call (1.65 each); from the 6th the cache is cheaper
+    assert math.isclose(cache_total(5), retrieval_total(5))
+    assert all(cache_total(n) > retrieval_total(n) for n in range(1, 5))
+    assert all(cache_total(n) < retrieval_total(n) - 1e-9 for n in range(6, 50))
 
 
 def test_rho_limits_of_seed_001():

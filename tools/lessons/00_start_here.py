@@ -115,15 +115,17 @@ LLM が答えを書くところは 3 つとも同じです。選ぶ主体が違�
 
 ## 5. よくある思い込みを数字で崩す
 
-**思い込み 1: RAG はいつも安い。** 質問が少ないと、ベクトル DB の固定費が効いて逆転します。1 日 10 問で計算します。
+**思い込み 1: RAG はいつも安い。** 質問が少ないと、ベクトル DB の固定費が効いて逆転します。
+モデルと 1 日の質問数を変えて、月額（ロングコンテキストはキャッシュ込み、RAG は DB 込み）を比べます。
 """)
 
 nb.code("""
-for per_day in (10, 20, 100):
-    c = compare.compare(count.tokens, len(texts), compare.Profile(questions_per_month=per_day * 30))
-    lc, rag = c.monthly["long_context"], c.monthly["rag"]
-    cheaper = "ロングコンテキスト" if lc < rag else "RAG"
-    print(f"1 日 {per_day:>3} 問: ロングコンテキスト ${lc:8,.0f} / RAG（DB 込み） ${rag:8,.0f} → 安いのは {cheaper}")
+for model in ("claude-opus-5", "claude-sonnet-5"):
+    for per_day in (10, 20, 100):
+        c = compare.compare(count.tokens, len(texts), compare.Profile(model=model, questions_per_month=per_day * 30))
+        lc, rag = c.monthly["long_context"], c.monthly["rag"]
+        cheaper = "ロングコンテキスト" if lc < rag else "RAG"
+        print(f"{model:16s} 1 日 {per_day:>3} 問: ロングコンテキスト ${lc:7,.0f} / RAG（DB 込み） ${rag:7,.0f} → 安いのは {cheaper}")
 """)
 
 nb.md("""
@@ -207,8 +209,39 @@ assert choose_path(197_000, 1_000_000, 2_000, 101, 300, 5.0, 20, 25, 24, 1) == (
 ### END HIDDEN TESTS
 """)
 
+nb.task_md("cheaper-task", """
+### 演習 2（2 点）: どちらが安いかを計算で確かめる
+
+`compare.compare(doc_tokens, n_files, compare.Profile(model=..., questions_per_month=...))` の `monthly` を使って、
+1 日 `per_day` 問（月 30 日）のときに月額が安いほうを `"long_context"` か `"rag"` で返す関数
+`cheaper_path(doc_tokens, per_day, model)` を書いてください。ファイル数は 50、ほかの前提は `Profile` の既定値のままです。
+同額なら `"long_context"` を返します（作らずに済むほうを選ぶ）。
+""")
+
+nb.answer("cheaper_path", """
+def cheaper_path(doc_tokens, per_day, model):
+    ### BEGIN SOLUTION
+    c = compare.compare(doc_tokens, 50, compare.Profile(model=model, questions_per_month=per_day * 30))
+    return "long_context" if c.monthly["long_context"] <= c.monthly["rag"] else "rag"
+    ### END SOLUTION
+""")
+
+nb.hint("""
+`c.monthly` には `"long_context"`（キャッシュ込み）と `"rag"`（API + DB）が入っています。比べるだけです。
+""")
+
+nb.tests("cheaper_path-tests", 2, """
+assert cheaper_path(197_000, 10, "claude-sonnet-5") == "long_context", "Sonnet 5・1 日 10 問では DB の固定費が効きます"
+assert cheaper_path(197_000, 20, "claude-opus-5") == "rag", "Opus 5・1 日 20 問では RAG のほうが安くなります"
+### BEGIN HIDDEN TESTS
+assert cheaper_path(1_000, 100, "claude-opus-5") == "long_context"
+assert cheaper_path(197_000, 0, "claude-opus-5") == "long_context"
+assert cheaper_path(900_000, 50, "claude-sonnet-5") == "rag"
+### END HIDDEN TESTS
+""")
+
 nb.written("why-not-rag", 2, """
-### 演習 2（記述・2 点）
+### 演習 3（記述・2 点）
 
 あなたの職場の文書（または題材の規程）について、「RAG を組まずに済むか」を判断するために、
 最初の 1 日で何をどの順に測りますか。4 つの数字のうち、計算で先に出せるものと、実物を動かさないと出ないものを分けて、

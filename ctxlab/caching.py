@@ -1,0 +1,343 @@
+"""Prompt caching, read from what the API returns: usage fields, dollars, request layout.
+
+Lesson 03 uses this module to look at caching from the outside, as a learner would on the
+real API:
+
+* :func:`usage_dict` turns a response's ``usage`` (an SDK object or a dict, with missing
+  or ``None`` fields) into plain integers; :func:`call_kind` says whether a call wrote,
+  read, did both or cached nothing; :func:`explain` says the same in Japanese with the
+  dollars of the call and of the same tokens sent without a cache.
+* :func:`format_calls` prints a sequence of calls as a table with both dollar columns, so
+  a comparison never stops at token counts.
+* :func:`layout` lists the blocks of a request in the order the cache reads them
+  (tools -> system -> messages) and marks the breakpoints, so one sees what sits before
+  a breakpoint and must stay byte-identical.
+* Seed 001's relative cost model (units of "the whole text sent once at the base input
+  price"): :func:`total_costs`, :func:`meeting_call`, :func:`per_call_table` and the two
+  figures of the seed, :func:`plot_seed001`. The formulas themselves live in
+  :mod:`ctxlab.pricing`.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, Mapping, Sequence
+
+from . import pricing
+
+#: the usage fields this module reads (all token counts)
+FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+KINDS = ("write", "read", "read+write", "none")
+
+#: seed 001's assumptions for its figures (relative units)
+SEED_001 = {"w": 1.25, "r": 0.1, "rho": 0.3, "s": 0.02, "E": 0.05}
+
+
+# ---------------------------------------------------------------- usage records
+
+def _get(obj: Any, name: str) -> Any:
+    if obj is None:
+        return None
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _count(name: str, value: Any) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        raise ValueError(f"usage field {name} must be a token count (an integer >= 0), got {value!r}")
+    if value < 0:
+        raise ValueError(f"usage field {name} must be >= 0, got {value!r}")
+    return int(value)
+
+
+def usage_dict(usage: Any) -> dict:
+    """A response's usage as plain integers.
+
+    Accepts ``resp.usage`` (SDK object), a dict as the API returns it, or a log entry's
+    usage. Missing fields and ``None`` count as 0. When the ``cache_creation`` breakdown is
+    missing, the whole creation count is taken as a 5-minute write (what the API did before
+    the 1-hour TTL existed). Raises ValueError for negative or non-numeric counts.
+    """
+    if usage is None:
+        raise ValueError("usage is None: pass resp.usage (or its dict), not the response's missing field")
+    out = {name: _count(name, _get(usage, name)) for name in FIELDS}
+    creation = _get(usage, "cache_creation")
+    if creation is None:
+        w5, w1 = out["cache_creation_input_tokens"], 0
+    else:
+        w5 = _count("cache_creation.ephemeral_5m_input_tokens", _get(creation, "ephemeral_5m_input_tokens"))
+        w1 = _count("cache_creation.ephemeral_1h_input_tokens", _get(creation, "ephemeral_1h_input_tokens"))
+        if out["cache_creation_input_tokens"] == 0 and w5 + w1 > 0:
+            out["cache_creation_input_tokens"] = w5 + w1
+    out["cache_creation"] = {"ephemeral_5m_input_tokens": w5, "ephemeral_1h_input_tokens": w1}
+    return out
+
+
+def total_input(usage: Any) -> int:
+    """All input tokens of a call: read + written + uncached (``input_tokens`` alone is only the tail)."""
+    u = usage_dict(usage)
+    return u["cache_read_input_tokens"] + u["cache_creation_input_tokens"] + u["input_tokens"]
+
+
+def call_kind(usage: Any) -> str:
+    """What one call did with the cache: "write", "read", "read+write" or "none"."""
+    u = usage_dict(usage)
+    wrote, read = u["cache_creation_input_tokens"] > 0, u["cache_read_input_tokens"] > 0
+    if wrote and read:
+        return "read+write"
+    if read:
+        return "read"
+    if wrote:
+        return "write"
+    return "none"
+
+
+def uncached_cost(usage: Any, model: str | pricing.ModelPrice = pricing.DEFAULT_MODEL) -> pricing.CallCost:
+    """What the same tokens would cost sent without ``cache_control`` (every input token at base price)."""
+    u = usage_dict(usage)
+    return pricing.call_cost(model, input_tokens=total_input(u), output_tokens=u["output_tokens"])
+
+
+def explain(usage: Any, model: str | pricing.ModelPrice = pricing.DEFAULT_MODEL) -> str:
+    """One call's usage in words (Japanese): where its input tokens went, and what it cost.
+
+    The cost is computed with :func:`ctxlab.pricing.usage_cost` and compared with the same
+    tokens sent without a cache (:func:`uncached_cost`).
+    """
+    u = usage_dict(usage)
+    m = pricing.get_model(model)
+    kind = call_kind(u)
+    w = u["cache_creation"]
+    cost = pricing.usage_cost(u, m)
+    base = uncached_cost(u, m)
+    lines = [
+        f"入力 {total_input(u):,} tokens = 読み出し {u['cache_read_input_tokens']:,}"
+        f" + 書き込み {u['cache_creation_input_tokens']:,}"
+        f"（5m {w['ephemeral_5m_input_tokens']:,} / 1h {w['ephemeral_1h_input_tokens']:,}）"
+        f" + キャッシュされない {u['input_tokens']:,}",
+    ]
+    ratio = cost.input / base.input if base.input else 1.0
+    money = (f"入力の料金 ${cost.input:.5f}（キャッシュなしなら ${base.input:.5f}、{ratio:.2f} 倍）"
+             f" / 出力込み ${cost.total:.5f}（{m.id}）")
+    if kind == "none":
+        lines.append("キャッシュの欄が 2 つとも 0: 区切り（cache_control）がないか、区切りまでの長さが"
+                     f"このモデルの最小長 {m.min_cacheable_tokens:,} tokens に届いていない（エラーにはならない）。")
+    elif kind == "write":
+        lines.append("書き込みだけ: 区切りまでを新しく保存した。次の呼び出しで読めれば元が取れる。"
+                     "毎回これなら、区切りより前で何かが毎回変わっている。")
+    elif kind == "read":
+        lines.append("読み出し: 区切りまでが前の呼び出しとバイト単位で一致し、保存済みの項目を読んだ。")
+    else:
+        lines.append("読み出し + 書き込み: 手前は保存済みの項目を読み、その先の区切りまでを新しく保存した。")
+    lines.append(money)
+    return "\n".join(lines)
+
+
+def format_calls(usages: Iterable[Any], model: str | pricing.ModelPrice = pricing.DEFAULT_MODEL,
+                 labels: Sequence[str] | None = None) -> str:
+    """A table of calls: the usage fields, the call's dollars and the same tokens without a cache.
+
+    The last line sums both dollar columns, so a cached/uncached comparison shows money,
+    not only token counts.
+    """
+    rows = [usage_dict(u) for u in usages]
+    if labels is not None and len(labels) != len(rows):
+        raise ValueError(f"{len(labels)} labels for {len(rows)} calls")
+    m = pricing.get_model(model)
+    labels = list(labels) if labels is not None else [str(i + 1) for i in range(len(rows))]
+    width = max([4] + [_width(x) for x in labels])
+    head = (f"{_pad('呼び出し', width)}  {'input':>7} {'write 5m':>9} {'write 1h':>9} {'read':>8} {_pad('種類', 10)}"
+            f" {_rpad('料金 $', 9)} {_rpad('キャッシュなし $', 16)}")
+    lines = [head, "-" * _width(head)]
+    total = total_base = 0.0
+    for label, u in zip(labels, rows):
+        cost = pricing.usage_cost(u, m).total
+        base = uncached_cost(u, m).total
+        total += cost
+        total_base += base
+        w = u["cache_creation"]
+        lines.append(
+            f"{_pad(label, width)}  {u['input_tokens']:>7,} {w['ephemeral_5m_input_tokens']:>9,} "
+            f"{w['ephemeral_1h_input_tokens']:>9,} {u['cache_read_input_tokens']:>8,} {call_kind(u):<10}"
+            f" {cost:>9.5f} {base:>16.5f}"
+        )
+    lines.append("-" * _width(head))
+    lines.append(f"{_pad('合計', width)}  {'':>7} {'':>9} {'':>9} {'':>8} {'':<10} {total:>9.5f} {total_base:>16.5f}"
+                 f"   ({m.id})")
+    return "\n".join(lines)
+
+
+def _width(s: str) -> int:
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
+
+
+def _pad(s: str, width: int) -> str:
+    return s + " " * max(0, width - _width(s))
+
+
+def _rpad(s: str, width: int) -> str:
+    return " " * max(0, width - _width(s)) + s
+
+
+# ---------------------------------------------------------------- request layout
+
+def _describe(block: Any) -> tuple[str, int]:
+    if isinstance(block, str):
+        return "text", len(block)
+    kind = block.get("type", "?")
+    if kind == "document":
+        src = block.get("source") or {}
+        data = src.get("data") if isinstance(src.get("data"), str) else ""
+        return f"document「{block.get('title') or '(無題)'}」", len(data)
+    if kind == "text":
+        text = str(block.get("text", ""))
+        head = text.replace("\n", " ")[:18]
+        return f"text「{head}{'…' if len(text) > 18 else ''}」", len(text)
+    return kind, 0
+
+
+def layout(request: Mapping[str, Any]) -> str:
+    """The blocks of a request in cache order (tools -> system -> messages), breakpoints marked.
+
+    Everything up to a breakpoint is the cached prefix and must be byte-identical from call
+    to call; the blocks after the last breakpoint are paid at the base price every time.
+    """
+    items: list[tuple[str, str, int, Any]] = []
+    for i, tool in enumerate(request.get("tools") or []):
+        items.append((f"tools[{i}]", f"tool「{tool.get('name', '?')}」", 0, tool.get("cache_control")))
+    system = request.get("system")
+    if isinstance(system, str) and system:
+        items.append(("system", *_describe(system), None))
+    elif isinstance(system, list):
+        for j, b in enumerate(system):
+            items.append((f"system[{j}]", *_describe(b), b.get("cache_control")))
+    for i, msg in enumerate(request.get("messages") or []):
+        content = msg.get("content")
+        if isinstance(content, str):
+            items.append((f"messages[{i}]", *_describe(content), None))
+        else:
+            for j, b in enumerate(content or []):
+                items.append((f"messages[{i}].content[{j}]", *_describe(b), b.get("cache_control")))
+    if request.get("cache_control") and items:  # automatic caching marks the last block
+        where, what, n, cc = items[-1]
+        items[-1] = (where, what, n, cc or request["cache_control"])
+    last = max((k for k, it in enumerate(items) if it[3]), default=-1)
+    width = max([0] + [len(it[0]) for it in items])
+    lines = []
+    for k, (where, what, n, cc) in enumerate(items):
+        size = f"{n:,} 字" if n else ""
+        mark = ""
+        if cc:
+            mark = f"  ◆ cache_control（{cc.get('ttl', '5m')}）ここまでがキャッシュの対象"
+        elif k > last:
+            mark = "  （区切りの後ろ: 毎回通常単価）"
+        lines.append(f"{where:<{width}}  {what} {size}{mark}".rstrip())
+    if last < 0:
+        lines.append("区切り（cache_control）がありません: 何もキャッシュされません。")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- seed 001's model
+
+def total_costs(n: float, *, w: float = SEED_001["w"], r: float = SEED_001["r"], rho: float = SEED_001["rho"],
+                s: float = SEED_001["s"], E: float = SEED_001["E"]) -> dict[str, float]:
+    """Seed 001's totals after ``n`` calls, in units of the whole text sent once.
+
+    ``full``: the whole text every time (n); ``cache``: one write and n - 1 reads
+    (w + (n - 1) r); ``retrieval``: the index once and rho + s per call (E + (rho + s) n).
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, float)) or n != n or n < 1:
+        raise ValueError(f"n (number of calls) must be >= 1, got {n!r}")
+    pricing._nonneg("E (one-off index cost)", E)
+    return {
+        "full": float(n),
+        "cache": n * pricing.cached_cost_per_call(n, w, r),
+        "retrieval": E + n * pricing.relative_cost(0.0, 1, rho, s, w, r),
+    }
+
+
+def meeting_call(*, w: float = SEED_001["w"], r: float = SEED_001["r"], rho: float = SEED_001["rho"],
+                 s: float = SEED_001["s"], E: float = SEED_001["E"]) -> float:
+    """The number of calls at which the cache's total equals retrieval's: (w - r - E) / (rho + s - r).
+
+    From there on the cache is cheaper in total. ``math.inf`` when retrieval's slope
+    rho + s is not above the read price r (the cache never catches up); a value below 1
+    means the cache is cheaper from the first call.
+    """
+    pricing.relative_cost(0.0, 1, rho, s, w, r)  # checks the arguments
+    pricing._nonneg("E (one-off index cost)", E)
+    slope = rho + s - r
+    if slope <= 0:
+        return math.inf
+    return (w - r - E) / slope
+
+
+def per_call_table(ks: Iterable[int] = (1, 2, 3, 5, 10, 20), ws: Iterable[float] = (1.25, 2.0),
+                   r: float = SEED_001["r"]) -> list[dict]:
+    """Per-call cost of caching the whole text, (w + (k - 1) r) / k, for each k and write multiplier."""
+    ws = list(ws)
+    return [{"k": k, **{w: pricing.cached_cost_per_call(k, w, r) for w in ws}} for k in ks]
+
+
+def plot_seed001(*, w: float = SEED_001["w"], r: float = SEED_001["r"], rho: float = SEED_001["rho"],
+                 s: float = SEED_001["s"], E: float = SEED_001["E"], n_max: int = 10, k_max: int = 20,
+                 ws: Sequence[float] = (1.25, 2.0)):
+    """Seed 001's two figures, drawn from the formulas (returns the matplotlib Figure).
+
+    Left: total cost against the number of calls for the whole text every time, the cache
+    and retrieval with share ``rho``. Right: per-call cost of the cache against the reuse
+    count k for each write multiplier in ``ws``, with break-even points.
+    """
+    import matplotlib.pyplot as plt
+
+    from . import plots  # noqa: F401  (Japanese font)
+
+    if n_max < 2 or k_max < 2:
+        raise ValueError("n_max and k_max must be >= 2")
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+
+    ns = list(range(1, n_max + 1))
+    totals = [total_costs(n, w=w, r=r, rho=rho, s=s, E=E) for n in ns]
+    left.plot(ns, [t["full"] for t in totals], marker="o", ms=4, label="毎回全文を渡す")
+    left.plot(ns, [t["cache"] for t in totals], marker="o", ms=4, label=f"全文をキャッシュ（w = {w}, r = {r}）")
+    left.plot(ns, [t["retrieval"] for t in totals], marker="o", ms=4,
+              label=f"検索（ρ = {rho}, s = {s}, E = {E}）")
+    meet = meeting_call(w=w, r=r, rho=rho, s=s, E=E)
+    if 1 <= meet <= n_max:
+        y = total_costs(meet, w=w, r=r, rho=rho, s=s, E=E)["cache"]
+        left.scatter([meet], [y], s=80, facecolors="none", edgecolors="black", zorder=5)
+        left.annotate(f"{meet:.2f} 回目で並ぶ", (meet, y), xytext=(10, -22), textcoords="offset points", fontsize=9)
+    left.set_xlabel("呼び出し回数 n")
+    left.set_ylabel("総額（全文を素で 1 回渡す代金 = 1）")
+    left.set_title("呼び出し回数と総額", fontsize=11)
+    left.set_xticks(ns)
+    left.legend(fontsize=8)
+    left.grid(alpha=0.3)
+
+    ks = [1 + i * (k_max - 1) / 200 for i in range(201)]
+    for wv in ws:
+        line, = right.plot(ks, [pricing.cached_cost_per_call(k, wv, r) for k in ks], label=f"キャッシュ w = {wv}")
+        be = pricing.breakeven_reuses(wv, r)
+        right.axvline(be, color=line.get_color(), ls=":", lw=1)
+        right.annotate(f"k > {be:.2f}", (be, 0.45 - 0.15 * list(ws).index(wv)), xytext=(4, 0),
+                       textcoords="offset points", fontsize=9, color=line.get_color())
+    right.axhline(1.0, color="gray", lw=1.2, label="毎回全文を渡す（= 1）")
+    right.axhline(r, color="gray", lw=1, ls="--", label=f"読み出しの単価 r = {r}（漸近値）")
+    right.set_xlabel("実効使い回し回数 k（1 回の書き込みを共有する呼び出し数）")
+    right.set_ylabel("1 回あたりのコスト")
+    right.set_title("使い回し回数と 1 回あたりのコスト", fontsize=11)
+    right.set_ylim(0, max(ws) * 1.05)
+    right.legend(fontsize=8)
+    right.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+__all__ = [
+    "FIELDS", "KINDS", "SEED_001", "usage_dict", "total_input", "call_kind", "uncached_cost", "explain",
+    "format_calls", "layout", "total_costs", "meeting_call", "per_call_table", "plot_seed001",
+]
