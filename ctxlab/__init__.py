@@ -6,6 +6,7 @@ widgets load on first use so that ``import ctxlab`` and the CLI start quickly.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 
 __version__ = "0.1.0"
 
@@ -21,8 +22,8 @@ def __getattr__(name: str):
     if name in _LAZY:
         module, attr = _LAZY[name]
         return getattr(importlib.import_module(module), attr)
-    if name in {"pricing", "tokens", "client", "sandbox", "corpus", "retrieval", "evaluate", "widgets", "cli", "release"}:
-        return importlib.import_module(f"ctxlab.{name}")
+    if not name.startswith("_") and importlib.util.find_spec(f"ctxlab.{name}") is not None:
+        return importlib.import_module(f"ctxlab.{name}")  # any submodule: ctxlab.citations, ...
     raise AttributeError(f"module 'ctxlab' has no attribute {name!r}")
 
 

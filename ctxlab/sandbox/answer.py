@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -22,7 +23,10 @@ from .request import documents_of
 
 ANSWER_MARKER = "[sandbox の抜粋回答]"
 MAX_SENTENCES = 3
-MIN_SENTENCE_CHARS = 8
+MIN_SENTENCE_CHARS = 6
+#: BM25 length normalization: lower than the usual 0.75 so that a full rule sentence is
+#: not beaten by a short fragment that happens to share a word
+BM25_B = 0.5
 RELATIVE_SCORE_FLOOR = 0.35
 LONG_QUESTION_CHARS = 400
 
@@ -58,7 +62,7 @@ class Answer:
 # ---------------------------------------------------------------- caches
 
 _lock = threading.Lock()
-_SENTENCES: "OrderedDict[bytes, tuple[list[tuple[int, int]], list[tuple[str, ...]]]]" = OrderedDict()
+_SENTENCES: "OrderedDict[bytes, Analysis]" = OrderedDict()
 _INDEXES: "OrderedDict[tuple, tuple[list[Unit], retrieval.BM25Index]]" = OrderedDict()
 _MAX_TEXTS = 256
 _MAX_INDEXES = 16
@@ -68,20 +72,69 @@ def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-def _sentences(text: str, key: bytes) -> tuple[list[tuple[int, int]], list[tuple[str, ...]]]:
-    """Sentence spans of ``text`` and the tokens of each, cached by the text's hash."""
+_NUM = "0-9０-９一二三四五六七八九十百千〇"
+_CAPTION = re.compile(r"^[（(][^（）()]{1,40}[）)]$")
+_CHAPTER = re.compile(rf"^(第[{_NUM}]+[章節]|附[\s　]*則)")
+_ARTICLE_HEAD = re.compile(rf"^第[{_NUM}]+条(の[{_NUM}]+)?[\s　]*([（(][^（）()]*[）)])?$")
+_ARTICLE_START = re.compile(rf"^第[{_NUM}]+条(の[{_NUM}]+)?[\s　]")
+
+
+@dataclass
+class Analysis:
+    """Sentences of one text: spans, search tokens (with context) and which are quotable."""
+
+    spans: list[tuple[int, int]]
+    tokens: list[tuple[str, ...]]
+    quotable: list[bool]
+
+
+def _analyse(text: str) -> Analysis:
+    """Split into sentences; give each the words of its title, chapter and article heading.
+
+    A rule's sentence rarely repeats the topic its caption names (「（繰越し）」 above
+    「２　上限は20日とする。」), so the caption's words are added to the sentence's search
+    terms. Headings themselves are context, not answers.
+    """
+    spans = retrieval.split_sentences(text)
+    toks: list[tuple[str, ...]] = []
+    quotable: list[bool] = []
+    title: tuple[str, ...] = ()
+    chapter: tuple[str, ...] = ()
+    article: tuple[str, ...] = ()
+    prev_heading = False
+    for k, (a, b) in enumerate(spans):
+        sent = text[a:b]
+        own = retrieval._tokens(sent)
+        heading = True
+        if k == 0 and len(spans) > 1 and len(sent) <= 40 and "。" not in sent:
+            title = own
+        elif _CHAPTER.match(sent) and len(sent) <= 40:
+            chapter, article = own, ()
+        elif _CAPTION.match(sent) or _ARTICLE_HEAD.match(sent):
+            article = own if not prev_heading else article + own
+        else:
+            heading = False
+            if _ARTICLE_START.match(sent) and not prev_heading:
+                article = ()
+        toks.append(own + title + chapter + (article if not heading else ()))
+        quotable.append(not heading and len(sent) >= MIN_SENTENCE_CHARS)
+        prev_heading = heading
+    return Analysis(spans, toks, quotable)
+
+
+def _sentences(text: str, key: bytes) -> Analysis:
+    """:func:`_analyse`, cached by the text's hash."""
     with _lock:
         hit = _SENTENCES.get(key)
         if hit is not None:
             _SENTENCES.move_to_end(key)
             return hit
-    spans = retrieval.split_sentences(text)
-    toks = [retrieval._tokens(text[s:e]) for s, e in spans]
+    result = _analyse(text)
     with _lock:
-        _SENTENCES[key] = (spans, toks)
+        _SENTENCES[key] = result
         while len(_SENTENCES) > _MAX_TEXTS:
             _SENTENCES.popitem(last=False)
-    return spans, toks
+    return result
 
 
 def clear_caches() -> None:
@@ -160,25 +213,31 @@ def _gather(messages: list) -> tuple[list[Source], str]:
 def _source_keys(sources: list[Source]) -> tuple:
     keys = []
     for s in sources:
+        title = (s.title or "").encode("utf-8", "surrogatepass")
         if s.kind == "content":
-            keys.append(b"c" + b"".join(_digest(t) for t in (s.blocks or [])))
+            keys.append((b"c" + b"".join(_digest(t) for t in (s.blocks or [])), title))
         else:
-            keys.append(_digest(s.text))
+            keys.append((_digest(s.text), title))
     return tuple(keys)
 
 
 def _units(sources: list[Source], keys: tuple) -> tuple[list[Unit], list[tuple[str, ...]]]:
+    """Quotable units of all sources and their search tokens (a document's title included)."""
     units: list[Unit] = []
     toks: list[tuple[str, ...]] = []
-    for si, (s, key) in enumerate(zip(sources, keys)):
+    for si, (s, (key, _)) in enumerate(zip(sources, keys)):
+        title = retrieval._tokens(s.title) if s.title else ()
         if s.kind == "content":
             for bi, text in enumerate(s.blocks or []):
-                units.append(Unit(si, 0, len(text), bi))
-                toks.append(retrieval._tokens(text))
+                if text.strip():
+                    units.append(Unit(si, 0, len(text), bi))
+                    toks.append(retrieval._tokens(text) + title)
             continue
-        spans, stoks = _sentences(s.text, key)
-        units.extend(Unit(si, a, b) for a, b in spans)
-        toks.extend(stoks)
+        an = _sentences(s.text, key)
+        for (a, b), t, q in zip(an.spans, an.tokens, an.quotable):
+            if q:
+                units.append(Unit(si, a, b))
+                toks.append(t + title)
     return units, toks
 
 
@@ -191,7 +250,7 @@ def _index(sources: list[Source]) -> tuple[list[Unit], retrieval.BM25Index]:
             _INDEXES.move_to_end(key)
             return hit
     units, toks = _units(sources, key)
-    built = (units, retrieval.BM25Index(tokens=toks))
+    built = (units, retrieval.BM25Index(tokens=toks, b=BM25_B))
     with _lock:
         _INDEXES[key] = built
         while len(_INDEXES) > _MAX_INDEXES:
@@ -384,7 +443,11 @@ def build_answer(body: dict, *, citations: bool, output_format: dict | None, max
     quotes = [_unit_text(sources, u).strip() for u in chosen]
     blocks: list[dict]
     if output_format is not None:
-        answer_line = f"{ANSWER_MARKER} " + (" ".join(quotes) if quotes else intro[len(ANSWER_MARKER) :].strip())
+        # one line per quote naming its source, as in a plain answer (numbered titles "[2] ..." give [n] markers)
+        if quotes:
+            answer_line = "\n".join([ANSWER_MARKER] + [f"・{q}（{_label(sources[u.source])}）" for u, q in zip(chosen, quotes)])
+        else:
+            answer_line = f"{ANSWER_MARKER} " + intro[len(ANSWER_MARKER) :].strip()
         schema = output_format.get("schema") or {}
         value = _schema_instance(schema, schema, answer_line, quotes)
         blocks = [{"type": "text", "text": json.dumps(value, ensure_ascii=False)}]

@@ -1,0 +1,336 @@
+"""Citations of the Messages API: read them, print them, map them back, and a fallback.
+
+With ``"citations": {"enabled": true}`` on every document block, an answer comes back as
+several text blocks; a block that rests on the documents carries ``char_location``
+citations (``document_index`` counted from 0 across the request, ``document_title``,
+``start_char_index`` / ``end_char_index`` 0-based and end-exclusive, and ``cited_text``)::
+
+    from ctxlab import citations, messages
+    resp = client.messages.create(**messages.question_request(docs, question, citations=True))
+    print(citations.render(resp))          # the answer with [n] markers, then title, range, text
+    for c in citations.collect(resp):      # the citation objects, in order
+        ...
+
+What else is here:
+
+* :func:`bundle` joins files into one text and keeps the offsets table that a single
+  document needs to map a cited range back to its file (:meth:`Bundle.locate`);
+* :func:`numbered_docs`, :func:`numbered_instruction` and :func:`parse_numbered_refs`: the
+  fallback when citations cannot be used (e.g. with structured outputs, which the API
+  refuses together with citations): number the documents, ask for ``[n]`` markers, parse them;
+* :func:`char_location` / :func:`cite` build citation objects (tests, exercises);
+* :func:`plot_citation_map` draws where cited ranges fall in each file.
+
+Functions accept the SDK's response and citation objects, or the same shapes as dicts.
+Documents may be corpus ``Doc`` objects (``.file``, ``.label``, ``.text``), objects with
+``.title``/``.text``, or ``(title, text)`` pairs.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+from anthropic.types import CitationCharLocation
+
+__all__ = [
+    "collect", "collect_pairs", "render", "char_location", "cite", "doc_name", "doc_title", "doc_text",
+    "Bundle", "Part", "bundle", "numbered_docs", "numbered_instruction", "NumberedRef",
+    "parse_numbered_refs", "plot_citation_map",
+]
+
+
+# ---------------------------------------------------------------- access helpers
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def doc_text(doc: Any) -> str:
+    """The text of a document: ``doc.text``, ``doc["text"]`` or the second item of a pair."""
+    if isinstance(doc, tuple):
+        return doc[1]
+    if isinstance(doc, str):
+        return doc
+    text = _get(doc, "text")
+    if not isinstance(text, str):
+        raise TypeError(f"a document needs a text (a .text attribute or a (title, text) pair), got {type(doc).__name__}")
+    return text
+
+
+def doc_title(doc: Any) -> str | None:
+    """The title sent with a document (``label`` of a corpus Doc, else ``title``, else the pair's first item)."""
+    if isinstance(doc, tuple):
+        return doc[0]
+    if isinstance(doc, str):
+        return None
+    return _get(doc, "label") or _get(doc, "title")
+
+
+def doc_name(doc: Any) -> str:
+    """A short name for a document: the file name when there is one, else the title."""
+    if isinstance(doc, tuple):
+        return doc[0]
+    return _get(doc, "file") or doc_title(doc) or "(無題)"
+
+
+# ---------------------------------------------------------------- reading a response
+
+
+def collect_pairs(response: Any) -> list[tuple[str, Any]]:
+    """``(answer text, citation)`` for every citation of a response, in order.
+
+    Walks ``response.content``: text blocks without citations are skipped, a block with
+    several citations gives several pairs with the same text.
+    """
+    content = _get(response, "content")
+    if content is None:
+        raise TypeError("collect() needs a Messages API response (an object with .content)")
+    out = []
+    for block in content:
+        if _get(block, "type") != "text":
+            continue
+        for c in _get(block, "citations") or []:
+            out.append((_get(block, "text", ""), c))
+    return out
+
+
+def collect(response: Any) -> list[Any]:
+    """The citation objects of a response, in the order they appear."""
+    return [c for _, c in collect_pairs(response)]
+
+
+def _range_label(c: Any) -> str:
+    kind = _get(c, "type")
+    if kind == "char_location":
+        return f"文字 {_get(c, 'start_char_index')}–{_get(c, 'end_char_index')}"
+    if kind == "page_location":
+        return f"ページ {_get(c, 'start_page_number')}–{_get(c, 'end_page_number')}"
+    if kind == "content_block_location":
+        return f"ブロック {_get(c, 'start_block_index')}–{_get(c, 'end_block_index')}"
+    return str(kind)
+
+
+def _one_line(text: str, limit: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def render(response: Any, *, width: int = 70) -> str:
+    """The answer with ``[n]`` after each cited passage, then one line per citation:
+    number, document title, character range and cited text.
+
+    The same citation (document and range) keeps its number when it is cited again.
+    """
+    content = _get(response, "content")
+    if content is None:
+        raise TypeError("render() needs a Messages API response (an object with .content)")
+    numbers: dict[tuple, int] = {}
+    refs: list[str] = []
+    parts: list[str] = []
+    for block in content:
+        if _get(block, "type") != "text":
+            continue
+        text = _get(block, "text", "")
+        marks = []
+        for c in _get(block, "citations") or []:
+            key = (_get(c, "document_index"), _get(c, "type"), _range_label(c))
+            if key not in numbers:
+                numbers[key] = len(numbers) + 1
+                title = _get(c, "document_title") or f"文書 {_get(c, 'document_index')}"
+                refs.append(f"[{numbers[key]}] {title}  {_range_label(c)}  (document_index={_get(c, 'document_index')})\n"
+                            f"    「{_one_line(_get(c, 'cited_text', ''), width)}」")
+            marks.append(f"[{numbers[key]}]")
+        parts.append(text + "".join(marks))
+    answer = "".join(parts).strip()
+    if not refs:
+        return answer + "\n\n（引用なし）"
+    return answer + "\n\n" + "\n".join(refs)
+
+
+# ---------------------------------------------------------------- building citations
+
+
+def char_location(document_index: int, start: int, end: int, cited_text: str,
+                  document_title: str | None = None) -> CitationCharLocation:
+    """A ``char_location`` citation object as the SDK returns it (values are not checked)."""
+    return CitationCharLocation(type="char_location", cited_text=cited_text, document_index=document_index,
+                                document_title=document_title, start_char_index=start, end_char_index=end,
+                                file_id=None)
+
+
+def cite(docs: Sequence[Any], document_index: int, start: int, end: int) -> CitationCharLocation:
+    """A correct citation of ``docs[document_index]`` over ``[start, end)`` (cited_text is the slice)."""
+    doc = docs[document_index]
+    text = doc_text(doc)
+    if not 0 <= start <= end <= len(text):
+        raise ValueError(f"range [{start}, {end}) is outside the document's {len(text)} characters")
+    return char_location(document_index, start, end, text[start:end], doc_title(doc))
+
+
+# ---------------------------------------------------------------- one document for all files
+
+
+@dataclass(frozen=True)
+class Part:
+    """Where one file's text sits inside a bundle: ``bundle.text[start:end] == file text``."""
+
+    name: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """Files joined into one text, with the offsets table needed to map ranges back."""
+
+    text: str
+    parts: tuple[Part, ...]
+    title: str
+
+    def locate(self, start: int, end: int) -> tuple[str, int, int]:
+        """``(file name, start, end)`` inside that file for a range of the bundle.
+
+        Raises ValueError when the range is not inside one file's text (a header, the
+        separator, or across two files): a single document cannot say which file that is.
+        """
+        for p in self.parts:
+            if p.start <= start and end <= p.end:
+                return p.name, start - p.start, end - p.start
+        raise ValueError(f"range [{start}, {end}) of the bundle is not inside one file's text")
+
+    def as_document(self) -> tuple[str, str]:
+        """``(title, text)``, ready for :func:`ctxlab.messages.doc_blocks`."""
+        return self.title, self.text
+
+
+def bundle(docs: Iterable[Any], title: str | None = None, *, header: str = "=== {name} ===\n",
+           sep: str = "\n\n") -> Bundle:
+    """Join documents into one text (``header`` before each, ``sep`` between) and keep the offsets."""
+    pieces: list[str] = []
+    parts: list[Part] = []
+    pos = 0
+    docs = list(docs)
+    if not docs:
+        raise ValueError("bundle() needs at least one document")
+    for i, d in enumerate(docs):
+        if i:
+            pieces.append(sep)
+            pos += len(sep)
+        name = doc_name(d)
+        head = header.format(name=name, title=doc_title(d) or name, n=i + 1)
+        text = doc_text(d)
+        pieces.append(head + text)
+        parts.append(Part(name, pos + len(head), pos + len(head) + len(text)))
+        pos += len(head) + len(text)
+    return Bundle("".join(pieces), tuple(parts), title or f"規程集（{len(docs)} ファイルを連結）")
+
+
+# ---------------------------------------------------------------- the fallback: numbered references
+
+
+def numbered_docs(docs: Iterable[Any]) -> list[tuple[str, str]]:
+    """``("[n] title", text)`` pairs, numbered from 1, for :func:`ctxlab.messages.question_request`."""
+    return [(f"[{i}] {doc_title(d) or doc_name(d)}", doc_text(d)) for i, d in enumerate(docs, 1)]
+
+
+def numbered_instruction(n_docs: int) -> str:
+    """A system-prompt instruction that asks for ``[n]`` markers (Japanese)."""
+    return (f"文書には [1] から [{n_docs}] の番号が付いています。答えの各文の直後に、根拠にした文書の番号を "
+            "[2] のように角かっこで書いてください。根拠が複数なら [1][3] のように並べ、文書に根拠がない文には番号を付けないでください。")
+
+
+_MARK = re.compile(r"[\[［【]\s*(\d+(?:\s*[,，、]\s*\d+)*)\s*[\]］】]")
+_BULLETS = "・-*•　 \t"
+
+
+@dataclass(frozen=True)
+class NumberedRef:
+    """A run of ``[n]`` markers in an answer: the numbers (as written, 1-based), the
+    sentence they follow, and the position of the markers in the answer text."""
+
+    numbers: tuple[int, ...]
+    claim: str
+    start: int
+    end: int
+
+    def valid(self, n_docs: int) -> bool:
+        """True when every number names one of ``n_docs`` documents (1..n_docs)."""
+        return bool(self.numbers) and all(1 <= n <= n_docs for n in self.numbers)
+
+
+def _claim_before(segment: str) -> str:
+    s = segment.rstrip(" 　\t（(「【")
+    if not s.strip():
+        return ""
+    s = s.split("\n")[-1]
+    cut = s.rfind("。", 0, len(s) - 1)  # a sentence end before the last character
+    s = s[cut + 1:]
+    return s.strip().lstrip(_BULLETS).strip()
+
+
+def parse_numbered_refs(text: str) -> list[NumberedRef]:
+    """The ``[n]`` markers of an answer, each with the sentence it follows.
+
+    Understands ``[1]``, ``[1, 3]``, ``[1][3]`` (adjacent markers form one reference),
+    full-width brackets and digits (``［２］``) and lenticular brackets (``【2】``).
+    Numbers are returned as written; check them with :meth:`NumberedRef.valid`.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"parse_numbered_refs() needs a str, got {type(text).__name__}")
+    runs: list[list] = []  # [start, end, numbers]
+    for m in _MARK.finditer(text):
+        nums = [int(x) for x in re.split(r"\s*[,，、]\s*", m.group(1).strip())]
+        if runs and not text[runs[-1][1]:m.start()].strip():
+            runs[-1][1] = m.end()
+            runs[-1][2].extend(nums)
+        else:
+            runs.append([m.start(), m.end(), nums])
+    refs = []
+    prev = 0
+    for start, end, nums in runs:
+        claim = _claim_before(text[prev:start])
+        refs.append(NumberedRef(tuple(dict.fromkeys(nums)), claim, start, end))
+        prev = end
+    return refs
+
+
+# ---------------------------------------------------------------- a picture
+
+
+def plot_citation_map(docs: Sequence[Any], cites: Iterable[Any], ax=None, *, boundaries: Iterable[int] = (),
+                      title: str | None = None, names: Sequence[str] | None = None):
+    """One bar per document (its length in characters) with the cited ranges marked.
+
+    ``boundaries`` draws dotted lines at those offsets (e.g. where the files of a bundle
+    begin, which only one's own bookkeeping knows). Returns the axes.
+    """
+    import matplotlib.pyplot as plt
+
+    from . import plots  # noqa: F401  (Japanese font)
+
+    docs = list(docs)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 0.45 * len(docs) + 1))
+    labels = list(names) if names is not None else [doc_name(d) for d in docs]
+    lengths = [len(doc_text(d)) for d in docs]
+    ys = list(range(len(docs)))[::-1]
+    ax.barh(ys, lengths, color="#e7e6e6", height=0.6)
+    for c in cites:
+        k = _get(c, "document_index")
+        a, b = _get(c, "start_char_index"), _get(c, "end_char_index")
+        if k is None or a is None or not 0 <= k < len(docs):
+            continue
+        ax.barh(ys[k], max(b - a, max(lengths) / 400), left=a, color="#c00000", height=0.6)
+    for x in boundaries:
+        ax.axvline(x, color="#7f7f7f", ls=":", lw=0.8)
+    ax.set_yticks(ys)
+    ax.set_yticklabels(labels, fontsize=8)
+    ax.set_xlim(0, max(lengths) * 1.01)
+    ax.set_xlabel("文書の中の文字位置")
+    if title:
+        ax.set_title(title, fontsize=10)
+    return ax
