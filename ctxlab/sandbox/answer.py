@@ -65,7 +65,7 @@ _lock = threading.Lock()
 _SENTENCES: "OrderedDict[bytes, Analysis]" = OrderedDict()
 _INDEXES: "OrderedDict[tuple, tuple[list[Unit], retrieval.BM25Index]]" = OrderedDict()
 _MAX_TEXTS = 256
-_MAX_INDEXES = 16
+_MAX_INDEXES = 64
 
 
 def _digest(text: str) -> bytes:
