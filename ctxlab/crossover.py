@@ -1,0 +1,315 @@
+"""Where the paths cross: monthly cost against document volume, and seed 001's rho-k map.
+
+Pure computations behind lesson 05 and its widgets (:mod:`ctxlab.widgets.crossover`).
+Nothing here re-implements a cost formula: the dollar figures come from
+:func:`ctxlab.compare.compare` (which prices every call with :mod:`ctxlab.pricing`), the
+relative figures from :func:`ctxlab.pricing.relative_cost` and :func:`ctxlab.pricing.rho_limit`.
+
+Two views of the same decision:
+
+* dollars per month (seed 000's "Move the line"): :func:`monthly`, :func:`curves`,
+  :func:`crossover_tokens`, :func:`situation`;
+* per call, in units of "the whole text sent once at the base price" (seed 001):
+  :func:`rho_k_map`, :func:`cheapest`, and :func:`profile_point`, which places a dollar
+  profile on the map (the vector database's monthly fee becomes a per-call search cost ``s``
+  that grows as traffic falls).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from . import compare, pricing
+
+DAYS_PER_MONTH = 30          # seed 000: 20 questions a day = 600 a month
+SEED_FILES = 50              # seed 000: 50 files; the filter keeps 5 of them
+TTFT_LIMIT_S = 3.0           # seed 000: stay with long context while the warm-cache TTFT is within 3 s
+HALF_WINDOW = 0.5            # seed 000's premise: documents <= 50% of the window
+
+# The three monthly figures the simulator compares (keys of compare.Comparison.monthly).
+PATHS = {
+    "long_context": "ロングコンテキスト（キャッシュ）",
+    "filter": "メタデータで絞る",
+    "rag": "RAG（DB 込み）",
+}
+
+# The three methods of seed 001's map, in the order of the colour index.
+METHODS = ("full", "cache", "retrieval")
+METHOD_LABELS = {"full": "毎回全文を渡す", "cache": "全文をキャッシュ", "retrieval": "検索して引いた分だけ"}
+
+
+# ---------------------------------------------------------------- profiles
+
+def profile(questions_per_day: float = 20, **fields) -> compare.Profile:
+    """A :class:`compare.Profile` with the traffic given per day (30 days a month).
+
+    Other fields (``model``, ``hit_rate``, ``rag_chunks``, ``db_monthly``, ...) pass through.
+    """
+    pricing._nonneg("questions_per_day", questions_per_day)
+    p = compare.Profile(questions_per_month=questions_per_day * DAYS_PER_MONTH, **fields)
+    p.check()
+    return p
+
+
+def per_day(p: compare.Profile) -> float:
+    """Questions per day of a profile."""
+    return p.questions_per_month / DAYS_PER_MONTH
+
+
+# ---------------------------------------------------------------- dollars per month
+
+def monthly(doc_tokens: float, p: compare.Profile | None = None, n_files: int = SEED_FILES) -> dict[str, float]:
+    """Monthly dollars of every path for ``doc_tokens`` tokens of documents (compare's figures)."""
+    return dict(compare.compare(doc_tokens, n_files, p or compare.Profile()).monthly)
+
+
+def curves(p: compare.Profile, doc_grid: Iterable[float], n_files: int = SEED_FILES,
+           paths: Sequence[str] = tuple(PATHS)) -> dict[str, np.ndarray]:
+    """Monthly dollars of ``paths`` at each document volume of ``doc_grid`` (arrays, one per path)."""
+    grid = [float(d) for d in doc_grid]
+    rows = [monthly(d, p, n_files) for d in grid]
+    return {path: np.array([r[path] for r in rows]) for path in paths}
+
+
+@dataclass(frozen=True)
+class Line:
+    """A monthly cost as an affine function of the document volume: ``at0 + slope * tokens``."""
+
+    at0: float
+    slope: float  # dollars per month per document token
+
+    def __call__(self, tokens: float) -> float:
+        return self.at0 + self.slope * tokens
+
+
+def line(path: str, p: compare.Profile, n_files: int = SEED_FILES, probe: float = 1_000_000) -> Line:
+    """The monthly cost of ``path`` as a line in the document volume, read off compare at 0 and ``probe``.
+
+    Every path's monthly cost is affine in the volume: long context pays the documents at the
+    (hit-rate weighted) cache rates, the filter a fixed share of them, RAG not at all. The
+    filter rounds its share to whole tokens, so its line is exact to a fraction of a token.
+    """
+    return _lines((path,), p, n_files, probe)[path]
+
+
+def _lines(paths: Sequence[str], p: compare.Profile, n_files: int, probe: float = 1_000_000) -> dict[str, Line]:
+    at0, at_probe = monthly(0, p, n_files), monthly(probe, p, n_files)
+    unknown = [x for x in paths if x not in at0]
+    if unknown:
+        raise ValueError(f"unknown path {unknown[0]!r}: choose from {', '.join(at0)}")
+    return {x: Line(at0[x], (at_probe[x] - at0[x]) / probe) for x in paths}
+
+
+def crossover_tokens(p: compare.Profile, dearer: str = "long_context", cheaper: str = "rag",
+                     n_files: int = SEED_FILES, max_tokens: float | None = None) -> float | None:
+    """Document volume from which ``cheaper`` costs less per month than ``dearer``.
+
+    The default asks seed 000's question: from how many document tokens is RAG (with its
+    database) cheaper than long context (with the cache)? Returns the volume where the two
+    monthly costs are equal, ``0.0`` when ``cheaper`` already costs no more at zero tokens,
+    and ``None`` when it never gets cheaper (no traffic, or a crossing beyond ``max_tokens``).
+    Meant for a ``dearer`` path that grows with the volume at least as fast as ``cheaper``
+    (long context against RAG or the filter; the filter against RAG).
+    """
+    lines = _lines((dearer, cheaper), p, n_files)
+    gap_at0 = lines[dearer].at0 - lines[cheaper].at0
+    slope = lines[dearer].slope - lines[cheaper].slope
+    if gap_at0 >= 0:
+        return 0.0
+    if slope <= 0:
+        return None
+    x = -gap_at0 / slope
+    if max_tokens is not None and x > max_tokens:
+        return None
+    return x
+
+
+def max_tokens_for_ttft(limit_s: float = TTFT_LIMIT_S, prompt_tokens: int = 400) -> float:
+    """Largest document volume whose warm-cache time to first token stays within ``limit_s``.
+
+    Bisection over :func:`pricing.ttft_seconds` (the simulated latency model, not a
+    measurement): documents read from the cache, question and instructions uncached.
+    Returns 0.0 when even no documents exceed the limit.
+    """
+    pricing._nonneg("limit_s", limit_s)
+
+    def ttft(d: float) -> float:
+        return pricing.ttft_seconds(prompt_tokens, d)
+
+    if ttft(0) > limit_s:
+        return 0.0
+    lo, hi = 0.0, 1_000_000.0
+    while ttft(hi) <= limit_s:
+        lo, hi = hi, hi * 2
+        if hi > 1e12:
+            return math.inf
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if ttft(mid) <= limit_s else (lo, mid)
+    return lo
+
+
+def situation(doc_tokens: float, p: compare.Profile, n_files: int = SEED_FILES) -> dict:
+    """Everything the simulator shows, as a flat dict of numbers (and the cheapest path's key)."""
+    c = compare.compare(doc_tokens, n_files, p)
+    m = pricing.get_model(p.model)
+    mo = c.monthly
+    cheapest_path = min(PATHS, key=lambda k: mo[k])
+    return {
+        "doc_tokens": doc_tokens,
+        "questions_per_day": per_day(p),
+        "questions_per_month": p.questions_per_month,
+        "hit_rate": p.hit_rate,
+        "model": p.model,
+        "rag_chunks": p.rag_chunks,
+        "db_monthly": p.db_monthly,
+        "monthly_long_context": mo["long_context"],
+        "monthly_long_context_no_cache": mo["long_context_no_cache"],
+        "monthly_filter": mo["filter"],
+        "monthly_rag": mo["rag"],
+        "monthly_rag_api": mo["rag_api"],
+        "cheapest": cheapest_path,
+        "window_usage": c.window_usage,
+        "context_window": m.context_window,
+        "fits_window": c.window_usage <= 1.0,
+        "within_half_window": c.window_usage <= HALF_WINDOW,
+        "ttft_long_context_s": c.rows["lc_cached"].ttft_s,
+        "ttft_filter_s": c.rows["filter_cached"].ttft_s,
+        "ttft_rag_s": c.rows["rag"].ttft_s,
+        "crossover_tokens": crossover_tokens(p, n_files=n_files),
+    }
+
+
+def assumptions(p: compare.Profile | None = None, n_files: int = SEED_FILES) -> list[tuple[str, str, str]]:
+    """Seed 000's table of assumptions, filled in from a profile and the price table: (item, value, basis)."""
+    p = p or compare.Profile()
+    m = pricing.get_model(p.model)
+    others = ", ".join(f"{o.display_name} ${o.input_usd_per_mtok:g} / ${o.output_usd_per_mtok:g}"
+                       for o in pricing.models().values() if o.id != m.id)
+    kept = min(p.filter_files, n_files)
+    return [
+        ("入力 / 出力の単価", f"${m.input_usd_per_mtok:g} / ${m.output_usd_per_mtok:g}（100 万トークン）",
+         f"{m.display_name}。{others}（価格表 {pricing.price_table_date()}）"),
+        ("キャッシュの倍率", f"書き込み {m.write_multiplier(p.ttl):g} 倍（TTL {p.ttl}）・読み出し {m.cache_read_multiplier:g} 倍",
+         "通常の入力単価に対する倍率"),
+        ("質問と指示", f"{p.prompt_tokens:,} tok", "毎回変わる部分。キャッシュの区切りの後ろで、常に通常単価"),
+        ("回答", f"{p.output_tokens:,} tok", "出力単価が掛かる。どの方式でも同じ"),
+        ("RAG が渡すチャンク", f"{p.chunk_tokens:,} tok × {p.rag_chunks} 件", "文書量が増えても変わらない"),
+        ("ベクトル DB", f"${p.db_monthly:g} / 月", "小規模のマネージド構成。質問数によらない固定費"),
+        ("メタデータで絞った後に残る割合", f"{kept / n_files:.0%}（{n_files} 件のうち {kept} 件）",
+         "平均的な大きさのファイルとして計算"),
+        ("月の質問数", f"{p.questions_per_month:,.0f} 問（1 日 {per_day(p):g} 問 × {DAYS_PER_MONTH} 日）", "置きの値"),
+        ("キャッシュヒット率", f"{p.hit_rate:.0%}", "絞り込みの文書セットにも同じ率を当てる"),
+    ]
+
+
+# ---------------------------------------------------------------- seed 001's rho-k map
+
+def cheapest(k: float, rho: float, w: float, r: float, s: float) -> str:
+    """The cheapest of seed 001's three methods at reuse count ``k`` and retrieved share ``rho``.
+
+    Full text every time is retrieval of everything at no search cost (relative cost 1);
+    the cache sends the whole text through the cache; retrieval sends ``rho`` of it plus ``s``.
+    Ties go to the simpler method (full, then cache).
+    """
+    costs = {
+        "full": pricing.relative_cost(0.0, k, 1.0, 0.0, w, r),
+        "cache": pricing.relative_cost(1.0, k, 0.0, 0.0, w, r),
+        "retrieval": pricing.relative_cost(0.0, k, rho, s, w, r),
+    }
+    return min(METHODS, key=lambda name: costs[name])
+
+
+@dataclass(frozen=True)
+class RhoKMap:
+    """Seed 001's plane: the cheapest method at every (k, rho) of a grid, and its boundaries."""
+
+    k: np.ndarray            # reuse counts, along x
+    rho: np.ndarray          # retrieved shares, along y
+    index: np.ndarray        # shape (len(rho), len(k)): 0 full, 1 cache, 2 retrieval (see METHODS)
+    rho_limit: np.ndarray    # pricing.rho_limit at each k (retrieval wins below it)
+    asymptote: float         # r - s: the limit of rho_limit for many reuses
+    breakeven_k: float       # (w - r) / (1 - r): the cache beats full text to the right of it
+    w: float
+    r: float
+    s: float
+
+    def share(self, method: str) -> float:
+        """Share of the plotted plane where ``method`` is cheapest."""
+        return float(np.mean(self.index == METHODS.index(method)))
+
+
+def rho_k_map(w: float = 1.25, r: float = 0.1, s: float = 0.02, *,
+              k: Sequence[float] | None = None, rho: Sequence[float] | None = None) -> RhoKMap:
+    """Colour index of the cheapest method over a (k, rho) grid, with rho_limit and r - s.
+
+    The cache's cost depends on k only and retrieval's on rho only, so each is priced once per
+    column or row with :func:`pricing.relative_cost` and the grid is their comparison.
+    """
+    ks = np.linspace(1, 20, 381) if k is None else np.asarray(k, dtype=float)
+    rhos = np.linspace(0, 1, 401) if rho is None else np.asarray(rho, dtype=float)
+    full = pricing.relative_cost(0.0, 1, 1.0, 0.0, w, r)
+    cache = np.array([pricing.relative_cost(1.0, float(x), 0.0, 0.0, w, r) for x in ks])
+    retrieval = np.array([pricing.relative_cost(0.0, 1, float(y), s, w, r) for y in rhos])
+    stack = np.stack([
+        np.full((len(rhos), len(ks)), full),
+        np.broadcast_to(cache[None, :], (len(rhos), len(ks))),
+        np.broadcast_to(retrieval[:, None], (len(rhos), len(ks))),
+    ])
+    index = np.argmin(stack, axis=0)  # ties go to the first: full, then cache
+    limit = np.array([pricing.rho_limit(float(x), w, r, s) for x in ks])
+    return RhoKMap(ks, rhos, index, limit, pricing.rho_asymptote(r, s), pricing.breakeven_reuses(w, r), w, r, s)
+
+
+@dataclass(frozen=True)
+class ProfilePoint:
+    """A dollar profile placed on seed 001's plane (units: the whole text sent once, a * M)."""
+
+    k: float          # calls per cache write: 1 / (1 - hit rate)
+    rho: float        # RAG's chunks as a share of the documents
+    s: float          # the database's monthly fee spread over the month's questions
+    w: float
+    r: float
+    unit_usd: float   # a * M: the documents sent once at the base input price
+
+    @property
+    def rho_limit(self) -> float:
+        """pricing.rho_limit at this point's k and s (inf k: the asymptote r - s)."""
+        if math.isinf(self.k):
+            return pricing.rho_asymptote(self.r, self.s)
+        return pricing.rho_limit(self.k, self.w, self.r, self.s)
+
+    @property
+    def cheapest(self) -> str:
+        return cheapest(min(self.k, 1e12), min(self.rho, 1.0), self.w, self.r, self.s)
+
+
+def profile_point(doc_tokens: float, p: compare.Profile) -> ProfilePoint:
+    """Translate a dollar profile into seed 001's (k, rho, s).
+
+    With hit rate h, one call in 1/(1 - h) writes the cache, so ``k = 1 / (1 - h)``;
+    ``rho`` = RAG's chunk tokens / document tokens; the question, the instructions and the
+    answer are the same on every path and drop out; the database's monthly fee, spread over
+    the month's questions, is a per-call search cost ``s = db / (questions * a * M)`` — it
+    grows as traffic falls, which is how a fixed fee moves the rho-k boundary.
+    """
+    if doc_tokens <= 0:
+        raise ValueError(f"doc_tokens must be > 0 to place a profile on the map, got {doc_tokens!r}")
+    if p.questions_per_month <= 0:
+        raise ValueError("questions_per_month must be > 0: with no traffic there is no per-call cost")
+    m = pricing.get_model(p.model)
+    unit = doc_tokens * m.input_per_token
+    k = math.inf if p.hit_rate >= 1 else 1 / (1 - p.hit_rate)
+    return ProfilePoint(k=k, rho=p.rag_chunks * p.chunk_tokens / doc_tokens,
+                        s=p.db_monthly / p.questions_per_month / unit,
+                        w=m.write_multiplier(p.ttl), r=m.cache_read_multiplier, unit_usd=unit)
+
+
+__all__ = [
+    "DAYS_PER_MONTH", "SEED_FILES", "TTFT_LIMIT_S", "HALF_WINDOW", "PATHS", "METHODS", "METHOD_LABELS",
+    "profile", "per_day", "monthly", "curves", "Line", "line", "crossover_tokens", "max_tokens_for_ttft",
+    "situation", "assumptions", "cheapest", "RhoKMap", "rho_k_map", "ProfilePoint", "profile_point",
+]

@@ -1,0 +1,309 @@
+"""ctxlab.crossover against direct computation, and lesson 05's widgets headless."""
+import io
+import math
+
+import numpy as np
+import pytest
+
+from ctxlab import compare, crossover, pricing
+
+MODELS = list(pricing.models())
+
+PROFILES = [
+    crossover.profile(),                                                     # seed 000
+    crossover.profile(10),
+    crossover.profile(50, model="claude-sonnet-5", hit_rate=0.6),
+    crossover.profile(20, model="claude-haiku-4-5", rag_chunks=20, db_monthly=0.0),
+    crossover.profile(5, hit_rate=0.0, db_monthly=200.0, ttl="1h"),
+]
+
+
+def gap(d, p, a="long_context", b="rag"):
+    m = compare.compare(d, 50, p).monthly
+    return m[a] - m[b]
+
+
+def bisect_crossover(p, a="long_context", b="rag", hi=1e9):
+    """Direct computation: bisection over compare's monthly costs."""
+    lo = 0.0
+    if gap(lo, p, a, b) >= 0:
+        return 0.0
+    if gap(hi, p, a, b) < 0:
+        return None
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if gap(mid, p, a, b) >= 0 else (mid, hi)
+    return (lo + hi) / 2
+
+
+# ---------------------------------------------------------------- dollars
+
+def test_profile_counts_thirty_days():
+    p = crossover.profile(20, hit_rate=0.5)
+    assert p.questions_per_month == 600 and p.hit_rate == 0.5
+    assert crossover.per_day(p) == 20
+    with pytest.raises(ValueError):
+        crossover.profile(-1)
+
+
+def test_monthly_is_compares_month():
+    p = PROFILES[1]
+    assert crossover.monthly(123_456, p) == compare.compare(123_456, 50, p).monthly
+
+
+def test_seed_000_month():
+    m = crossover.monthly(197_000, crossover.profile())
+    assert round(m["long_context"]) == 207 and round(m["rag"]) == 101 and m["rag_db"] == 70
+
+
+@pytest.mark.parametrize("p", PROFILES)
+def test_lines_are_compares_figures(p):
+    for path in crossover.PATHS:
+        ln = crossover.line(path, p)
+        for d in (0, 33_333, 197_000, 1_234_567):
+            tol = 1e-9 if path != "filter" else 0.01  # the filter rounds its share to whole tokens (< 1 cent)
+            assert ln(d) == pytest.approx(crossover.monthly(d, p)[path], abs=tol)
+    with pytest.raises(ValueError, match="unknown path"):
+        crossover.line("magic", p)
+
+
+@pytest.mark.parametrize("p", PROFILES)
+def test_crossover_matches_bisection(p):
+    x = crossover.crossover_tokens(p)
+    direct = bisect_crossover(p)
+    assert x == pytest.approx(direct, rel=1e-9, abs=1e-6)
+    m = crossover.monthly(x, p)
+    assert m["long_context"] == pytest.approx(m["rag"], abs=1e-9)
+    assert gap(x * 0.99, p) < 0 < gap(x * 1.01 + 1, p)
+
+
+def test_seed_crossover_value():
+    # (RAG month - long context month at 0 tokens) / dollars per document token
+    m = pricing.get_model("claude-opus-5")
+    per_token = 600 * m.input_per_token * (0.2 * 1.25 + 0.8 * 0.1)
+    expected = (600 * 8 * 800 * m.input_per_token + 70) / per_token
+    assert crossover.crossover_tokens(crossover.profile()) == pytest.approx(expected)
+    assert 90_000 < expected < 90_200
+
+
+def test_filter_crossover_matches_bisection():
+    p = crossover.profile()
+    x = crossover.crossover_tokens(p, dearer="filter")
+    assert x == pytest.approx(bisect_crossover(p, "filter"), rel=1e-4)
+
+
+def test_never_crosses():
+    assert crossover.crossover_tokens(crossover.profile(0)) is None       # no traffic: RAG pays the DB for nothing
+    haiku = crossover.profile(5, model="claude-haiku-4-5")
+    x = crossover.crossover_tokens(haiku)
+    assert x is not None and x > 200_000
+    assert crossover.crossover_tokens(haiku, max_tokens=200_000) is None  # beyond the window
+    assert crossover.crossover_tokens(haiku, max_tokens=x + 1) == pytest.approx(x)
+    free = crossover.profile(20, rag_chunks=0, db_monthly=0.0)
+    assert crossover.crossover_tokens(free) == 0.0                        # RAG costs no more from the start
+
+
+def test_curves_follow_monthly():
+    p = PROFILES[2]
+    grid = [0, 100_000, 400_000]
+    cs = crossover.curves(p, grid)
+    for i, d in enumerate(grid):
+        for path in crossover.PATHS:
+            assert cs[path][i] == crossover.monthly(d, p)[path]
+
+
+def test_situation_numbers():
+    p = crossover.profile(30, model="claude-sonnet-5", hit_rate=0.7, rag_chunks=12, db_monthly=40.0)
+    s = crossover.situation(250_000, p)
+    c = compare.compare(250_000, 50, p)
+    assert s["monthly_long_context"] == c.monthly["long_context"]
+    assert s["monthly_filter"] == c.monthly["filter"]
+    assert s["monthly_rag"] == c.monthly["rag"] == c.monthly["rag_api"] + 40.0
+    assert s["window_usage"] == pytest.approx(0.25)
+    assert s["within_half_window"] and s["fits_window"]
+    assert s["ttft_long_context_s"] == pricing.ttft_seconds(p.prompt_tokens, 250_000)
+    assert s["ttft_rag_s"] == pricing.ttft_seconds(12 * 800 + p.prompt_tokens, retrieval=True)
+    assert s["cheapest"] == min(crossover.PATHS, key=lambda k: c.monthly[k])
+    assert s["crossover_tokens"] == crossover.crossover_tokens(p)
+    over = crossover.situation(300_000, crossover.profile(model="claude-haiku-4-5"))
+    assert not over["fits_window"] and not over["within_half_window"]
+
+
+def test_max_tokens_for_ttft():
+    d = crossover.max_tokens_for_ttft(3.0)
+    assert pricing.ttft_seconds(400, d) == pytest.approx(3.0, abs=1e-6)
+    assert pricing.ttft_seconds(400, d * 1.01) > 3.0
+    assert crossover.max_tokens_for_ttft(0.1) == 0.0
+
+
+def test_assumptions_table_follows_the_profile():
+    rows = dict((item, value) for item, value, _ in crossover.assumptions(crossover.profile(12, db_monthly=90.0)))
+    assert rows["ベクトル DB"] == "$90 / 月"
+    assert "360 問" in rows["月の質問数"]
+    assert rows["RAG が渡すチャンク"] == "800 tok × 8 件"
+    assert rows["メタデータで絞った後に残る割合"].startswith("10%")
+
+
+# ---------------------------------------------------------------- seed 001's map
+
+def test_map_colours_match_relative_cost():
+    m = crossover.rho_k_map(1.25, 0.1, 0.02)
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        j, i = rng.integers(len(m.k)), rng.integers(len(m.rho))
+        k, rho = float(m.k[j]), float(m.rho[i])
+        costs = {"full": 1.0, "cache": pricing.relative_cost(1, k, 0, 0, 1.25, 0.1),
+                 "retrieval": pricing.relative_cost(0, k, rho, 0.02, 1.25, 0.1)}
+        best = min(costs.values())
+        assert costs[crossover.METHODS[m.index[i, j]]] == best
+        assert crossover.cheapest(k, rho, 1.25, 0.1, 0.02) == crossover.METHODS[m.index[i, j]]
+
+
+def test_map_boundaries_are_seed_001s():
+    m = crossover.rho_k_map(1.25, 0.1, 0.02, k=[2, 10, 20])
+    assert m.asymptote == pytest.approx(0.08)
+    assert m.breakeven_k == pytest.approx(1.2778, abs=1e-4)
+    assert list(np.round(m.rho_limit, 4)) == [0.655, 0.195, 0.1375]
+    full = crossover.rho_k_map(1.25, 0.1, 0.02)
+    assert sum(full.share(x) for x in crossover.METHODS) == pytest.approx(1.0)
+    assert 0 < full.share("full") < 0.01          # "only a thin band at the top left"
+    assert full.share("cache") > full.share("retrieval") > full.share("full")
+    # retrieval wins just below the limit and loses just above it
+    for k in (2.0, 5.0, 15.0):
+        lim = pricing.rho_limit(k, 1.25, 0.1, 0.02)
+        assert crossover.cheapest(k, lim - 1e-6, 1.25, 0.1, 0.02) == "retrieval"
+        assert crossover.cheapest(k, lim + 1e-6, 1.25, 0.1, 0.02) == "cache"
+
+
+def test_profile_point_reproduces_the_dollars():
+    for p in PROFILES[:4] + [crossover.profile(8, hit_rate=0.9, ttl="1h")]:
+        d = 197_000
+        pt = crossover.profile_point(d, p)
+        mo = crossover.monthly(d, p)
+        n = p.questions_per_month
+        common = crossover.monthly(0, p)["long_context"]  # question, instructions and answer: every path pays them
+        lc = pricing.relative_cost(1, pt.k, 0, 0, pt.w, pt.r) * pt.unit_usd * n + common
+        rag = pricing.relative_cost(0, pt.k, pt.rho, pt.s, pt.w, pt.r) * pt.unit_usd * n + common
+        assert lc == pytest.approx(mo["long_context"], rel=1e-9)
+        assert rag == pytest.approx(mo["rag"], rel=1e-9)
+        assert (pt.rho < pt.rho_limit) == (mo["rag"] < mo["long_context"])
+
+
+def test_profile_point_edges():
+    pt = crossover.profile_point(197_000, crossover.profile(20, hit_rate=1.0))
+    assert math.isinf(pt.k) and pt.rho_limit == pytest.approx(pt.r - pt.s)
+    with pytest.raises(ValueError):
+        crossover.profile_point(0, crossover.profile())
+    with pytest.raises(ValueError):
+        crossover.profile_point(197_000, crossover.profile(0))
+
+
+# ---------------------------------------------------------------- widgets, headless
+
+@pytest.fixture(scope="module")
+def wc():
+    return pytest.importorskip("ctxlab.widgets.crossover")
+
+
+def _is_png(data: bytes):
+    from PIL import Image
+    im = Image.open(io.BytesIO(data))
+    im.load()
+    return im.size
+
+
+def test_png_encoder_round_trip(wc):
+    from PIL import Image
+    a = np.random.default_rng(1).integers(0, 256, size=(7, 5, 4), dtype=np.uint8)
+    im = Image.open(io.BytesIO(wc.png_rgba(a)))
+    assert np.array_equal(np.asarray(im.convert("RGBA")), a)
+    with pytest.raises(ValueError):
+        wc.png_rgba(np.zeros((2, 2, 3), dtype=np.uint8))
+
+
+def test_simulator_shows_the_numbers_and_redraws_in_place(wc):
+    import matplotlib.pyplot as plt
+
+    before = plt.get_fignums()
+    sim = wc.CrossoverSimulator()
+    assert plt.get_fignums() == before, "the widget's figure must stay outside pyplot"
+    assert sim.result == crossover.situation(197_000, crossover.profile())
+    assert "$207" in sim.numbers.value and "$101" in sim.numbers.value
+    w, h = _is_png(sim.image.value)
+    assert w > 300 and h > 200
+    lines = dict(sim.plot.lines)
+    axes, png0, html0 = sim.ax, sim.image.value, sim.numbers.value
+
+    sim.controls["questions_per_day"].value = 5      # as a learner moving the slider would
+    assert sim.result["questions_per_month"] == 150
+    assert sim.result["monthly_long_context"] == pytest.approx(crossover.monthly(197_000, crossover.profile(5))["long_context"])
+    assert sim.result["crossover_tokens"] == pytest.approx(crossover.crossover_tokens(crossover.profile(5)))
+    assert sim.numbers.value != html0 and sim.image.value != png0
+    assert sim.ax is axes and sim.plot.lines == lines and len(sim.figure.axes) == 1
+    x, y = sim.plot.lines["rag"].get_data()
+    assert y[0] == pytest.approx(sim.result["monthly_rag"])
+
+    n = len(sim.redraw_times)
+    res = sim.set(model="claude-haiku-4-5", doc_tokens=300_000, db_monthly=0.0)
+    assert len(sim.redraw_times) == n + 1, "set() redraws once"
+    assert res["context_window"] == 200_000 and not res["fits_window"]
+    assert "ウィンドウに載らない" in sim.numbers.value
+    assert sim.profile.model == "claude-haiku-4-5" and sim.state["doc_tokens"] == 300_000
+    with pytest.raises(ValueError, match="unknown control"):
+        sim.set(speed=3)
+
+
+def test_simulator_marks_crossover_and_shades_the_window(wc):
+    sim = wc.CrossoverSimulator(doc_tokens=197_000)
+    cross = sim.result["crossover_tokens"]
+    assert sim.plot.cross_dot.get_data()[0][0] == pytest.approx(cross)
+    assert sim.plot.over_band.get_x() == 1_000_000 and sim.plot.half_band.get_x() == 500_000
+    sim.set(questions_per_day=1, db_monthly=300.0)   # RAG's DB costs more than the window can hold
+    assert sim.result["crossover_tokens"] > 1_000_000
+    assert not sim.plot.cross_text.get_visible() and "ウィンドウ" in sim.plot.note.get_text()
+
+
+def test_static_figures(wc):
+    import matplotlib.pyplot as plt
+
+    plot = wc.plot_monthly(197_000, crossover.profile())
+    assert plot.result["crossover_tokens"] == pytest.approx(90_101, abs=1)
+    rk = wc.plot_rho_k(points=[("A", 5.0, 0.03)])
+    assert rk.result["points"]["A"] == "retrieval"
+    plt.close("all")
+
+
+def test_map_widget_redraws(wc):
+    rk = wc.RhoKExplorer(points=[("seed", 5.0, 0.0325)])
+    assert rk.result["asymptote"] == pytest.approx(0.08)
+    png0 = rk.image.value
+    image = rk.plot.image
+    rk.controls["s"].value = 0.12                     # the DB fee as a per-call cost at 20 questions a day
+    assert rk.result["asymptote"] == pytest.approx(-0.02)
+    assert rk.result["rho_limit"][5] == pytest.approx(pricing.rho_limit(5, 1.25, 0.1, 0.12))
+    assert rk.image.value != png0 and rk.plot.image is image
+    assert rk.result["points"]["seed"] == "retrieval"
+    rk.set(w=2.0)
+    assert rk.result["breakeven_k"] == pytest.approx(pricing.breakeven_reuses(2.0, 0.1))
+
+
+def test_display_bundle_has_widget_and_static_fallback(wc):
+    sim = wc.CrossoverSimulator()
+    bundle = sim._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert "data:image/png;base64," in bundle["text/html"] and "$207" in bundle["text/html"]
+
+
+def test_backgrounds_are_reused(wc):
+    sim = wc.CrossoverSimulator()
+    for model in ("claude-haiku-4-5", "claude-opus-5"):
+        sim.set(model=model)
+    full = sim.full_redraws
+    for _ in range(3):
+        for model in ("claude-haiku-4-5", "claude-opus-5"):
+            res = sim.set(model=model)
+            assert res["context_window"] == pricing.get_model(model).context_window
+    assert sim.full_redraws == full, "going back to a model already drawn blits its saved background"
+    for d in range(150_000, 250_000, 10_000):       # a slider drag within the same limits: no full redraw
+        sim.controls["doc_tokens"].value = d
+    assert sim.full_redraws == full
