@@ -141,6 +141,19 @@ def test_key_order_of_a_block_is_part_of_the_prefix(client):
     assert other.usage.cache_creation_input_tokens > 0
 
 
+def test_tool_choice_invalidates_messages_but_not_system(client):
+    tools = [{"name": "lookup", "description": "規程を探す", "input_schema": {"type": "object", "properties": {}}}]
+    system = [{"type": "text", "text": make_doc(6000, seed=5), "cache_control": {"type": "ephemeral"}}]
+    messages = [{"role": "user", "content": [doc_block(make_doc(3000, seed=6), ttl="5m"), question()]}]
+    first = client.messages.create(model=OPUS, max_tokens=100, tools=tools, system=system, messages=messages)
+    changed = client.messages.create(model=OPUS, max_tokens=100, tools=tools, system=system, messages=messages,
+                                     tool_choice={"type": "any"})
+    system_prefix = tokens.estimate_request({"tools": tools, "system": system})  # no messages
+    assert first.usage.cache_read_input_tokens == 0
+    assert changed.usage.cache_read_input_tokens == system_prefix  # tools + system still hit
+    assert changed.usage.cache_creation_input_tokens == first.usage.cache_creation_input_tokens - system_prefix
+
+
 def test_below_the_minimum_nothing_is_cached_and_no_error(client):
     minimum = pricing.get_model(OPUS).min_cacheable_tokens
     content = [doc_block(make_doc(minimum // 2), ttl="5m"), question()]
@@ -363,6 +376,33 @@ def test_user_text_is_material_too(client):
     material = "第5条　通勤手当は、月額5万円を上限として支給する。\n第6条　在宅勤務手当は月額3000円とする。"
     msg = ask(client, [question(material), question("通勤手当の上限は？")])
     assert "5万円" in msg.content[0].text
+
+
+def test_answer_uses_the_caption_of_an_article(client):
+    doc = ("年次有給休暇取扱規程\n\n（繰越し）\n第6条　残った年休は、次の付与年度に限って繰り越す。\n"
+           "２　上限は20日とする。\n\n（時季指定）\n第7条　会社は年5日について時季を指定する。")
+    msg = ask(client, [doc_block(doc, title="年休規程", citations=True), question("繰越しの上限は何日？")])
+    cites = [c for b in msg.content for c in (b.citations or [])]
+    assert cites[0].cited_text == "２　上限は20日とする。"
+    assert all(c.cited_text not in ("（繰越し）", "年次有給休暇取扱規程") for c in cites)  # headings are not answers
+
+
+def test_content_documents_cite_block_locations(client):
+    doc = {"type": "document", "title": "旅費", "citations": {"enabled": True},
+           "source": {"type": "content", "content": [{"type": "text", "text": "日当は1日3000円とする。"},
+                                                       {"type": "text", "text": "宿泊料は1泊12000円までとする。"}]}}
+    msg = ask(client, [doc, question("宿泊料の上限は？")])
+    c = [c for b in msg.content for c in (b.citations or [])][0]
+    assert c.type == "content_block_location"
+    assert (c.start_block_index, c.end_block_index, c.document_index) == (1, 2, 0)
+    assert c.cited_text == "宿泊料は1泊12000円までとする。" and c.document_title == "旅費"
+
+
+def test_stop_sequence_ends_the_answer(client):
+    msgs = _docs_request("出張の日当は？", citations=False)
+    msg = client.messages.create(model=OPUS, max_tokens=300, messages=msgs, stop_sequences=["・"])
+    assert msg.stop_reason == "stop_sequence" and msg.stop_sequence == "・"
+    assert "・" not in msg.content[0].text and msg.content[0].text.startswith(ANSWER_MARKER)
 
 
 def test_max_tokens_cuts_the_answer(client):

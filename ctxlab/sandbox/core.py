@@ -9,7 +9,7 @@ import secrets
 import threading
 import time
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterator
 
 import httpx2
@@ -459,6 +459,16 @@ class Sandbox:
         return httpx2.Response(200, headers=self._headers(rid), content=json.dumps(message, ensure_ascii=False).encode())
 
     def _sse(self, message: dict, ttft_wait: float, per_token_wait: float) -> Iterator[bytes]:
+        """The response as server-sent events; a failure mid-stream becomes an ``error`` event."""
+        try:
+            yield from self._sse_events(message, ttft_wait, per_token_wait)
+        except Exception as e:  # the SDK raises an APIStatusError for an error event
+            body = {"type": "error", "error": {"type": "api_error",
+                                               "message": f"Internal error in the offline sandbox while streaming "
+                                                          f"({type(e).__name__}: {e})"}}
+            yield f"event: error\ndata: {json.dumps(body)}\n\n".encode()
+
+    def _sse_events(self, message: dict, ttft_wait: float, per_token_wait: float) -> Iterator[bytes]:
         from ..tokens import estimate_text
 
         def ev(name: str, data: dict) -> bytes:

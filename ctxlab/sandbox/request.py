@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import pricing, tokens as tok
-from .errors import ApiError, invalid, not_found
+from .errors import invalid, not_found
 
 MAX_BREAKPOINTS = 4
 TTLS = ("5m", "1h")
@@ -227,7 +227,7 @@ def _citations_enabled(block: dict) -> bool:
 def parse_request(body: Any, endpoint: str) -> ParsedRequest:
     """Validate ``body`` for ``endpoint`` ("messages" or "count_tokens") and build its prefix.
 
-    Raises :class:`ApiError` with the status, type and message the API would give.
+    Raises :class:`~ctxlab.sandbox.errors.ApiError` with the status, type and message the API would give.
     """
     if not isinstance(body, dict):
         raise invalid(f"The request body must be a JSON object, got {_type_name(body)}")
