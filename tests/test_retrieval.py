@@ -242,3 +242,13 @@ def test_recall_at_k():
         recall_at_k(ranked, set(), k=5)
     with pytest.raises(ValueError):
         recall_at_k(ranked, {1}, k=0)
+
+
+def test_every_regulation_of_the_corpus_has_article_boundaries():
+    from ctxlab import corpus
+
+    for d in corpus.load(current_only=False):
+        chunks = retrieval.chunk_by_articles(d.text, 800, title=d.title)
+        articles = [a for c in chunks for a in c.meta["articles"]]
+        assert "第1条" in articles, d.file
+        assert len(articles) >= 5, (d.file, articles)
