@@ -116,14 +116,17 @@ def shot(page, name: str) -> Path:
 
 
 def open_notebook(page, lab, relpath: str):
+    """Open one notebook in a fresh workspace of its own (the server remembers workspaces: a shared
+    one would keep the notebooks of earlier tests open in hidden tabs)."""
     base, token, _ = lab
-    page.goto(f"{base}/lab/tree/{relpath}?token={token}", wait_until="domcontentloaded")
+    workspace = "t-" + secrets.token_hex(4)
+    page.goto(f"{base}/lab/workspaces/{workspace}/tree/{relpath}?reset&token={token}", wait_until="domcontentloaded")
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
     page.wait_for_selector("#jp-main-statusbar >> text=Idle", timeout=90_000)
 
 
 def run_all(page, timeout_ms: int = 180_000):
-    page.locator(".jp-Notebook").first.click()
+    page.locator(".jp-Notebook:visible").first.click()
     page.get_by_role("menuitem", name="Run", exact=True).click()
     page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
     # wait until the kernel has executed every cell: no cell shows [*] any more
