@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 PORT ?= 8888
 
-.PHONY: setup lab test test-fast release notebooks bench clean
+.PHONY: setup lab test test-fast release notebooks bench grade clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,12 @@ release: notebooks
 
 bench: setup
 	@for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+
+## Grade an LMS export (folder or zip) into grading/: make grade SUBMISSIONS=~/Downloads/export.zip
+## (grades CSV: grading/grades.csv, feedback: grading/feedback/; see docs/instructor.md)
+grade: setup
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/to/export.zip [WORKERS=n]"; exit 2; }
+	$(VENV)/bin/ctxlab grade "$(SUBMISSIONS)" $(if $(WORKERS),--workers $(WORKERS),)
 
 clean:
 	rm -rf $(VENV) .pytest_cache gradebook.db

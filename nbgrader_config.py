@@ -13,6 +13,20 @@ c.CourseDirectory.db_url = "sqlite:///gradebook.db"
 c.ExecutePreprocessor.timeout = 120
 c.ExecutePreprocessor.interrupt_on_timeout = True
 
+# nbgrader's LimitOutput counts lines only: a 10 MB one-line print would go whole into the
+# autograded notebook and the feedback. LimitOutputSize caps characters as well (nbgrader
+# 0.9.6's default list, with it inserted after LimitOutput).
+c.Autograde.autograde_preprocessors = [
+    "nbgrader.preprocessors.Execute",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "ctxlab.nbgrader_ext.LimitOutputSize",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+
 # Feedback must not reveal hidden tests (nbgrader shows them unless they are cleared).
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",

@@ -106,6 +106,12 @@ def cmd_release(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_grade(args: argparse.Namespace) -> int:
+    from .grade_cli import run
+
+    return run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="ctxlab", description="RAG か ロングコンテキストか: course tools")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -134,6 +140,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("assignment", nargs="*", help="assignment ids (default: all)")
     r.add_argument("--root", default=".", help="course root (holds solutions/ and course/)")
     r.set_defaults(func=cmd_release)
+
+    from .grade_cli import add_arguments as grade_arguments
+
+    g = sub.add_parser("grade", help="提出物（LMS のフォルダか zip）を nbgrader で並列に採点し、成績 CSV とフィードバックを作る")
+    grade_arguments(g)
+    g.set_defaults(func=cmd_grade)
     return ap
 
 

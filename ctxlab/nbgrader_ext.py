@@ -6,18 +6,31 @@ cell's traceback still prints the failing line and the lines around it, hidden o
 included. Run before ``ClearHiddenTests`` in ``GenerateFeedback.preprocessors``, it
 replaces the traceback of every error in a grade cell by the exception and its message,
 plus the failing line only when that line is a visible test; a failure inside the hidden
-region says only that a hidden test failed.
+region says only that a hidden test failed (the assertion message, which is part of the
+hidden line, is dropped too). In any other cell, traceback entries that point into a
+cell with hidden tests are dropped.
+
+:class:`LimitOutputSize` complements nbgrader's ``LimitOutput``, which counts lines only:
+a learner printing a 10 MB list (one line) would otherwise put 10 MB into the autograded
+notebook, the gradebook's formgrader view and the feedback HTML. It caps the characters
+of each cell's stream output and drops rich outputs above a size, saying what it did.
 """
 from __future__ import annotations
 
+import json
 import re
 
 from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Unicode
+from traitlets import Integer, Unicode
 
 HIDDEN_NOTE = "非公開のテストが失敗しました（中身は表示されません）。課題の説明と公開テストを見直してください。"
+TIMEOUT_NOTE = ("制限時間内に終わりませんでした（無限ループや、終わらない待ちがないか確かめてください）。"
+                "このセルのテストは不合格として採点されています。")
+TRUNCATED_NOTE = "\n… 出力が長すぎるため、ここで省略しました（全 {total:,} 文字のうち先頭 {kept:,} 文字を表示）…\n"
+DROPPED_NOTE = "出力が大きすぎるため省略しました（{size:,} バイトの {kind}）。"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _LINE = re.compile(r"(?:Cell In\s*\[[^\]]*\], line|line) (\d+)")
+_CELL_REF = re.compile(r"(?:Cell In\s*\[\s*(\d+)\s*\]|<ipython-input-(\d+)-)")
 
 
 def hidden_lines(source: str, begin: str, end: str) -> set[int]:
@@ -45,12 +58,29 @@ def failing_line(traceback: list[str]) -> int | None:
     return None
 
 
+def _cell_refs(entry: str) -> set[int]:
+    text = _ANSI.sub("", entry)
+    return {int(a or b) for a, b in _CELL_REF.findall(text)}
+
+
 class HideHiddenTestTracebacks(NbGraderPreprocessor):
     begin_test_delimeter = Unicode("BEGIN HIDDEN TESTS").tag(config=True)
     end_test_delimeter = Unicode("END HIDDEN TESTS").tag(config=True)
 
+    def preprocess(self, nb, resources):
+        # execution counts of the cells that hold hidden tests: tracebacks name cells by them
+        self._secret_counts = {
+            cell.get("execution_count") for cell in nb.cells
+            if cell.cell_type == "code" and cell.get("execution_count") is not None
+            and hidden_lines(cell.source, self.begin_test_delimeter, self.end_test_delimeter)
+        }
+        return super().preprocess(nb, resources)
+
     def preprocess_cell(self, cell, resources, cell_index):
-        if cell.cell_type != "code" or not cell.metadata.get("nbgrader", {}).get("grade"):
+        if cell.cell_type != "code":
+            return cell, resources
+        if not cell.metadata.get("nbgrader", {}).get("grade"):
+            self._filter_other_cell(cell)
             return cell, resources
         hidden = hidden_lines(cell.source, self.begin_test_delimeter, self.end_test_delimeter)
         lines = cell.source.split("\n")
@@ -58,6 +88,10 @@ class HideHiddenTestTracebacks(NbGraderPreprocessor):
             if out.get("output_type") != "error":
                 continue
             ename, evalue = out.get("ename", "Error"), out.get("evalue", "")
+            if ename == "CellTimeoutError":
+                out["evalue"] = ""
+                out["traceback"] = [f"{ename}: {TIMEOUT_NOTE}"]
+                continue
             n = failing_line(out.get("traceback", []))
             head = f"{ename}: {evalue}" if evalue else ename
             if n is None or n in hidden or n > len(lines):
@@ -65,4 +99,56 @@ class HideHiddenTestTracebacks(NbGraderPreprocessor):
                 out["traceback"] = [f"{ename}: {HIDDEN_NOTE}"]
             else:
                 out["traceback"] = [f"失敗した行 {n}: {lines[n - 1].strip()}", head]
+        return cell, resources
+
+    def _filter_other_cell(self, cell) -> None:
+        secret = getattr(self, "_secret_counts", set())
+        if not secret:
+            return
+        for out in cell.get("outputs", []):
+            if out.get("output_type") != "error":
+                continue
+            tb = out.get("traceback", [])
+            kept = [e for e in tb if not (_cell_refs(e) & secret)]
+            if len(kept) != len(tb):
+                out["traceback"] = kept + ["（非公開のテストを含むセルの行は表示しません）"]
+
+
+class LimitOutputSize(NbGraderPreprocessor):
+    """Cap the size of each code cell's outputs (nbgrader's LimitOutput counts lines only)."""
+
+    max_stream_chars = Integer(
+        100_000, help="characters of stream output (stdout + stderr) kept per cell; -1 means no limit"
+    ).tag(config=True)
+    max_output_bytes = Integer(
+        2_000_000, help="a rich output (display data, result, error) larger than this is replaced by a note; -1 means no limit"
+    ).tag(config=True)
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        if cell.cell_type != "code":
+            return cell, resources
+        used, truncated, kept_outputs = 0, False, []
+        for out in cell.get("outputs", []):
+            kind = out.get("output_type")
+            if kind == "stream" and self.max_stream_chars >= 0:
+                if truncated:
+                    continue  # the note is already there
+                text = out.get("text", "")
+                room = max(self.max_stream_chars - used, 0)
+                if len(text) > room:
+                    out["text"] = text[:room] + TRUNCATED_NOTE.format(total=len(text), kept=room)
+                    truncated = True
+                used += min(len(text), room)
+            elif kind in ("display_data", "execute_result", "error") and self.max_output_bytes >= 0:
+                size = len(json.dumps(out, ensure_ascii=False))
+                if size > self.max_output_bytes:
+                    note = DROPPED_NOTE.format(size=size, kind=kind)
+                    if kind == "error":
+                        out["evalue"] = str(out.get("evalue", ""))[:1000]
+                        out["traceback"] = [out["evalue"], note]
+                    else:
+                        out["data"] = {"text/plain": note}
+                        out["metadata"] = {}
+            kept_outputs.append(out)
+        cell.outputs = kept_outputs
         return cell, resources

@@ -1,0 +1,139 @@
+"""Grading speed: nbgrader autograde per submission (serial), and a class of L learners x all
+assignments graded serially (one nbgrader process, one notebook after another) and in
+parallel (ctxlab.grading.grade_parallel: shards in worker course roots, merged after).
+
+    .venv/bin/python bench/bench_grading.py                 # L = 30 (takes a while)
+    .venv/bin/python bench/bench_grading.py --learners 4    # a quick look
+
+Goal: 30 learners x 10 assignments (300 submissions) in under 10 minutes on a 2-core
+machine. Prints wall and CPU time, the load average (other work on the machine slows
+every figure) and the speedup; never fails on time. Submissions are a realistic mix:
+the solution, a partly correct one (one answer broken) and the untouched release.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _util import report  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from ctxlab import grading, release  # noqa: E402
+
+GOAL_S, GOAL_N = 600.0, 300   # 300 submissions (30 x 10) in 10 minutes
+
+
+def children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def make_class(root: Path, names: list[str], learners: int, tmp: Path) -> int:
+    """Place learners x assignments submissions: solution, partial, untouched in turn."""
+    n = 0
+    for name in names:
+        src = nbformat.read(ROOT / "solutions" / name / f"{name}.ipynb", as_version=4)
+        partial, _ = grading.make_variant(src, "partial")
+        files = {"solution": tmp / f"{name}-solution.ipynb", "partial": tmp / f"{name}-partial.ipynb",
+                 "untouched": root / "course" / name / f"{name}.ipynb"}
+        nbformat.write(grading.make_variant(src, "solution")[0], files["solution"])
+        nbformat.write(partial, files["partial"])
+        for i in range(learners):
+            kind = ("solution", "partial", "untouched")[(i + names.index(name)) % 3]
+            grading.place_submission(root, f"learner{i:03d}", name, files[kind])
+            n += 1
+    return n
+
+
+def grade_class(root: Path, workers: int) -> tuple[float, float, grading.GradeRun]:
+    cpu0, t0 = children_cpu(), time.perf_counter()
+    run = grading.grade_parallel(root, workers=workers, progress=True, desc=f"workers={workers}")
+    return time.perf_counter() - t0, children_cpu() - cpu0, run
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--learners", type=int, default=30, help="learners in the class (default 30)")
+    ap.add_argument("--workers", default=str(os.cpu_count()),
+                    help=f"comma-separated worker counts for the parallel runs (default {os.cpu_count()})")
+    ap.add_argument("--skip-serial", action="store_true", help="skip the serial class run (estimate it instead)")
+    ap.add_argument("--assignments", nargs="*", help="assignment ids (default: all in solutions/)")
+    args = ap.parse_args()
+    names = args.assignments or release.assignments(ROOT)
+    workers = [int(w) for w in args.workers.split(",")]
+    print(f"{len(names)} assignments, {args.learners} learners, {os.cpu_count()} CPUs, {load()}")
+
+    with tempfile.TemporaryDirectory(prefix="ctxlab-bench-grading-") as tmpdir:
+        tmp = Path(tmpdir)
+        t0, cpu0 = time.perf_counter(), children_cpu()
+        base = grading.make_course_root(tmp / "base", names)
+        print(f"generate_assignment, all {len(names)} in one nbgrader process: "
+              f"{time.perf_counter() - t0:.1f} s wall, {children_cpu() - cpu0:.1f} s CPU")
+
+        grading._copy_db(base / "gradebook.db", tmp / "pristine.db")  # before any submission
+
+        # 1. one submission per nbgrader process (how `nbgrader autograde A --student S` runs)
+        single = base
+        times, per = [], {}
+        for name in names:
+            grading.place_submission(single, "one", name, ROOT / "solutions" / name / f"{name}.ipynb")
+            t = time.perf_counter()
+            proc = grading.autograde(single, name, "one")
+            per[name] = time.perf_counter() - t
+            times.append(per[name])
+            if proc.returncode != 0:
+                print(f"  {name}: autograde failed: {proc.stderr[-300:]}")
+        report("autograde, 1 submission per nbgrader process (serial)", times)
+        for name, t in sorted(per.items(), key=lambda kv: -kv[1]):
+            print(f"    {name:24s} {t:6.1f} s")
+
+        # 2. the class, serial and parallel, from identical course roots
+
+        results = {}
+        runs = ([] if args.skip_serial else [1]) + [w for w in workers if w != 1]
+        for w in runs:
+            root = tmp / f"class-w{w}"
+            shutil.copytree(base, root, ignore=shutil.ignore_patterns("submitted", "autograded", "feedback", "logs"))
+            grading._copy_db(tmp / "pristine.db", root / "gradebook.db")
+            n = make_class(root, names, args.learners, tmp)
+            print(f"\nclass: {n} submissions, workers={w}, {load()}")
+            wall, cpu, run = grade_class(root, w)
+            bad = [o for o in run.outcomes if not o.graded]
+            results[w] = (wall, cpu, n, {(s.student, s.assignment): s.code_score for s in grading.scores(root)})
+            report(f"class of {args.learners} x {len(names)}, workers={w} (autograde + feedback)", [wall])
+            print(f"    per submission {wall / n:.2f} s wall, {cpu / n:.2f} s CPU; failed {len(bad)}; "
+                  f"300-submission equivalent {wall * GOAL_N / n / 60:.1f} min "
+                  f"(goal {GOAL_S / 60:.0f} min: {'met' if wall * GOAL_N / n < GOAL_S else 'NOT met'}); {load()}")
+
+        print()
+        if 1 in results:
+            serial = results[1][0]
+        else:
+            serial = statistics.median(times) * results[runs[0]][2]
+            print(f"serial class time estimated from the per-process median: {serial / 60:.1f} min")
+        for w in runs:
+            if w == 1:
+                continue
+            wall, cpu, n, sc = results[w]
+            print(f"speedup workers={w} vs serial: {serial / wall:.2f}x  ({serial / 60:.1f} min -> {wall / 60:.1f} min)")
+            if 1 in results:
+                print(f"    scores identical to the serial run: {'yes' if sc == results[1][3] else 'NO'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,271 @@
+"""Feedback never reveals hidden tests: not in a test cell's source, not in a failing traceback.
+
+nbgrader leaks hidden tests in two places (FACTS.md): the feedback shows a test cell's
+hidden lines unless ClearHiddenTests runs, and even then the traceback of a failing test
+prints the failing (hidden) line and its neighbours. nbgrader_config.py adds
+ClearHiddenTests and ctxlab.nbgrader_ext.HideHiddenTestTracebacks. Here, for each of two
+assignments, one submission fails a hidden test (the visible ones pass) and one fails a
+visible test; the feedback HTML, reduced to its text, must contain none of the hidden test
+lines of the source notebook, while the visible test's message is there.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+import html
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from ctxlab import grading, release
+from ctxlab.nbgrader_ext import HIDDEN_NOTE, TIMEOUT_NOTE, HideHiddenTestTracebacks, LimitOutputSize, hidden_lines
+
+ROOT = Path(__file__).resolve().parent.parent
+ASSIGNMENTS = release.assignments(ROOT)
+NAMES = [a for a in ("00_start_here", "09_knowledge_check") if a in ASSIGNMENTS]
+BEGIN, END = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"
+
+
+def source(name):
+    return nbformat.read(ROOT / "solutions" / name / f"{name}.ipynb", as_version=4)
+
+
+def gid(cell):
+    return cell.metadata.get("nbgrader", {}).get("grade_id")
+
+
+def visible_part(src: str) -> str:
+    return src.split("### " + BEGIN)[0]
+
+
+def secret_lines(src_nb, release_text: str) -> list[str]:
+    """The hidden test lines of a source notebook that say something (markers, blank lines,
+    brackets and lines that also occur in the release are not secrets)."""
+    out = []
+    for c in src_nb.cells:
+        if c.cell_type != "code":
+            continue
+        lines = c.source.split("\n")
+        for n in sorted(hidden_lines(c.source, BEGIN, END)):
+            line = lines[n - 1].strip()
+            if len(line) >= 8 and BEGIN not in line and END not in line and line not in release_text:
+                out.append(line)
+    return out
+
+
+def html_text(path: Path) -> str:
+    """The text a reader sees (code is highlighted token by token, so search the text, not the markup)."""
+    s = path.read_text(encoding="utf-8")
+    s = re.sub(r"<(script|style)\b.*?</\1>", " ", s, flags=re.S | re.I)
+    return html.unescape(re.sub(r"<[^>]+>", "", s))
+
+
+# --------------------------------------------------------------------------- submissions
+
+def _calls(tree, fname):
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == fname]
+
+
+def function_submissions(src_nb):
+    """For an exercise whose visible test calls the learner's function with literal arguments
+    only: a submission whose function answers right exactly for those calls (passes the
+    visible test, fails the hidden one), and one whose function always answers wrong."""
+    answers, tests = grading.answer_cells(src_nb), grading.test_cells(src_nb)
+    for a in answers:
+        try:
+            defs = [n.name for n in ast.parse(src_nb.cells[a].source).body if isinstance(n, ast.FunctionDef)]
+        except SyntaxError:
+            continue
+        for t in (t for t in tests if t > a):
+            test_src = src_nb.cells[t].source
+            if BEGIN not in test_src:
+                continue
+            for fname in defs:
+                try:
+                    vis = _calls(ast.parse(visible_part(test_src)), fname)
+                    hid = _calls(ast.parse(test_src), fname)
+                    seen = [(tuple(ast.literal_eval(x) for x in c.args),
+                             tuple(sorted((k.arg, ast.literal_eval(k.value)) for k in c.keywords))) for c in vis]
+                except (SyntaxError, ValueError):
+                    continue
+                if not vis or len(hid) <= len(vis):
+                    continue
+
+                def wrapped(visible):
+                    nb = copy.deepcopy(src_nb)
+                    nb.cells[a].source += (
+                        f"\n\n_real_{fname} = {fname}\n_visible_calls = {visible!r}\n\n"
+                        f"def {fname}(*args, **kwargs):\n"
+                        f"    if (args, tuple(sorted(kwargs.items()))) in _visible_calls:\n"
+                        f"        return _real_{fname}(*args, **kwargs)\n"
+                        f"    return ('wrong', 'wrong')\n")
+                    return nb
+                return wrapped(seen), wrapped([]), gid(src_nb.cells[t])
+    return None
+
+
+_QUIZ = re.compile(r'^[ \t]*"(\w+)"\s*:\s*"[a-z]",?[ \t]*\n', re.M)
+
+
+def quiz_submissions(src_nb):
+    """For a quiz dictionary: one wrong choice (the shape is right: only the hidden test of
+    that question fails) and one question left out (the visible shape check fails)."""
+    nb, failing = grading.make_variant(src_nb, "partial")
+    if len(failing) != 1:
+        return None
+    missing = copy.deepcopy(src_nb)
+    cell = missing.cells[grading.answer_cells(src_nb)[0]]
+    entries = list(_QUIZ.finditer(cell.source))
+    if not entries:
+        return None
+    last = entries[-1]
+    cell.source = cell.source[: last.start()] + cell.source[last.end():]
+    return nb, missing, failing[0]
+
+
+@pytest.fixture(scope="module")
+def feedback(tmp_path_factory):
+    root = grading.make_course_root(tmp_path_factory.mktemp("feedback"), NAMES)
+    cases = {}
+    for name in NAMES:
+        src = source(name)
+        made = quiz_submissions(src) or function_submissions(src)
+        assert made, f"{name}: no exercise to build a hidden-test failure from (update this test)"
+        hidden_nb, visible_nb, cell = made
+        for student, nb in (("hidden", hidden_nb), ("visible", visible_nb)):
+            path = root / f"{student}-{name}.ipynb"
+            nbformat.write(nb, path)
+            grading.place_submission(root, student, name, path)
+        release_text = (root / "course" / name / f"{name}.ipynb").read_text(encoding="utf-8")
+        cases[name] = {"cell": cell, "secrets": secret_lines(src, json_unescape(release_text))}
+    run = grading.grade_parallel(root, progress=False)
+    assert all(o.graded and o.feedback for o in run.outcomes), run.outcomes
+    return root, cases
+
+
+def json_unescape(text: str) -> str:
+    import json
+
+    nb = json.loads(text)
+    return "\n".join("".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in nb["cells"])
+
+
+def autograded(root, student, name):
+    return nbformat.read(root / "autograded" / student / name / f"{name}.ipynb", as_version=4)
+
+
+def error_of(nb, grade_id):
+    cell = next(c for c in nb.cells if gid(c) == grade_id)
+    return next(o for o in cell.outputs if o.get("output_type") == "error")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+def test_hidden_failure_does_not_leak(feedback, name):
+    root, cases = feedback
+    case = cases[name]
+    assert case["secrets"], "the source notebook must have hidden tests"
+    # nbgrader alone would leak: the raw traceback prints the failing hidden line
+    err = error_of(autograded(root, "hidden", name), case["cell"])
+    raw = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(err.traceback))
+    assert any(s in raw for s in case["secrets"]), "the autograded traceback should show a hidden line"
+    text = html_text(root / "feedback" / "hidden" / name / f"{name}.html")
+    leaked = [s for s in case["secrets"] if s in text]
+    assert not leaked, f"hidden test lines in the feedback: {leaked[:3]}"
+    if err.evalue:
+        assert err.evalue not in text  # a hidden assertion's message is part of the hidden line
+    assert HIDDEN_NOTE in text
+    # the search works: the visible lines of the same test cell are in the feedback
+    src_cell = next(c for c in source(name).cells if gid(c) == case["cell"])
+    first_visible = next(line.strip() for line in visible_part(src_cell.source).split("\n") if len(line.strip()) >= 8)
+    assert first_visible in text
+    # and only that cell's points are lost
+    cells = grading.cell_scores(root, "hidden", name)
+    assert cells[case["cell"]][0] == 0
+    assert all(s == m for g, (s, m) in cells.items() if g != case["cell"] and g in {gid(c) for c in source(name).cells
+                                                                                 if c.cell_type == "code"})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+def test_visible_failure_shows_its_message(feedback, name):
+    root, cases = feedback
+    case = cases[name]
+    err = error_of(autograded(root, "visible", name), case["cell"])
+    assert err.ename == "AssertionError" and err.evalue.strip(), "the visible test should fail with a message"
+    text = html_text(root / "feedback" / "visible" / name / f"{name}.html")
+    assert err.evalue.strip().split("\n")[0] in text
+    assert "失敗した行" in text
+    leaked = [s for s in case["secrets"] if s in text]
+    assert not leaked, f"hidden test lines in the feedback: {leaked[:3]}"
+
+
+# --------------------------------------------------------------------------- the preprocessors alone (fast)
+
+def _nb(test_source, outputs, other_outputs=()):
+    nb = nbformat.v4.new_notebook()
+    answer = nbformat.v4.new_code_cell("def f(x):\n    return x", execution_count=1)
+    test = nbformat.v4.new_code_cell(test_source, execution_count=2, outputs=outputs)
+    test.metadata["nbgrader"] = {"grade": True, "grade_id": "f-tests", "points": 1, "solution": False,
+                                 "locked": True, "schema_version": 3, "task": False}
+    other = nbformat.v4.new_code_cell("g()", execution_count=3, outputs=list(other_outputs))
+    nb.cells = [answer, test, other]
+    return nb
+
+
+TEST_SRC = ('assert f(1) == 1, "f(1) は 1"\n### BEGIN HIDDEN TESTS\nassert f(2) == 3, "secret message"\n'
+            'def g():\n    assert f(5) == 6, "secret g"\n### END HIDDEN TESTS')
+
+
+def _err(line, evalue, count=2):
+    return nbformat.v4.new_output("error", ename="AssertionError", evalue=evalue, traceback=[
+        "\x1b[0;31mAssertionError\x1b[0m  Traceback (most recent call last)",
+        f"Cell \x1b[0;32mIn[{count}], line {line}\x1b[0m\n----> {line} " + TEST_SRC.split("\n")[line - 1],
+        f"\x1b[0;31mAssertionError\x1b[0m: {evalue}"])
+
+
+def test_hidden_line_traceback_is_replaced():
+    nb = _nb(TEST_SRC, [_err(3, "secret message")])
+    HideHiddenTestTracebacks().preprocess(nb, {})
+    out = nb.cells[1].outputs[0]
+    assert out.evalue == "" and "secret" not in "\n".join(out.traceback) and HIDDEN_NOTE in out.traceback[0]
+
+
+def test_visible_line_traceback_keeps_line_and_message():
+    nb = _nb(TEST_SRC, [_err(1, "f(1) は 1")])
+    HideHiddenTestTracebacks().preprocess(nb, {})
+    tb = nb.cells[1].outputs[0].traceback
+    assert tb == ['失敗した行 1: assert f(1) == 1, "f(1) は 1"', "AssertionError: f(1) は 1"]
+
+
+def test_timeout_in_a_test_cell_says_so():
+    timeout = nbformat.v4.new_output("error", ename="CellTimeoutError", evalue="",
+                                     traceback=["CellTimeoutError: No reply from kernel before timeout"])
+    nb = _nb(TEST_SRC, [timeout])
+    HideHiddenTestTracebacks().preprocess(nb, {})
+    assert TIMEOUT_NOTE in nb.cells[1].outputs[0].traceback[0]
+
+
+def test_other_cells_drop_frames_inside_hidden_tests():
+    frame = "Cell In[2], line 5, in g()\n----> 5     assert f(5) == 6, \"secret g\""
+    err = nbformat.v4.new_output("error", ename="AssertionError", evalue="",
+                                 traceback=["AssertionError  Traceback", "Cell In[3], line 1\n----> 1 g()", frame])
+    nb = _nb(TEST_SRC, [], [err])
+    HideHiddenTestTracebacks().preprocess(nb, {})
+    tb = "\n".join(nb.cells[2].outputs[0].traceback)
+    assert "secret" not in tb and "g()" in tb
+
+
+def test_limit_output_size_caps_one_long_line():
+    nb = nbformat.v4.new_notebook()
+    big = nbformat.v4.new_output("stream", name="stdout", text="0123456789" * 1_000_000)
+    more = nbformat.v4.new_output("stream", name="stdout", text="after\n")
+    image = nbformat.v4.new_output("display_data", data={"image/png": "A" * 3_000_000, "text/plain": "<Figure>"})
+    nb.cells = [nbformat.v4.new_code_cell("print(...)", outputs=[big, more, image])]
+    LimitOutputSize().preprocess(nb, {})
+    outs = nb.cells[0].outputs
+    assert len(outs) == 2  # the stream after the cut is dropped
+    assert len(outs[0].text) < 101_000 and "省略" in outs[0].text
+    assert list(outs[1].data) == ["text/plain"] and "省略" in outs[1].data["text/plain"]

@@ -1,0 +1,374 @@
+"""End-to-end grading of a class, as an instructor runs it (modelled on nbgrader's app tests).
+
+One LMS export (a zip mixing the three layouts ``ctxlab grade`` reads) holds, for every
+assignment in solutions/: the solution (full autograded marks), the untouched release (0)
+and a partly correct submission (0 < score < max). For two or three representative
+assignments it also holds the adversarial kinds: an infinite loop (times out, graded, the
+batch goes on), a first cell that raises, a visible test edited to ``pass`` (nbgrader
+restores it: still fails), deleted cells, a 10 MB output; plus a kernel that dies, a broken
+file, a notebook of no known assignment and a duplicate. The whole export is graded once,
+in parallel, through :func:`ctxlab.grade_cli.grade`; the tests then read the gradebook,
+the autograded notebooks, the feedback, the CSV and the summary.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from ctxlab import grade_cli, grading, release
+
+ROOT = Path(__file__).resolve().parent.parent
+ASSIGNMENTS = release.assignments(ROOT)
+REPRESENTATIVE = [a for a in ("00_start_here", "05_crossover", "09_knowledge_check") if a in ASSIGNMENTS]
+ADVERSARIAL = ("timeout", "import_error", "edited_test", "deleted_cells", "big_output")
+TIMEOUT_S = 10
+CANVAS_UID = {"timeout": 1001, "import_error": 1002, "edited_test": 1003, "deleted_cells": 1004,
+              "big_output": 1005, "kernel_dies": 1006}
+MOODLE_NAME = "部分 点子"
+
+
+def source(name):
+    return nbformat.read(ROOT / "solutions" / name / f"{name}.ipynb", as_version=4)
+
+
+def grade_meta(nb):
+    """grade_id -> points of the autograded test cells."""
+    return {nb.cells[i].metadata["nbgrader"]["grade_id"]: float(nb.cells[i].metadata["nbgrader"].get("points", 0))
+            for i in grading.test_cells(nb)}
+
+
+def digest(folder: Path) -> dict[str, str]:
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("class")
+    root = tmp / "grading"
+    # the course root first: its release (generate_assignment) is what learners were given
+    grading.sync_course_root(root, ASSIGNMENTS, ROOT)
+    export = tmp / "export"
+    expected: dict[tuple[str, str], tuple[str, list | None]] = {}
+
+    def write(rel: str, nb, mtime: float = 1_764_000_000.0) -> None:
+        path = export / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, path)
+        os.utime(path, (mtime, mtime))
+
+    moodle_id = grade_cli.learner_id(MOODLE_NAME)
+    for i, name in enumerate(ASSIGNMENTS):
+        src = source(name)
+        # a folder per learner, notebook directly inside
+        write(f"solution/{name}.ipynb", src)
+        expected[("solution", name)] = ("solution", [])
+        # a folder per learner, NN_name/NN_name.ipynb inside, as `nbgrader collect` leaves it
+        write(f"untouched/{name}/{name}.ipynb", nbformat.read(root / "course" / name / f"{name}.ipynb", 4))
+        (export / "untouched" / name / "timestamp.txt").write_text("2026-11-30 10:15:00.000000 UTC", encoding="utf-8")
+        (export / "untouched" / name / "submission_secret.txt").write_text(f"secret-{name}", encoding="utf-8")
+        expected[("untouched", name)] = ("untouched", list(grade_meta(src)))
+        # Moodle: one folder per learner and assignment, a participant id per assignment
+        nb, failing = grading.make_variant(src, "partial")
+        write(f"{MOODLE_NAME}_{5000 + i}_assignsubmission_file_/{name}.ipynb", nb)
+        expected[(moodle_id, name)] = ("partial", failing)
+    for name in REPRESENTATIVE:
+        for kind in ADVERSARIAL + (("kernel_dies",) if name == REPRESENTATIVE[0] else ()):
+            nb, failing = grading.make_variant(source(name), kind)
+            uid = CANVAS_UID[kind]
+            # Canvas: flat files, name_userid_submissionid_filename (names have no underscore)
+            write(f"{kind.replace('_', '')}_{uid}_{90000 + uid}_{name}.ipynb", nb)
+            expected[(str(uid), name)] = (kind, failing)
+    first = ASSIGNMENTS[0]
+    # duplicate: an older untouched copy and a newer solution (Canvas resubmission "-1")
+    write(f"dup_7001_1_{first}.ipynb", nbformat.read(root / "course" / first / f"{first}.ipynb", 4), 1_763_000_000.0)
+    write(f"dup_7001_2_{first}-1.ipynb", source(first), 1_764_000_000.0)
+    expected[("7001", first)] = ("solution", [])
+    # not JSON, a notebook of no known assignment, a file that is not a notebook, macOS junk
+    (export / "broken").mkdir()
+    (export / "broken" / f"{first}.ipynb").write_text('{"cells": [ this is not json', encoding="utf-8")
+    (export / "stray").mkdir()
+    nbformat.write(nbformat.v4.new_notebook(), export / "stray" / "homework.ipynb")
+    (export / "solution" / "readme.txt").write_text("not a notebook", encoding="utf-8")
+    (export / "__MACOSX").mkdir()
+    (export / "__MACOSX" / f"._{first}.ipynb").write_bytes(b"\x00\x05\x16\x07")
+
+    upload = tmp / "export.zip"
+    with zipfile.ZipFile(upload, "w", zipfile.ZIP_DEFLATED) as zf:
+        for p in sorted(export.rglob("*")):
+            if p.is_file():
+                zf.write(p, p.relative_to(export).as_posix())
+    before = digest(tmp / "export"), hashlib.sha256(upload.read_bytes()).hexdigest()
+
+    report = grade_cli.grade(upload, root, course=ROOT, workers=None, progress=False,
+                             config_args=[f"--ExecutePreprocessor.timeout={TIMEOUT_S}"])
+    after = digest(tmp / "export"), hashlib.sha256(upload.read_bytes()).hexdigest()
+    with open(report.csv, encoding="utf-8-sig", newline="") as fh:
+        rows = {r["learner_id"]: r for r in csv.DictReader(fh)}
+    return {"root": root, "report": report, "expected": expected, "before": before, "after": after,
+            "rows": rows, "scores": {(s.student, s.assignment): s for s in grading.scores(root)},
+            "outcomes": {(o.student, o.assignment): o for o in report.run.outcomes}, "moodle_id": moodle_id}
+
+
+
+def autograded_nb(root: Path, learner: str, name: str):
+    return nbformat.read(root / "autograded" / learner / name / f"{name}.ipynb", as_version=4)
+
+
+@pytest.mark.slow
+def test_nothing_is_lost_or_skipped_silently(graded):
+    report, expected = graded["report"], graded["expected"]
+    outcomes = graded["outcomes"]
+    assert set(outcomes) == set(expected), "every recognized submission must be graded (or fail with a reason)"
+    first = ASSIGNMENTS[0]
+    kinds = {(i.kind, i.learner, i.assignment) for i in report.issues}
+    assert ("broken_notebook", "broken", first) in kinds
+    assert ("unknown_assignment", "stray", None) in kinds
+    assert ("duplicate", "7001", first) in kinds
+    assert report.ignored == 1  # readme.txt; __MACOSX is skipped
+    for key, o in outcomes.items():
+        kind = expected[key][0]
+        if kind == "kernel_dies":
+            assert not o.graded and "Kernel died" in o.error
+        else:
+            assert o.graded, f"{key}: {o.error}"
+            assert o.feedback, f"{key}: no feedback"
+            assert list((graded["root"] / "feedback" / key[0] / key[1]).glob("*.html"))
+
+
+@pytest.mark.slow
+def test_upload_is_never_modified(graded):
+    assert graded["before"] == graded["after"]
+
+
+@pytest.mark.slow
+def test_nbgrader_collect_files_travel_with_the_submission(graded):
+    """timestamp.txt and submission_secret.txt (nbgrader collect) reach the feedback folder,
+    where `nbgrader release_feedback` needs them."""
+    name = ASSIGNMENTS[0]
+    fb = graded["root"] / "feedback" / "untouched" / name
+    assert (fb / "submission_secret.txt").read_text(encoding="utf-8") == f"secret-{name}"
+    assert graded["scores"][("untouched", name)] is not None
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{graded['root'] / 'gradebook.db'}") as gb:
+        ts = gb.find_submission(name, "untouched").timestamp
+    assert (ts.hour, ts.minute) == (10, 15)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ASSIGNMENTS)
+def test_solution_untouched_partial(graded, name):
+    sc = graded["scores"]
+    full, zero, part = sc[("solution", name)], sc[("untouched", name)], sc[(graded["moodle_id"], name)]
+    assert full.max_code_score > 0 and full.code_score == full.max_code_score
+    assert zero.code_score == 0
+    failing = graded["expected"][(graded["moodle_id"], name)][1]
+    meta = grade_meta(source(name))
+    assert part.code_score == pytest.approx(full.max_code_score - sum(meta[g] for g in failing))
+    if 0 < len(failing) < len(meta):
+        assert 0 < part.code_score < part.max_code_score
+
+
+@pytest.mark.slow
+def test_every_test_cell_scored_as_expected(graded):
+    """Cell by cell: the tests a submission must fail score 0, all others full points, and
+    each score agrees with the autograded notebook (an error output means 0)."""
+    root = graded["root"]
+    for (learner, name), (kind, failing) in graded["expected"].items():
+        if kind == "kernel_dies":
+            continue
+        meta = grade_meta(source(name))
+        cells = grading.cell_scores(root, learner, name)
+        ag = autograded_nb(root, learner, name)
+        errored = {c.metadata["nbgrader"]["grade_id"] for c in ag.cells
+                   if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")
+                   and any(o.get("output_type") == "error" for o in c.get("outputs", []))}
+        for gid, pts in meta.items():
+            score = cells[gid][0]
+            if failing is not None:
+                assert score == (0 if gid in failing else pts), f"{learner}/{name} {kind}: {gid} scored {score}"
+            if gid in errored or gid not in {c.metadata.get("nbgrader", {}).get("grade_id") for c in ag.cells}:
+                assert score == 0, f"{learner}/{name} {kind}: {gid} failed but scored {score}"
+            else:
+                assert score == pts, f"{learner}/{name} {kind}: {gid} passed but scored {score}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", REPRESENTATIVE)
+def test_infinite_loop_times_out_and_is_graded(graded, name):
+    o = graded["outcomes"][(str(CANVAS_UID["timeout"]), name)]
+    assert o.graded and o.timeouts >= 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", REPRESENTATIVE)
+def test_first_cell_raising_is_graded(graded, name):
+    learner = str(CANVAS_UID["import_error"])
+    ag = autograded_nb(graded["root"], learner, name)
+    first = next(c for c in ag.cells if c.cell_type == "code")
+    assert any(o.get("ename") == "ModuleNotFoundError" for o in first.outputs)
+    s = graded["scores"][(learner, name)]
+    assert 0 <= s.code_score <= s.max_code_score
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", REPRESENTATIVE)
+def test_edited_test_cell_is_restored(graded, name):
+    learner = str(CANVAS_UID["edited_test"])
+    failing = graded["expected"][(learner, name)][1]
+    src = {c.metadata["nbgrader"]["grade_id"]: c.source for c in source(name).cells
+           if c.metadata.get("nbgrader", {}).get("grade_id")}
+    for c in autograded_nb(graded["root"], learner, name).cells:
+        gid = c.metadata.get("nbgrader", {}).get("grade_id")
+        if gid in failing:
+            assert c.source == src[gid] != "pass"
+    s, p = graded["scores"][(learner, name)], graded["scores"][(graded["moodle_id"], name)]
+    assert s.code_score == p.code_score < s.max_code_score  # as if not solved: same as the partial
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", REPRESENTATIVE)
+def test_big_output_is_limited(graded, name):
+    learner = str(CANVAS_UID["big_output"])
+    s = graded["scores"][(learner, name)]
+    assert s.code_score == s.max_code_score
+    ag = graded["root"] / "autograded" / learner / name / f"{name}.ipynb"
+    fb = graded["root"] / "feedback" / learner / name / f"{name}.html"
+    assert ag.stat().st_size < 2_000_000 and fb.stat().st_size < 3_000_000
+    assert "出力が長すぎるため" in fb.read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_csv_has_a_row_per_learner_with_reasons(graded):
+    rows, sc = graded["rows"], graded["scores"]
+    learners = {k[0] for k in graded["expected"]} | {"broken", "stray"}
+    assert learners <= set(rows)
+    first = ASSIGNMENTS[0]
+    for (learner, name), s in sc.items():
+        assert float(rows[learner][name]) == pytest.approx(s.score)
+    sol = rows["solution"]
+    assert float(sol["total"]) == pytest.approx(sum(sc[("solution", a)].score for a in ASSIGNMENTS))
+    written = sum(sc[("solution", a)].max_written_score for a in ASSIGNMENTS)
+    assert float(sol["pending_manual"]) == pytest.approx(written) and written > 0
+    assert rows["broken"][first] == "0" and "壊れたノートブック" in rows["broken"]["notes"]
+    assert "課題が分からない" in rows["stray"]["notes"]
+    kd = rows[str(CANVAS_UID["kernel_dies"])]
+    assert kd[REPRESENTATIVE[0]] == "0" and "Kernel died" in kd["notes"]
+    assert rows[graded["moodle_id"]]["name"] == MOODLE_NAME
+    assert rows["untouched"][ASSIGNMENTS[-1]] == "0" and rows["broken"][ASSIGNMENTS[-1]] == ""
+
+
+@pytest.mark.slow
+def test_summary_says_what_failed_and_why(graded):
+    text = grade_cli.format_summary(graded["report"])
+    assert "採点できなかった: 1 件" in text and "Kernel died" in text
+    assert "時間切れのセルあり" in text and "壊れたノートブック" in text and "重複" in text
+    print(text)
+
+
+@pytest.mark.slow
+def test_regrading_the_same_export_grades_nothing_again(graded, tmp_path):
+    """Submissions identical to the graded ones are skipped; the CSV is the same."""
+    report = grade_cli.grade(graded["root"].parent / "export", graded["root"], course=ROOT,
+                             progress=False, feedback=False, csv_path=tmp_path / "again.csv")
+    assert report.placed == [] and report.run.outcomes == []
+    assert len(report.unchanged) == len(graded["expected"])  # the failed one too: it did not change
+    with open(tmp_path / "again.csv", encoding="utf-8-sig", newline="") as fh:
+        again = {r["learner_id"]: r for r in csv.DictReader(fh)}
+    for lid, row in graded["rows"].items():
+        assert {k: v for k, v in again[lid].items() if k != "notes"} == {k: v for k, v in row.items() if k != "notes"}
+
+
+# --------------------------------------------------------------------------- reading an LMS export (fast)
+
+KNOWN = ["00_start_here", "01_count_tokens", "10_rag_lab"]
+
+
+@pytest.mark.parametrize("rel, learner, name, layout, assignment", [
+    ("alice/00_start_here.ipynb", "alice", "alice", "folder", "00_start_here"),
+    ("export/alice/01_count_tokens/01_count_tokens.ipynb", "alice", "alice", "folder", "01_count_tokens"),
+    ("Taro Yamada/00_start_here (1).ipynb", "Taro_Yamada", "Taro Yamada", "folder", "00_start_here"),
+    ("山田 太郎_12345_assignsubmission_file_/10_rag_lab.ipynb", grade_cli.learner_id("山田 太郎"), "山田 太郎",
+     "moodle", "10_rag_lab"),
+    ("山田 太郎_777_assignsubmission_file_/sub/00_start_here.ipynb", grade_cli.learner_id("山田 太郎"), "山田 太郎",
+     "moodle", "00_start_here"),
+    ("yamadataro_12345_67890_00_start_here.ipynb", "12345", "yamadataro", "canvas", "00_start_here"),
+    ("yamadataro_LATE_12345_67891_00_start_here-1.ipynb", "12345", "yamadataro", "canvas", "00_start_here"),
+    ("bob/homework.ipynb", "bob", "bob", "folder", None),
+    ("00_start_here.ipynb", None, "", "", "00_start_here"),
+])
+def test_identify(rel, learner, name, layout, assignment):
+    up = grade_cli.identify(rel, KNOWN)
+    assert (up.learner, up.name, up.layout, up.assignment) == (learner, name, layout, assignment)
+
+
+def test_learner_ids_are_safe_and_stable():
+    assert grade_cli.learner_id("alice") == "alice"
+    assert grade_cli.learner_id("taro@example.com") == "taro_example.com"
+    jp = grade_cli.learner_id("山田 太郎")
+    assert jp == grade_cli.learner_id("山田　太郎") and jp.startswith("u") and len(jp) == 11 and jp.isascii()
+
+
+def test_zip_names_in_cp932_are_decoded(tmp_path):
+    class RawName(zipfile.ZipInfo):  # what Windows tools write: CP932 bytes, no UTF-8 flag
+        def _encodeFilenameFlags(self):
+            return self.filename.encode("cp437"), self.flag_bits
+
+    name = "山田_1_assignsubmission_file_/00_start_here.ipynb"
+    info = RawName(name.encode("cp932").decode("cp437"))
+    upload = tmp_path / "cp932.zip"
+    with zipfile.ZipFile(upload, "w") as zf:
+        zf.writestr(info, "{}")
+    info = zipfile.ZipFile(upload).infolist()[0]
+    assert not info.flag_bits & 0x800
+    grade_cli.extract_zip(upload, tmp_path / "out")
+    assert (tmp_path / "out" / "山田_1_assignsubmission_file_" / "00_start_here.ipynb").exists()
+
+
+def test_newest_of_duplicates_is_kept():
+    a = grade_cli.Upload("x_1_1_00_start_here.ipynb", Path("a"), 100.0, "1", assignment="00_start_here")
+    b = grade_cli.Upload("x_1_2_00_start_here-1.ipynb", Path("b"), 200.0, "1", assignment="00_start_here")
+    kept, issues = grade_cli.newest([b, a])
+    assert kept == [b] and issues[0].kind == "duplicate" and a.rel in issues[0].detail
+
+
+def test_broken_notebooks_are_recognized(tmp_path):
+    cases = {"notjson.ipynb": "{ nope", "notnb.ipynb": "[1, 2]", "binary.ipynb": b"\xff\xfe\x00"}
+    for fname, content in cases.items():
+        p = tmp_path / fname
+        p.write_bytes(content if isinstance(content, bytes) else content.encode())
+        reason, _ = grade_cli.check_notebook(p)
+        assert reason, fname
+    good = tmp_path / "good.ipynb"
+    nbformat.write(source("00_start_here") if "00_start_here" in ASSIGNMENTS else nbformat.v4.new_notebook(), good)
+    reason, cells = grade_cli.check_notebook(good)
+    assert reason is None
+
+
+def test_grade_command_reports_bad_input(tmp_path, capsys):
+    from ctxlab import cli
+
+    assert cli.main(["grade"]) == 2
+    assert cli.main(["grade", str(tmp_path / "missing.zip"), "--root", str(tmp_path / "g")]) == 2
+    err = capsys.readouterr().err
+    assert "見つかりません" in err or "指定してください" in err
+
+
+@pytest.mark.slow
+def test_validate_reports_failures_with_an_exit_code(tmp_path, capsys):
+    """`nbgrader validate` exits 0 when tests fail; `ctxlab grade --validate` returns 1 and says which cell."""
+    name = ASSIGNMENTS[0]
+    nb, failing = grading.make_variant(source(name), "partial")
+    path = tmp_path / f"{name}.ipynb"
+    nbformat.write(nb, path)
+    assert grade_cli.validate([path]) == 1  # runs grading.validate (nbgrader's Validator) once
+    out = capsys.readouterr().out
+    assert "失敗" in out and "NotImplementedError" in out
