@@ -21,9 +21,10 @@ def p95(times: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
 
 
-def report(name: str, times: list[float], goal_s: float | None = None) -> None:
+def report(name: str, times: list[float], goal_s: float | None = None, decimals: int = 1) -> None:
     med = statistics.median(times)
-    line = f"{name:58s} median {med * 1000:9.1f} ms   p95 {p95(times) * 1000:9.1f} ms   (n={len(times)})"
+    line = (f"{name:58s} median {med * 1000:9.{decimals}f} ms   p95 {p95(times) * 1000:9.{decimals}f} ms"
+            f"   (n={len(times)})")
     if goal_s is not None:
         line += f"   goal < {goal_s * 1000:.0f} ms: {'met' if med < goal_s else 'NOT met'} ({med / goal_s:.2f} of goal)"
     print(line)

@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from _util import measure, p95, report  # noqa: E402
+from _util import measure, report  # noqa: E402
 
 from ctxlab import corpus, rag, retrieval  # noqa: E402
 
@@ -98,11 +97,7 @@ def hybrid_times(lemma: retrieval.BM25Index, bigram: retrieval.BM25Index, questi
 
 
 def quantiles(name: str, times: list[float], goal: float | None = None) -> None:
-    med = statistics.median(times)
-    line = f"{name:58s} median {med * 1000:9.2f} ms   p95 {p95(times) * 1000:9.2f} ms   (n={len(times)})"
-    if goal is not None:
-        line += f"   goal < {goal * 1000:.0f} ms: {'met' if med < goal else 'NOT met'} ({med / goal:.2f} of goal)"
-    print(line)
+    report(name, times, goal, decimals=2)
 
 
 def main() -> None:

@@ -11,7 +11,7 @@ from ctxlab import tokens
 from ctxlab.client import get_sandbox, is_offline, make_client, mode_line
 from ctxlab.sandbox import ANSWER_MARKER, Sandbox
 
-FAKE_KEY = "sk-ant-test-0123456789-do-not-print"
+FAKE_KEY = "fake-test-key-0123456789-do-not-print"
 
 
 @pytest.fixture(autouse=True)
