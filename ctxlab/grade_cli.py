@@ -11,6 +11,8 @@ a temporary folder).
 Layouts recognized (the assignment comes from a known assignment id in the path):
 
 - a folder per learner: ``LEARNER/00_start_here.ipynb`` or ``LEARNER/00_start_here/00_start_here.ipynb``
+  (what ``nbgrader collect`` leaves in ``submitted/``; its ``timestamp.txt`` and
+  ``submission_secret.txt`` travel with the notebook, so ``nbgrader release_feedback`` works)
 - Moodle: ``氏名_12345_assignsubmission_file_/00_start_here.ipynb`` (the number is a
   per-assignment participant id, so the learner is the name)
 - Canvas: ``learnername_12345_67890_00_start_here.ipynb`` (also ``learnername_LATE_...``;

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import copy
 import html
+import json
 import re
 from pathlib import Path
 
@@ -53,6 +54,12 @@ def secret_lines(src_nb, release_text: str) -> list[str]:
             if len(line) >= 8 and BEGIN not in line and END not in line and line not in release_text:
                 out.append(line)
     return out
+
+
+def cell_sources(notebook_json: str) -> str:
+    """Every cell's source of a notebook file's text."""
+    nb = json.loads(notebook_json)
+    return "\n".join("".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in nb["cells"])
 
 
 def html_text(path: Path) -> str:
@@ -139,17 +146,10 @@ def feedback(tmp_path_factory):
             nbformat.write(nb, path)
             grading.place_submission(root, student, name, path)
         release_text = (root / "course" / name / f"{name}.ipynb").read_text(encoding="utf-8")
-        cases[name] = {"cell": cell, "secrets": secret_lines(src, json_unescape(release_text))}
+        cases[name] = {"cell": cell, "secrets": secret_lines(src, cell_sources(release_text))}
     run = grading.grade_parallel(root, progress=False)
     assert all(o.graded and o.feedback for o in run.outcomes), run.outcomes
     return root, cases
-
-
-def json_unescape(text: str) -> str:
-    import json
-
-    nb = json.loads(text)
-    return "\n".join("".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in nb["cells"])
 
 
 def autograded(root, student, name):

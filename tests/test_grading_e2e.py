@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import json
 import os
 import zipfile
 from pathlib import Path
