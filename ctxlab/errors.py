@@ -1,0 +1,43 @@
+"""The one error root of ctxlab: every error the course raises on purpose is a CtxlabError.
+
+Each kind keeps the built-in base it had (ValueError, RuntimeError), so code that caught
+those before still catches them. ``except CtxlabError`` catches all of them at once.
+"""
+from __future__ import annotations
+
+
+class CtxlabError(Exception):
+    """Root of the course's own errors. The message says what was wrong and what to do."""
+
+
+class InputError(CtxlabError, ValueError):
+    """A file, folder or argument given to ctxlab is not what it needs (says which and why)."""
+
+
+class DocumentError(InputError):
+    """A document folder or file cannot be read as the course's documents."""
+
+
+class SchemaError(InputError):
+    """A data file (price table, catalog, questions, quiz bank) breaks its schema.
+
+    ``problems`` lists every problem found, each as "file: field: what is wrong".
+    """
+
+    def __init__(self, path, problems: list[str]):
+        self.path = str(path)
+        self.problems = list(problems)
+        lines = "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(f"{self.path} に {len(self.problems)} 件の問題があります（直してから読み直してください）:\n{lines}")
+
+
+class QuizError(InputError):
+    """A quiz bank or a set of answers is malformed."""
+
+
+class GradeError(InputError):
+    """Submissions or a course folder cannot be graded as given."""
+
+
+class BudgetExceeded(CtxlabError, RuntimeError):
+    """A request or a cell would spend more than the budget the learner set."""
