@@ -30,8 +30,8 @@ def main() -> None:
                measure(lambda: subprocess.run(cmd, check=True, capture_output=True), runs=7), goal_s=1.0)
     report("python -c 'import ctxlab'",
            measure(lambda: subprocess.run([sys.executable, "-c", "import ctxlab"], check=True), runs=7))
-    report("python -c 'import ctxlab.pricing, ctxlab.tokens'",
-           measure(lambda: subprocess.run([sys.executable, "-c", "import ctxlab.pricing, ctxlab.tokens"],
+    report("python -c 'import ctxlab.costs.pricing, ctxlab.api.tokens'",
+           measure(lambda: subprocess.run([sys.executable, "-c", "import ctxlab.costs.pricing, ctxlab.api.tokens"],
                                           check=True), runs=7))
     report("python -c 'pass' (interpreter start-up, for reference)",
            measure(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True), runs=7))

@@ -28,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _util import measure, report  # noqa: E402
 
-from ctxlab import corpus, rag, retrieval  # noqa: E402
+from ctxlab import corpus, retrieval
+from ctxlab.labs import rag_lab as rag  # noqa: E402
 
 GOAL_BUILD_S = 2.0
 GOAL_QUERY_S = 0.005

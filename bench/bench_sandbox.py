@@ -29,8 +29,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ctxlab import retrieval, tokens  # noqa: E402
-from ctxlab.client import make_client  # noqa: E402
+from ctxlab import estimate
+from ctxlab import retrieval
+from ctxlab.api import tokens  # noqa: E402
+from ctxlab.api.client import make_client  # noqa: E402
 from ctxlab.sandbox import Sandbox  # noqa: E402
 from ctxlab.sandbox import answer as sandbox_answer  # noqa: E402
 
@@ -65,15 +67,15 @@ def documents() -> tuple[list[tuple[str, str]], str]:
     files = sorted(glob.glob(str(ROOT / "data" / "rules" / "*.txt")))
     if len(files) >= 40:
         docs = [(Path(f).stem, Path(f).read_text(encoding="utf-8")) for f in files]
-        have = sum(tokens.estimate_text(t) for _, t in docs)
+        have = sum(estimate.estimate_text(t) for _, t in docs)
         note = f"{len(files)} files of data/rules ({have:,} estimated tokens)"
         if have < TARGET_TOKENS:
             extra = generated_text(TARGET_TOKENS - have, seed=7)
             # a few ASCII digits count less than a character each: top up to the target
-            while have + tokens.estimate_text(extra) < TARGET_TOKENS:
-                extra = generated_text(len(extra) + (TARGET_TOKENS - have - tokens.estimate_text(extra)), seed=7)
+            while have + estimate.estimate_text(extra) < TARGET_TOKENS:
+                extra = generated_text(len(extra) + (TARGET_TOKENS - have - estimate.estimate_text(extra)), seed=7)
             docs.append(("generated_supplement", extra))
-            note += f" + a generated supplement of {tokens.estimate_text(extra):,} tokens"
+            note += f" + a generated supplement of {estimate.estimate_text(extra):,} tokens"
         return docs, note
     text = generated_text(197_000)
     return [("generated", text)], f"generated Japanese text of {len(text):,} characters (data/rules has {len(files)} files)"

@@ -11,9 +11,9 @@ import importlib.util
 __version__ = "0.1.0"
 
 _LAZY = {
-    "make_client": ("ctxlab.client", "make_client"),
-    "mode_line": ("ctxlab.client", "mode_line"),
-    "is_offline": ("ctxlab.client", "is_offline"),
+    "make_client": ("ctxlab.api.client", "make_client"),
+    "mode_line": ("ctxlab.api.client", "mode_line"),
+    "is_offline": ("ctxlab.api.client", "is_offline"),
     "Sandbox": ("ctxlab.sandbox", "Sandbox"),
 }
 
@@ -23,7 +23,7 @@ def __getattr__(name: str):
         module, attr = _LAZY[name]
         return getattr(importlib.import_module(module), attr)
     if not name.startswith("_") and importlib.util.find_spec(f"ctxlab.{name}") is not None:
-        return importlib.import_module(f"ctxlab.{name}")  # any submodule: ctxlab.citations, ...
+        return importlib.import_module(f"ctxlab.{name}")  # any submodule: ctxlab.labs.citations, ...
     raise AttributeError(f"module 'ctxlab' has no attribute {name!r}")
 
 

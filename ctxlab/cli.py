@@ -10,9 +10,9 @@ import json
 import sys
 from pathlib import Path
 
-from . import pricing
-from .compare import Profile, compare, format_table
-from .docs import DocumentError, load_folder
+from ctxlab.costs import pricing
+from ctxlab.costs.compare import Profile, compare, format_table
+from ctxlab.corpus.documents import DocumentError, load_folder
 
 
 def _positive_int(s: str) -> int:
@@ -43,10 +43,10 @@ def _rate(s: str) -> float:
 
 
 def _count_docs(texts: list[str], mode: str, model: str) -> tuple[int, str]:
-    from . import tokens
+    from ctxlab.api import tokens
 
     if mode == "api":
-        from .client import is_offline, make_client
+        from ctxlab.api.client import is_offline, make_client
 
         client = make_client()
         if is_offline(client):
@@ -98,7 +98,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_release(args: argparse.Namespace) -> int:
-    from .release import release
+    from ctxlab.release import release
 
     changed = release(Path(args.root), assignments=args.assignment or None)
     for name in changed:
@@ -107,7 +107,7 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from .grade_cli import run
+    from ctxlab.grade_cli import run
 
     return run(args)
 
@@ -141,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--root", default=".", help="course root (holds solutions/ and course/)")
     r.set_defaults(func=cmd_release)
 
-    from .grade_cli import add_arguments as grade_arguments
+    from ctxlab.grade_cli import add_arguments as grade_arguments
 
     g = sub.add_parser("grade", help="提出物（LMS のフォルダか zip）を nbgrader で並列に採点し、成績 CSV とフィードバックを作る")
     grade_arguments(g)

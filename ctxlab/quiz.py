@@ -28,7 +28,10 @@ from typing import Mapping
 
 import yaml
 
-QUIZZES = Path(__file__).resolve().parent.parent / "quizzes"
+from ctxlab._paths import QUIZZES_DIR
+from ctxlab.errors import QuizError
+
+QUIZZES = QUIZZES_DIR
 KNOWLEDGE_CHECK = "knowledge_check"
 
 #: The course's lessons, in order: the ids a question may name as the lesson it checks.
@@ -39,10 +42,6 @@ LESSONS = (
 MIN_CHOICES, MAX_CHOICES = 3, 5
 _QID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _CID = re.compile(r"^[a-e]$")
-
-
-class QuizError(ValueError):
-    """A bank that cannot be used; the message lists every problem found."""
 
 
 def key_hash(salt: str, question_id: str, choice_id: str) -> str:
@@ -332,7 +331,7 @@ def plot_by_lesson(bank: Bank, answers: Mapping | None, ax=None):
     """Horizontal bars: for each lesson the bank checks, questions answered right and not."""
     import matplotlib.pyplot as plt
 
-    from . import plots  # noqa: F401  (Japanese font)
+    from ctxlab import plots  # noqa: F401  (Japanese font)
 
     s = score(bank, answers)
     lessons = [lesson for lesson in LESSONS if lesson in s.by_lesson]

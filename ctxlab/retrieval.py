@@ -17,7 +17,7 @@ Tokenization
     200,000 characters). Repeated short texts (sentences, queries) are cached.
 
 Token budget
-    Chunk sizes are measured with :func:`ctxlab.tokens.estimate_text`, the course's
+    Chunk sizes are measured with :func:`ctxlab.estimate.estimate_text`, the course's
     offline estimate (1 Japanese character = 1 token), not with the tokenizer above: the
     tokenizer makes search terms, the estimate measures what a chunk costs in a prompt.
 
@@ -37,7 +37,9 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from .tokens import estimate_text
+from ctxlab import estimate
+from ctxlab.estimate import estimate_text
+from ctxlab import _text
 
 __all__ = [
     "tokenize",
@@ -254,7 +256,7 @@ class Chunk:
 
     @property
     def tokens(self) -> int:
-        """Estimated prompt tokens of the chunk (ctxlab.tokens.estimate_text)."""
+        """Estimated prompt tokens of the chunk (ctxlab.estimate.estimate_text)."""
         return estimate_text(self.text)
 
     def context_header(self) -> str:
@@ -269,14 +271,6 @@ class Chunk:
         return " > ".join(parts)
 
 
-_NUM = "0-9０-９一二三四五六七八九十百千〇"
-_CHAPTER_RE = re.compile(rf"^第[{_NUM}]+章(?=[\s　]|$)")
-_SECTION_RE = re.compile(rf"^第[{_NUM}]+節(?=[\s　]|$)")
-_ARTICLE_RE = re.compile(rf"^(第[{_NUM}]+条(?:の[{_NUM}]+)?)(?=[\s　]|$)")
-_SUPPL_RE = re.compile(r"^附[\s　]*則")
-_CAPTION_RE = re.compile(r"^[（(][^（）()]{1,40}[）)][\s　]*$")
-# 「第6条（繰越し）」: an article whose caption follows the number on the same line
-_ARTICLE_INLINE_RE = re.compile(rf"^(第[{_NUM}]+条(?:の[{_NUM}]+)?)([（(][^（）()]{{1,40}}[）)])")
 
 
 def _lines(text: str) -> list[tuple[int, int]]:
@@ -413,16 +407,16 @@ def _article_units(text: str, inline_captions: bool = True) -> list[_Unit]:
     boundaries: list[tuple[int, str, str | None, str | None]] = []  # (line idx, kind, label, caption)
     for i, (s, e) in enumerate(lines):
         line = text[s:e].lstrip(_WS)
-        if _CHAPTER_RE.match(line):
+        if _text.CHAPTER.match(line):
             boundaries.append((i, "chapter", line.strip(_WS), None))
-        elif _SECTION_RE.match(line):
+        elif _text.SECTION.match(line):
             boundaries.append((i, "section", line.strip(_WS), None))
-        elif _SUPPL_RE.match(line):
+        elif _text.SUPPLEMENTARY.match(line):
             boundaries.append((i, "supplementary", line.strip(_WS), None))
         else:
-            m = _ARTICLE_RE.match(line)
+            m = _text.ARTICLE.match(line)
             if m is None and inline_captions:
-                mi = _ARTICLE_INLINE_RE.match(line)
+                mi = _text.ARTICLE_INLINE.match(line)
                 if mi:
                     boundaries.append((i, "article", mi.group(1), mi.group(2)))
                     continue
@@ -433,7 +427,7 @@ def _article_units(text: str, inline_captions: bool = True) -> list[_Unit]:
                     j -= 1
                 if j >= 0:
                     prev = text[lines[j][0] : lines[j][1]].strip(_WS)
-                    if _CAPTION_RE.match(prev):
+                    if _text.CAPTION.match(prev):
                         start_line, caption = j, prev
                 boundaries.append((start_line, "article", m.group(1), caption))
     units: list[_Unit] = []

@@ -1,4 +1,4 @@
-"""ctxlab.caching: reading usage, dollars, request layout, seed 001's model, and the cache breakers."""
+"""ctxlab.labs.prompt_caching: reading usage, dollars, request layout, seed 001's model, and the cache breakers."""
 import json
 import math
 from datetime import datetime, timedelta
@@ -6,8 +6,11 @@ from types import SimpleNamespace as NS
 
 import pytest
 
-from ctxlab import caching, corpus, messages, pricing
-from ctxlab.client import make_client
+from ctxlab.labs import prompt_caching as caching
+from ctxlab import corpus
+from ctxlab.api import messages
+from ctxlab.costs import pricing
+from ctxlab.api.client import make_client
 from ctxlab.sandbox import Sandbox
 
 MODEL = "claude-haiku-4-5"

@@ -1,12 +1,14 @@
-"""ctxlab.citations and ctxlab.widgets.citation_viewer: reading, rendering, mapping back, the fallback."""
+"""ctxlab.labs.citations and ctxlab.widgets.citation_viewer: reading, rendering, mapping back, the fallback."""
 import json
 from types import SimpleNamespace
 
 import anthropic
 import pytest
 
-from ctxlab import citations, corpus, messages
-from ctxlab.client import make_client
+from ctxlab.labs import citations
+from ctxlab import corpus
+from ctxlab.api import messages
+from ctxlab.api.client import make_client
 from ctxlab.sandbox import Sandbox
 from ctxlab.widgets.citation_viewer import CitationViewer, highlight_html
 

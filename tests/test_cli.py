@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from ctxlab import cli, docs
+from ctxlab import cli
+from ctxlab.corpus import documents as docs
 
 SEED_ARGS = ["compare", "--total-tokens", "197000", "--ask", "有給の繰越上限は？"]
 

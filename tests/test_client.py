@@ -6,9 +6,10 @@ import socket
 import anthropic
 import pytest
 
-import ctxlab.client as cc
-from ctxlab import tokens
-from ctxlab.client import get_sandbox, is_offline, make_client, mode_line
+import ctxlab.api.client as cc
+from ctxlab import estimate
+from ctxlab.api import tokens
+from ctxlab.api.client import get_sandbox, is_offline, make_client, mode_line
 from ctxlab.sandbox import ANSWER_MARKER, Sandbox
 
 FAKE_KEY = "fake-test-key-0123456789-do-not-print"
@@ -22,7 +23,7 @@ def _clean_env(monkeypatch, tmp_path):
     monkeypatch.setenv("CTXLAB_TIME_SCALE", "0")
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(cc, "PACKAGE_ROOT", tmp_path)
+    monkeypatch.setattr(cc, "REPO_ROOT", tmp_path)
 
 
 def test_no_key_means_offline_sandbox():
@@ -120,7 +121,7 @@ def test_token_counting_through_the_offline_client():
     text = "年次有給休暇は、入社6か月後に10日付与する。"
     counted = tokens.count_text(text, client)
     assert counted.method == tokens.METHOD_SANDBOX and counted.is_estimate
-    assert counted.tokens == tokens.estimate_request({"messages": [{"role": "user", "content": text}]})
+    assert counted.tokens == estimate.estimate_request({"messages": [{"role": "user", "content": text}]})
 
 
 def test_offline_client_works_with_network_blocked(monkeypatch):

@@ -1,11 +1,11 @@
-"""ctxlab.crossover against direct computation, and lesson 05's widgets headless."""
+"""ctxlab.costs.crossover against direct computation, and lesson 05's widgets headless."""
 import io
 import math
 
 import numpy as np
 import pytest
 
-from ctxlab import compare, crossover, pricing
+from ctxlab.costs import compare, crossover, pricing
 
 MODELS = list(pricing.models())
 

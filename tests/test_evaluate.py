@@ -1,12 +1,14 @@
-"""ctxlab.evaluate: grading, the harness (methods, folder, run, budget), reports, agreement, the grader widget."""
+"""ctxlab.labs.measure: grading, the harness (methods, folder, run, budget), reports, agreement, the grader widget."""
 import dataclasses
 
 import pytest
 
 import ctxlab
-from ctxlab import budget, corpus, evaluate
+from ctxlab.api import budget
+from ctxlab import corpus
+from ctxlab.labs import measure as evaluate
 from ctxlab.corpus import Question
-from ctxlab.evaluate import Graded
+from ctxlab.labs.measure import Graded
 
 
 def q(id="t1", category="single", facts=("20日",), stale=(), gold=("hr_yukyu_2025.txt",), text="有給の繰越上限は？"):

@@ -1,10 +1,11 @@
-"""ctxlab.filtering: keys from questions, fixed bundles, filter recall, the cache replay."""
+"""ctxlab.labs.metadata_filtering: keys from questions, fixed bundles, filter recall, the cache replay."""
 from types import SimpleNamespace
 
 import pytest
 
 import ctxlab
-from ctxlab import corpus, filtering
+from ctxlab import corpus
+from ctxlab.labs import metadata_filtering as filtering
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +107,7 @@ def test_offline_fallback_says_so_and_never_calls_the_model():
 
 
 class FakeOnlineClient:
-    """Looks like a real-API client to ctxlab.client.is_offline; replies with a fixed word."""
+    """Looks like a real-API client to ctxlab.api.client.is_offline; replies with a fixed word."""
 
     base_url = "https://api.anthropic.com"
 

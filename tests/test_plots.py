@@ -7,7 +7,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib import font_manager  # noqa: E402
 
-from ctxlab import plots  # noqa: E402
+from ctxlab import published  # noqa: E402
+from ctxlab.plots import papers  # noqa: E402
 
 
 def test_japanese_font_is_selected_and_found():
@@ -19,7 +20,7 @@ def test_japanese_font_is_selected_and_found():
 def test_japanese_labels_render_without_missing_glyphs():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ax = plots.lost_in_the_middle()
+        ax = papers.lost_in_the_middle()
         ax.figure.canvas.draw()
         plt.close(ax.figure)
     missing = [w for w in caught if "missing from font" in str(w.message)]
@@ -27,10 +28,10 @@ def test_japanese_labels_render_without_missing_glyphs():
 
 
 def test_published_figures_are_labelled_with_their_source():
-    ax = plots.lost_in_the_middle()
+    ax = papers.lost_in_the_middle()
     title = ax.get_title()
     plt.close(ax.figure)
     assert "公表値" in title and "Liu et al." in title
-    data = plots.published()
+    data = published.figures()
     for key in ("lost_in_the_middle", "ruler", "contextual_retrieval"):
         assert data[key]["citation"] and "not measured" in data[key]["note"]

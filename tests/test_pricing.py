@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from ctxlab import pricing
+from ctxlab.costs import pricing
 
 W5, W1, R, S = 1.25, 2.0, 0.1, 0.02
 

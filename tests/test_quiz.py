@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ctxlab import pricing
+from ctxlab.costs import pricing
 from ctxlab import quiz as qz
 from ctxlab.widgets.quiz import Quiz, progress_text
 

@@ -1,8 +1,10 @@
-"""ctxlab.rag (lesson 10) and the small additions to ctxlab.retrieval it uses."""
+"""ctxlab.labs.rag_lab (lesson 10) and the small additions to ctxlab.retrieval it uses."""
 import pytest
 
 import ctxlab
-from ctxlab import corpus, pricing, rag, retrieval
+from ctxlab import corpus, retrieval
+from ctxlab.costs import pricing
+from ctxlab.labs import rag_lab as rag
 from ctxlab.corpus import Question
 
 INLINE = """年次有給休暇取扱規程
@@ -253,7 +255,7 @@ def test_corpus_context_cost_sums_documents(lab):
     one = lab.docs[0]
     mine = [c for c in arts if c.doc_id == one.file]
     assert abs(rag.corpus_context_cost([one], mine).total
-               - rag.context_cost(ctxlab.tokens.estimate_text(one.text), [c.meta["tokens"] for c in mine]).total) < 1e-12
+               - rag.context_cost(ctxlab.estimate.estimate_text(one.text), [c.meta["tokens"] for c in mine]).total) < 1e-12
 
 
 def test_contextualize_offline_is_the_labelled_fixed_header(lab):
@@ -308,12 +310,17 @@ def test_lab_accepts_other_corpora():
 
 @pytest.fixture
 def pretend_online(monkeypatch):
-    """A sandbox client that the budget guard and the online branches treat as the real API."""
-    from ctxlab import budget
+    """An SDK client on a stand-in API (the sandbox served at another URL): ctxlab treats it as the real API."""
+    import anthropic
+    import httpx2
 
-    monkeypatch.setattr("ctxlab.client.is_offline", lambda client: False)
+    from ctxlab.api import budget
+
     monkeypatch.setattr(budget, "_spent", 0.0)
-    return ctxlab.make_client(sandbox=ctxlab.Sandbox())
+    client = anthropic.Anthropic(api_key="test-key", base_url="http://stand-in.invalid", max_retries=0,
+                                 http_client=httpx2.Client(transport=ctxlab.Sandbox().transport()))
+    assert not ctxlab.is_offline(client)
+    return client
 
 
 def test_contextualize_online_over_budget_falls_back(lab, pretend_online, monkeypatch, capsys):
@@ -330,7 +337,7 @@ def test_contextualize_online_calls_the_api_in_order(lab, pretend_online, monkey
     ctx = rag.contextualize(chunks, [big], pretend_online, progress=False, glossary={"有給": "年休"})
     assert ctx.method.startswith("Claude による文脈付与") and len(ctx.headers) == 3
     assert all(h.strip() for h in ctx.headers) and ctx.cost_usd > 0
-    expected = rag.context_cost(ctxlab.tokens.estimate_text(big.text), [c.meta["tokens"] for c in chunks])
+    expected = rag.context_cost(ctxlab.estimate.estimate_text(big.text), [c.meta["tokens"] for c in chunks])
     assert ctx.cost_usd < 2 * expected.total
 
 

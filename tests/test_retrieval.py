@@ -16,7 +16,7 @@ from ctxlab.retrieval import (
     split_sentences,
     tokenize,
 )
-from ctxlab.tokens import estimate_text
+from ctxlab.estimate import estimate_text
 
 REGULATION = """年次有給休暇取扱規程
 

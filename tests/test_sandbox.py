@@ -7,8 +7,10 @@ import json
 import anthropic
 import pytest
 
-from ctxlab import pricing, tokens
-from ctxlab.client import make_client
+from ctxlab.costs import pricing
+from ctxlab import estimate
+from ctxlab.api import tokens
+from ctxlab.api.client import make_client
 from ctxlab.sandbox import ANSWER_MARKER, Sandbox
 
 OPUS = "claude-opus-5"
@@ -73,7 +75,7 @@ def ask(client, content, model=OPUS, max_tokens=400, **kw):
 
 def prefix_tokens(*blocks) -> int:
     """Tokens of a one-message prefix made of ``blocks`` (the documented estimator)."""
-    return tokens.REQUEST_OVERHEAD + tokens.PER_MESSAGE_OVERHEAD + sum(tokens.estimate_blocks(blocks))
+    return estimate.REQUEST_OVERHEAD + estimate.PER_MESSAGE_OVERHEAD + sum(estimate.estimate_blocks(blocks))
 
 
 # ---------------------------------------------------------------- prompt caching
@@ -82,7 +84,7 @@ def prefix_tokens(*blocks) -> int:
 def test_two_identical_calls_write_then_read_exact_counts(client):
     content = [doc_block(make_doc(6000), ttl="5m"), question()]
     cached = prefix_tokens(content[0])
-    after = tokens.estimate_blocks([content[1]])[0]
+    after = estimate.estimate_blocks([content[1]])[0]
 
     first = ask(client, content)
     assert first.usage.cache_creation_input_tokens == cached
@@ -148,7 +150,7 @@ def test_tool_choice_invalidates_messages_but_not_system(client):
     first = client.messages.create(model=OPUS, max_tokens=100, tools=tools, system=system, messages=messages)
     changed = client.messages.create(model=OPUS, max_tokens=100, tools=tools, system=system, messages=messages,
                                      tool_choice={"type": "any"})
-    system_prefix = tokens.estimate_request({"tools": tools, "system": system})  # no messages
+    system_prefix = estimate.estimate_request({"tools": tools, "system": system})  # no messages
     assert first.usage.cache_read_input_tokens == 0
     assert changed.usage.cache_read_input_tokens == system_prefix  # tools + system still hit
     assert changed.usage.cache_creation_input_tokens == first.usage.cache_creation_input_tokens - system_prefix
@@ -161,7 +163,7 @@ def test_below_the_minimum_nothing_is_cached_and_no_error(client):
         r = ask(client, content)
         assert r.usage.cache_creation_input_tokens == 0
         assert r.usage.cache_read_input_tokens == 0
-        assert r.usage.input_tokens == tokens.estimate_request({"messages": [{"role": "user", "content": content}]})
+        assert r.usage.input_tokens == estimate.estimate_request({"messages": [{"role": "user", "content": content}]})
 
 
 def test_minimum_is_per_model(client):
@@ -229,8 +231,8 @@ def test_mixed_ttls_split_the_creation_and_1h_must_come_first(client):
     system = [{"type": "text", "text": sys_text, "cache_control": {"type": "ephemeral", "ttl": "1h"}}]
     r = client.messages.create(model=OPUS, max_tokens=100, system=system,
                                messages=[{"role": "user", "content": [doc, question()]}])
-    system_part = tokens.REQUEST_OVERHEAD + tokens.estimate_blocks(system)[0]
-    doc_part = tokens.PER_MESSAGE_OVERHEAD + tokens.estimate_blocks([doc])[0]
+    system_part = estimate.REQUEST_OVERHEAD + estimate.estimate_blocks(system)[0]
+    doc_part = estimate.PER_MESSAGE_OVERHEAD + estimate.estimate_blocks([doc])[0]
     assert r.usage.cache_creation.ephemeral_1h_input_tokens == system_part
     assert r.usage.cache_creation.ephemeral_5m_input_tokens == doc_part
     assert r.usage.cache_creation_input_tokens == system_part + doc_part
@@ -410,7 +412,7 @@ def test_max_tokens_cuts_the_answer(client):
     msg = client.messages.create(model=OPUS, max_tokens=10, messages=msgs)
     assert msg.stop_reason == "max_tokens"
     assert 1 <= msg.usage.output_tokens <= 10
-    assert sum(tokens.estimate_text(b.text) for b in msg.content) <= 10
+    assert sum(estimate.estimate_text(b.text) for b in msg.content) <= 10
 
 
 def test_response_shape_is_the_documented_one(client):
@@ -525,7 +527,7 @@ def test_count_tokens_agrees_with_create(client):
         {"role": "user", "content": "第3条の期限も教えてください。"},
     ]
     counted = client.messages.count_tokens(model=OPUS, tools=tools, system=system, messages=messages).input_tokens
-    assert counted == tokens.estimate_request({"tools": tools, "system": system, "messages": messages})
+    assert counted == estimate.estimate_request({"tools": tools, "system": system, "messages": messages})
     for _ in range(2):  # a write, then a read: the total stays the same
         u = client.messages.create(model=OPUS, max_tokens=100, tools=tools, system=system, messages=messages).usage
         assert u.cache_read_input_tokens + u.cache_creation_input_tokens + u.input_tokens == counted
@@ -582,7 +584,7 @@ def test_request_errors(client, kwargs, exc, status, message):
 def test_prompt_over_the_context_window(client):
     window = pricing.get_model(HAIKU).context_window
     content = [doc_block(make_doc(window * 5 // 4)), question()]
-    total = tokens.estimate_request({"messages": [{"role": "user", "content": content}]})
+    total = estimate.estimate_request({"messages": [{"role": "user", "content": content}]})
     assert total > window
     with pytest.raises(anthropic.BadRequestError) as e:
         ask(client, content, model=HAIKU)

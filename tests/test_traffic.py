@@ -1,10 +1,12 @@
-"""ctxlab.traffic: synthetic days, the TTL model, and the replay through the SDK and the sandbox."""
+"""ctxlab.labs.ttl: synthetic days, the TTL model, and the replay through the SDK and the sandbox."""
 import math
 
 import pytest
 
 import ctxlab
-from ctxlab import corpus, pricing, traffic
+from ctxlab import corpus
+from ctxlab.costs import pricing
+from ctxlab.labs import ttl as traffic
 from ctxlab.sandbox import TTL_SECONDS as SANDBOX_TTLS
 
 DAY = 11 * 3600

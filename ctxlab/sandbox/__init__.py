@@ -3,7 +3,7 @@
 The SDK talks to :meth:`Sandbox.handle` through an ``httpx2.MockTransport``, so notebook
 code is exactly the code one would write against the real API::
 
-    from ctxlab.client import make_client
+    from ctxlab.api.client import make_client
     from ctxlab.sandbox import Sandbox
 
     sb = Sandbox()
@@ -14,10 +14,10 @@ code is exactly the code one would write against the real API::
     sb.advance(6 * 60)   # move the clock: a 5-minute cache entry expires
     sb.log               # every request: time, usage, simulated TTFT, cost
 
-What it models: token counts (``ctxlab.tokens`` estimates), prompt caching (prefix in the
+What it models: token counts (``ctxlab.api.tokens`` estimates), prompt caching (prefix in the
 order tools -> system -> messages, up to 4 breakpoints, 20-block lookback, 5m/1h TTL
 refreshed on read, minimum cacheable length per model, per-model caches, exact usage
-fields), time to first token (``ctxlab.pricing.ttft_seconds``), streaming (SSE, with
+fields), time to first token (``ctxlab.costs.pricing.ttft_seconds``), streaming (SSE, with
 ``citations_delta``), citations, structured output, ``count_tokens``, and the API's errors.
 Answers are extractive (BM25 over the request's sentences, see ``ctxlab.retrieval``) and
 start with ``ANSWER_MARKER``; the sandbox never reads the course's gold answers.
@@ -27,11 +27,11 @@ Extras the real API does not have are kept apart: the ``sandbox`` field of a res
 """
 from __future__ import annotations
 
-from .answer import ANSWER_MARKER
-from .cache import LOOKBACK_BLOCKS, TTL_SECONDS
-from .core import BASE_URL, DEFAULT_TIME_SCALE, Clock, LogEntry, Sandbox
-from .errors import ApiError
-from .request import MAX_BREAKPOINTS
+from ctxlab.sandbox.answer import ANSWER_MARKER
+from ctxlab.sandbox.cache import LOOKBACK_BLOCKS, TTL_SECONDS
+from ctxlab.sandbox.core import BASE_URL, DEFAULT_TIME_SCALE, Clock, LogEntry, Sandbox
+from ctxlab.sandbox.errors import ApiError
+from ctxlab.sandbox.request import MAX_BREAKPOINTS
 
 __all__ = [
     "Sandbox",

@@ -17,9 +17,10 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from .. import retrieval
-from ..tokens import estimate_text
-from .request import documents_of
+from ctxlab import retrieval
+from ctxlab.estimate import estimate_text
+from ctxlab.sandbox.request import documents_of
+from ctxlab import _text
 
 ANSWER_MARKER = "[sandbox の抜粋回答]"
 MAX_SENTENCES = 3
@@ -72,11 +73,6 @@ def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-_NUM = "0-9０-９一二三四五六七八九十百千〇"
-_CAPTION = re.compile(r"^[（(][^（）()]{1,40}[）)]$")
-_CHAPTER = re.compile(rf"^(第[{_NUM}]+[章節]|附[\s　]*則)")
-_ARTICLE_HEAD = re.compile(rf"^第[{_NUM}]+条(の[{_NUM}]+)?[\s　]*([（(][^（）()]*[）)])?$")
-_ARTICLE_START = re.compile(rf"^第[{_NUM}]+条(の[{_NUM}]+)?[\s　]")
 
 
 @dataclass
@@ -108,13 +104,13 @@ def _analyse(text: str) -> Analysis:
         heading = True
         if k == 0 and len(spans) > 1 and len(sent) <= 40 and "。" not in sent:
             title = own
-        elif _CHAPTER.match(sent) and len(sent) <= 40:
+        elif _text.CHAPTER_OR_SECTION.match(sent) and len(sent) <= 40:
             chapter, article = own, ()
-        elif _CAPTION.match(sent) or _ARTICLE_HEAD.match(sent):
+        elif _text.CAPTION.match(sent) or _text.ARTICLE_HEAD.match(sent):
             article = own if not prev_heading else article + own
         else:
             heading = False
-            if _ARTICLE_START.match(sent) and not prev_heading:
+            if _text.ARTICLE_START.match(sent) and not prev_heading:
                 article = ()
         toks.append(own + title + chapter + (article if not heading else ()))
         quotable.append(not heading and len(sent) >= MIN_SENTENCE_CHARS)

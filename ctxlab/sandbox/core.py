@@ -14,18 +14,19 @@ from typing import Any, Callable, Iterator
 
 import httpx2
 
-from .. import pricing
-from .answer import build_answer
-from .cache import TTL_SECONDS, PromptCache
-from .errors import ApiError, invalid, not_found
-from .request import ParsedRequest, parse_request
+from ctxlab.costs import pricing
+from ctxlab.estimate import estimate_text
+from ctxlab.sandbox._client import BASE_URL, bind
+from ctxlab.sandbox.answer import build_answer
+from ctxlab.sandbox.cache import TTL_SECONDS, PromptCache
+from ctxlab.sandbox.errors import ApiError, invalid, not_found
+from ctxlab.sandbox.request import ParsedRequest, parse_request
 
 #: time scale of the simulated waits when nothing else is set (a notebook stays quick)
 DEFAULT_TIME_SCALE = 0.1
-BASE_URL = "http://sandbox.local"
 NOTE = (
     "offline sandbox: an extractive answer (sentences chosen by BM25 from this request's "
-    "documents), token counts estimated with ctxlab.tokens, times simulated from the latency "
+    "documents), token counts estimated with ctxlab.estimate, times simulated from the latency "
     "model of data/pricing.json (not measured); cost_usd is what this usage would cost online."
 )
 _B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
@@ -105,7 +106,7 @@ def _usage(plan, output_tokens: int) -> dict:
 class Sandbox:
     """An offline Messages API with its own prompt cache, clock and request log.
 
-    ``sb = Sandbox()`` then ``client = ctxlab.client.make_client(offline=True, sandbox=sb)``
+    ``sb = Sandbox()`` then ``client = ctxlab.api.client.make_client(offline=True, sandbox=sb)``
     (or ``sb.client()``). ``sb.advance(seconds)`` moves the clock (TTL), ``sb.log`` lists
     the requests with usage, simulated time to first token and cost,
     ``sb.cache_entries()`` shows what is cached.
@@ -269,11 +270,9 @@ class Sandbox:
         """An httpx2 transport that serves this sandbox (pass it to ``httpx2.Client``)."""
         return httpx2.MockTransport(self.handle)
 
-    def client(self):
+    def client(self, reason: str = "sandbox"):
         """An ``anthropic.Anthropic`` client bound to this sandbox."""
-        from ..client import make_client
-
-        return make_client(offline=True, sandbox=self)
+        return bind(self, reason)
 
     # ------------------------------------------------------------ HTTP
 
@@ -469,7 +468,6 @@ class Sandbox:
             yield f"event: error\ndata: {json.dumps(body)}\n\n".encode()
 
     def _sse_events(self, message: dict, ttft_wait: float, per_token_wait: float) -> Iterator[bytes]:
-        from ..tokens import estimate_text
 
         def ev(name: str, data: dict) -> bytes:
             return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()

@@ -1,8 +1,10 @@
 """Errors of the offline sandbox, shaped like the Messages API's error responses."""
 from __future__ import annotations
 
+from ctxlab.errors import CtxlabError
 
-class ApiError(Exception):
+
+class ApiError(CtxlabError):
     """An error response: HTTP status, error type and message.
 
     Serialized as ``{"type": "error", "error": {"type": ..., "message": ...}, "request_id": ...}``,

@@ -2,7 +2,7 @@
 
 The prefix is read in the API's order, tools -> system -> messages. Each block (a tool, a
 system block, a message content block; a string system or string content is one block)
-gets its estimated tokens (``ctxlab.tokens``, so the sum equals
+gets its estimated tokens (``ctxlab.api.tokens``, so the sum equals
 ``tokens.estimate_request``) and the hash of the whole prefix up to and including it.
 
 The hash is taken over the blocks **as received**: each block is serialized with
@@ -20,8 +20,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import pricing, tokens as tok
-from .errors import invalid, not_found
+from ctxlab.costs import pricing
+from ctxlab import estimate as tok
+from ctxlab.sandbox.errors import invalid, not_found
 
 MAX_BREAKPOINTS = 4
 TTLS = ("5m", "1h")

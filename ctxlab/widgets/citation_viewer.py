@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 import ipywidgets as widgets
 
-from ..citations import _get, doc_name, doc_text
+from ctxlab.labs.citations import _get, doc_name, doc_text
 
 __all__ = ["highlight_html", "CitationViewer", "MARK_STYLE"]
 

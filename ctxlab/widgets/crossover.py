@@ -18,7 +18,7 @@ Both are built the same way:
 Nothing blocks or waits: a change redraws synchronously in the kernel (no timers, no
 threads), so the widgets run headless under nbclient and nbgrader. ``.set(...)`` changes
 several controls with one redraw; ``.redraw_times`` holds the last redraw durations.
-The numbers come from :mod:`ctxlab.crossover` (compare and pricing underneath).
+The numbers come from :mod:`ctxlab.costs.crossover` (compare and pricing underneath).
 """
 from __future__ import annotations
 
@@ -39,8 +39,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import FuncFormatter
 
-from .. import compare, crossover, pricing
-from .. import plots  # noqa: F401  (Japanese font)
+from ctxlab.costs import compare, crossover, pricing
+from ctxlab import plots  # noqa: F401  (Japanese font)
 
 PATH_COLORS = {"long_context": "#1f77b4", "filter": "#2ca02c", "rag": "#d62728"}
 METHOD_COLORS = {"full": "#f4b183", "cache": "#9dc3e6", "retrieval": "#a9d18e"}

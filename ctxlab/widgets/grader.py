@@ -3,10 +3,10 @@
 ::
 
     from ctxlab.widgets.grader import Grader
-    g = Grader(graded)        # graded: the Graded records of ctxlab.evaluate.run()
+    g = Grader(graded)        # graded: the Graded records of ctxlab.labs.measure.run()
     g                         # shows the widget (the last expression of a cell)
     g.human                   # {(question_id, method): "correct" | "partial" | "wrong"}
-    g.agreement()             # ctxlab.evaluate.Agreement with the automatic grades
+    g.agreement()             # ctxlab.labs.measure.Agreement with the automatic grades
 
 The person sees the question, the reference answer and the answer, and grades it before
 the automatic grade of that answer is shown (so the machine does not anchor the person);
@@ -22,7 +22,7 @@ from typing import Iterable
 
 import ipywidgets as w
 
-from ..evaluate import LEVELS, Agreement, Graded, agreement
+from ctxlab.labs.measure import LEVELS, Agreement, Graded, agreement
 
 LABELS = {"correct": "正しい", "partial": "惜しい", "wrong": "違う"}
 STYLES = {"correct": "success", "partial": "warning", "wrong": "danger"}

@@ -24,7 +24,7 @@ import re
 
 import ipywidgets as widgets
 
-from .. import quiz as qz
+from ctxlab import quiz as qz
 
 _CODE = re.compile(r"`([^`]+)`")
 

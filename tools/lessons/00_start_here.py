@@ -21,7 +21,9 @@ nb.md("""
 
 nb.code("""
 import ctxlab
-from ctxlab import compare, corpus, pricing, tokens
+from ctxlab.costs import compare, pricing
+from ctxlab import corpus
+from ctxlab.api import tokens
 
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
@@ -74,8 +76,8 @@ nb.md("""
 
 nb.code("""
 %matplotlib inline
-from ctxlab import plots
-plots.lost_in_the_middle();
+from ctxlab.plots import papers
+papers.lost_in_the_middle();
 """)
 
 nb.md("""

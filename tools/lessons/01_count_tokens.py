@@ -19,7 +19,9 @@ nb.md("""
 
 nb.code("""
 import ctxlab
-from ctxlab import corpus, pricing, tokens
+from ctxlab import corpus
+from ctxlab.costs import pricing
+from ctxlab.api import tokens
 
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
@@ -45,7 +47,7 @@ print(f"{len(docs)} ファイル / {len(all_text):,} 字 → {n:,} tokens")
 """)
 
 nb.md("""
-`ctxlab.tokens` は同じ数え方を関数にまとめ、**どの方法で数えたか**を結果に付けます。
+`ctxlab.api.tokens` は同じ数え方を関数にまとめ、**どの方法で数えたか**を結果に付けます。
 実 API なら「count_tokens API」、オフラインなら「sandbox estimate」と表示されます。
 """)
 

@@ -20,7 +20,9 @@ nb.md("""
 
 nb.code("""
 import ctxlab
-from ctxlab import compare, corpus, pricing, tokens
+from ctxlab.costs import compare, pricing
+from ctxlab import corpus
+from ctxlab.api import tokens
 
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
@@ -69,7 +71,7 @@ nb.md("""
 
 月額 = 月の質問数 ×（ミスの割合 × ミス時の 1 回 + ヒットの割合 × ヒット時の 1 回）+ 固定費。
 RAG はチャンクが質問ごとに入れ替わるのでキャッシュがほとんど効きませんが、代わりにベクトル DB の月額がかかります。
-`ctxlab.compare` が、この計算を方式ごとにまとめて比較表にします。
+`ctxlab.costs.compare` が、この計算を方式ごとにまとめて比較表にします。
 """)
 
 nb.code("""

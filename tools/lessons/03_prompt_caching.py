@@ -26,7 +26,10 @@ import uuid
 from datetime import datetime, timedelta
 
 import ctxlab
-from ctxlab import budget, caching, corpus, messages, pricing, tokens
+from ctxlab.api import budget, messages, tokens
+from ctxlab.labs import prompt_caching
+from ctxlab import corpus
+from ctxlab.costs import pricing
 
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
@@ -71,12 +74,12 @@ API はリクエストを決まった順に 1 本の列として組み立てま�
 - 区切りは 1 リクエストに 4 つまで。API は区切りから最大 20 ブロック手前までさかのぼって、一致する項目を探します。
 - 区切りより後ろ（質問）は毎回通常の単価です。だから **毎回同じものを前に、毎回変わるものを後ろに** 置きます。
 
-`ctxlab.messages.question_request` は、この並べ方でリクエストを組み立てます。`caching.layout` で列の順に見てみます。
+`ctxlab.api.messages.question_request` は、この並べ方でリクエストを組み立てます。`prompt_caching.layout` で列の順に見てみます。
 """)
 
 nb.code("""
 req = ask("有給休暇は何日まで繰り越せますか？")
-print(caching.layout(req))
+print(prompt_caching.layout(req))
 """)
 
 nb.md("""
@@ -106,13 +109,13 @@ for name, resp in [("1 回目", r1), ("2 回目", r2)]:
 
 nb.md("""
 `input_tokens` が小さいことに注意してください。これは区切りの後ろ（質問）だけの数で、入力の合計ではありません。
-合計は 3 つの欄の和です。`caching.explain` が、1 回の `usage` をこの内訳と料金（`pricing.usage_cost`）に直します。
+合計は 3 つの欄の和です。`prompt_caching.explain` が、1 回の `usage` をこの内訳と料金（`pricing.usage_cost`）に直します。
 """)
 
 nb.code("""
 for name, resp in [("1 回目", r1), ("2 回目", r2)]:
     print(f"--- {name}")
-    print(caching.explain(resp.usage, DEMO))
+    print(prompt_caching.explain(resp.usage, DEMO))
 """)
 
 nb.md("""
@@ -137,10 +140,10 @@ cached = [r1, r2, r3]
 baseline = [client.messages.create(**ask(q, cache_ttl=None)) for q in QUESTIONS]
 
 print("キャッシュあり（1 回目が書き込み）")
-print(caching.format_calls([r.usage for r in cached], DEMO))
+print(prompt_caching.format_calls([r.usage for r in cached], DEMO))
 print()
 print("基準線: cache_control なし")
-print(caching.format_calls([r.usage for r in baseline], DEMO))
+print(prompt_caching.format_calls([r.usage for r in baseline], DEMO))
 """)
 
 nb.code("""
@@ -180,7 +183,7 @@ nb.md("""
 
 nb.code("""
 a, b = cached[0], baseline[0]
-print("入力の合計トークン: キャッシュあり", caching.total_input(a.usage), "/ なし", caching.total_input(b.usage))
+print("入力の合計トークン: キャッシュあり", prompt_caching.total_input(a.usage), "/ なし", prompt_caching.total_input(b.usage))
 print("回答の本文が同じ:", messages.answer_text(a) == messages.answer_text(b))
 """)
 
@@ -210,9 +213,9 @@ def with_clock_in_system(question, now):
 
 clock_calls = [client.messages.create(**with_clock_in_system(q, start + timedelta(minutes=i)))
                for i, q in enumerate(QUESTIONS)]
-print(caching.format_calls([r.usage for r in clock_calls], DEMO))
+print(prompt_caching.format_calls([r.usage for r in clock_calls], DEMO))
 billed = sum(pricing.usage_cost(r.usage, DEMO).input for r in clock_calls)
-plain = sum(caching.uncached_cost(r.usage, DEMO).input for r in clock_calls)
+plain = sum(prompt_caching.uncached_cost(r.usage, DEMO).input for r in clock_calls)
 print(f"入力の請求: ${billed:.5f}（キャッシュを付けなければ ${plain:.5f}）→ {billed / plain:.3f} 倍")
 """)
 
@@ -226,7 +229,7 @@ nb.md("""
 nb.code("""
 fixed_calls = [client.messages.create(**ask(f"現在日時: {start + timedelta(minutes=i):%Y-%m-%d %H:%M}\\n{q}"))
                for i, q in enumerate(QUESTIONS)]
-print(caching.format_calls([r.usage for r in fixed_calls], DEMO))
+print(prompt_caching.format_calls([r.usage for r in fixed_calls], DEMO))
 """)
 
 nb.md("""
@@ -255,7 +258,7 @@ def with_tool(question, tool):
 
 key_order = [client.messages.create(**with_tool(QUESTIONS[0], tool_a)),
              client.messages.create(**with_tool(QUESTIONS[1], tool_b))]
-print(caching.format_calls([r.usage for r in key_order], DEMO, ["tool_a", "tool_b"]))
+print(prompt_caching.format_calls([r.usage for r in key_order], DEMO, ["tool_a", "tool_b"]))
 """)
 
 nb.md("""
@@ -272,7 +275,7 @@ def canonical(obj):
 print("sort_keys 後の json.dumps が等しい:", json.dumps(canonical(tool_a)) == json.dumps(canonical(tool_b)))
 sorted_calls = [client.messages.create(**with_tool(QUESTIONS[0], canonical(tool_a))),
                 client.messages.create(**with_tool(QUESTIONS[1], canonical(tool_b)))]
-print(caching.format_calls([r.usage for r in sorted_calls], DEMO, ["canonical(a)", "canonical(b)"]))
+print(prompt_caching.format_calls([r.usage for r in sorted_calls], DEMO, ["canonical(a)", "canonical(b)"]))
 """)
 
 nb.md("""
@@ -284,7 +287,7 @@ nb.md("""
 nb.code("""
 other = "claude-sonnet-5"
 switched = client.messages.create(**ask(QUESTIONS[0], model=other))
-print(caching.explain(switched.usage, other))
+print(prompt_caching.explain(switched.usage, other))
 """)
 
 nb.md("""
@@ -305,7 +308,7 @@ for m in (DEMO, other):
     print(f"{m}: 最小長 {pricing.get_model(m).min_cacheable_tokens:,} tokens")
 print(f"この前置き: 約 {n_short:,} tokens")
 short_calls = [client.messages.create(**ask(q, docs=short_doc)) for q in QUESTIONS[:2]]
-print(caching.format_calls([r.usage for r in short_calls], DEMO))
+print(prompt_caching.format_calls([r.usage for r in short_calls], DEMO))
 """)
 
 nb.md("""
@@ -324,7 +327,7 @@ nb.md("""
 """)
 
 nb.code("""
-print(caching.explain(clock_calls[-1].usage, DEMO))
+print(prompt_caching.explain(clock_calls[-1].usage, DEMO))
 """)
 
 nb.task_md("diagnose-task", """
@@ -346,7 +349,7 @@ nb.task_md("diagnose-task", """
 nb.answer("diagnose", """
 def diagnose(usages):
     ### BEGIN SOLUTION
-    records = [caching.usage_dict(u) for u in usages]
+    records = [prompt_caching.usage_dict(u) for u in usages]
     if len(records) < 2:
         raise ValueError(f"need at least 2 calls to judge a cache, got {len(records)}")
     reads = [u["cache_read_input_tokens"] > 0 for u in records]
@@ -363,7 +366,7 @@ def diagnose(usages):
 
 nb.hint("""
 1 回ずつ「読んだか」「書いたか」の 2 つの真偽値に直すと、4 つの条件は `any` と `all` で書けます。
-欄の欠けや `None`、SDK のオブジェクトと dict の違いは `caching.usage_dict(u)` がまとめて吸収します（`caching.call_kind` も参考に）。
+欄の欠けや `None`、SDK のオブジェクトと dict の違いは `prompt_caching.usage_dict(u)` がまとめて吸収します（`prompt_caching.call_kind` も参考に）。
 書き込みがあっても読み出しがあれば「効いている」側です。判定の順番に気をつけてください。
 """)
 
@@ -460,7 +463,7 @@ nb.md("""
 nb.code("""
 fin_docs = [d for d in corpus.load() if d.file in ("fin_keihi_2025.txt", "fin_ryohi_2024.txt")]
 hour = client.messages.create(**ask("出張の日当はいくらですか？", cache_ttl="1h", docs=fin_docs))
-hu = caching.usage_dict(hour.usage)
+hu = prompt_caching.usage_dict(hour.usage)
 print(hu["cache_creation"])
 written = hu["cache_creation_input_tokens"]
 multiplier = pricing.usage_cost(hu, DEMO).cache_write / (written * pricing.get_model(DEMO).input_per_token)
@@ -472,7 +475,7 @@ seed 001 の表を、式から計算し直します。$k$ 回で 1 回書き込�
 """)
 
 nb.code("""
-table = caching.per_call_table(ks=(1, 2, 3, 5, 10, 20), ws=(1.25, 2.0), r=r)
+table = prompt_caching.per_call_table(ks=(1, 2, 3, 5, 10, 20), ws=(1.25, 2.0), r=r)
 print(f"{'k':>3}  {'w = 1.25 (5m)':>14}  {'w = 2.00 (1h)':>14}")
 for row in table:
     print(f"{row['k']:>3}  {row[1.25]:>14.3f}  {row[2.0]:>14.3f}")
@@ -490,8 +493,8 @@ nb.code("""
 %matplotlib inline
 import matplotlib.pyplot as plt
 
-seed = caching.SEED_001
-fig = caching.plot_seed001(**seed, n_max=10, k_max=20)
+seed = prompt_caching.SEED_001
+fig = prompt_caching.plot_seed001(**seed, n_max=10, k_max=20)
 plt.show()
 """)
 
@@ -501,10 +504,10 @@ nb.md("""
 """)
 
 nb.code("""
-meet = caching.meeting_call(**seed)
+meet = prompt_caching.meeting_call(**seed)
 print(f"キャッシュと検索の総額が並ぶ回数: n = {meet:.2f}")
 for n in (4, 5, 6):
-    t = caching.total_costs(n, **seed)
+    t = prompt_caching.total_costs(n, **seed)
     print(f"n = {n}: キャッシュ {t['cache']:.3f} / 検索 {t['retrieval']:.3f} / 毎回全文 {t['full']:.3f}")
 """)
 
@@ -518,8 +521,8 @@ seed 001 は「5 回目でキャッシュに追い抜かれる」と書いてい
 """)
 
 nb.code("""
-reads = sum(caching.usage_dict(resp.usage)["cache_read_input_tokens"] for resp in cached)
-writes = sum(caching.usage_dict(resp.usage)["cache_creation_input_tokens"] for resp in cached)
+reads = sum(prompt_caching.usage_dict(resp.usage)["cache_read_input_tokens"] for resp in cached)
+writes = sum(prompt_caching.usage_dict(resp.usage)["cache_creation_input_tokens"] for resp in cached)
 print(f"2〜3 節の 3 回: 読み出し / 書き込み = {reads / writes:.2f} → k ≈ {reads / writes + 1:.2f}")
 """)
 

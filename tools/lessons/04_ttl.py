@@ -22,7 +22,10 @@ nb.md("""
 
 nb.code("""
 import ctxlab
-from ctxlab import corpus, messages, pricing, traffic
+from ctxlab import corpus
+from ctxlab.api import messages
+from ctxlab.costs import pricing
+from ctxlab.labs import ttl as traffic
 
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
@@ -247,7 +250,7 @@ nb.task_md("hit-rate-task", """
 - 同じ時刻に送ったリクエストは、互いの書き込みを読めません（エントリは応答が始まってから使える）。それより前の時刻のリクエストとの間隔で判定します
 - `times` は並んでいないこともあります。空なら `0.0`
 
-`ctxlab.traffic` の計算関数（`model_hits`, `hit_rate`）は使わずに、自分で書いてください。
+`ctxlab.labs.ttl` の計算関数（`model_hits`, `hit_rate`）は使わずに、自分で書いてください。
 """)
 
 nb.answer("ttl_hit_rate", """
@@ -283,7 +286,7 @@ print("sandbox の測定と一致しました")
 ### BEGIN HIDDEN TESTS
 _saved = (traffic.model_hits, traffic.hit_rate)
 def _blocked(*args, **kwargs):
-    raise AssertionError("ctxlab.traffic の model_hits / hit_rate を使わずに書いてください")
+    raise AssertionError("ctxlab.labs.ttl の model_hits / hit_rate を使わずに書いてください")
 traffic.model_hits = traffic.hit_rate = _blocked
 try:
     assert ttl_hit_rate([], 300) == 0.0
@@ -314,7 +317,7 @@ nb.task_md("ttl-costs-task", """
 - `"5m"` / `"1h"`: ミスした質問は文書 `doc_tokens` をその TTL の単価で書き込み、ヒットした質問は読み出す。どちらでも質問 `question_tokens` は通常単価
 - 回答 `output_tokens` は、どの場合も毎回かかる
 
-ヒットの数は演習 1 の `ttl_hit_rate` から出せます。`pricing.call_cost` を使って構いません（`ctxlab.traffic` の `day_cost` / `compare_ttls` は使わないこと）。
+ヒットの数は演習 1 の `ttl_hit_rate` から出せます。`pricing.call_cost` を使って構いません（`ctxlab.labs.ttl` の `day_cost` / `compare_ttls` は使わないこと）。
 """)
 
 nb.answer("ttl_costs", """
@@ -357,7 +360,7 @@ print("sandbox の測定と一致しました:", {k: round(v, 2) for k, v in ttl
 ### BEGIN HIDDEN TESTS
 _saved = (traffic.day_cost, traffic.compare_ttls)
 def _blocked(*args, **kwargs):
-    raise AssertionError("ctxlab.traffic の day_cost / compare_ttls を使わずに書いてください")
+    raise AssertionError("ctxlab.labs.ttl の day_cost / compare_ttls を使わずに書いてください")
 traffic.day_cost = traffic.compare_ttls = _blocked
 try:
     assert ttl_costs([], 100_000) == {"none": 0, "5m": 0, "1h": 0}
@@ -384,7 +387,7 @@ assert abs(_haiku["1h"] - (_q + _d * (2 * _h.cache_write_1h_multiplier + 2 * _h.
 nb.md("""
 ## 9. トラフィックの形で、答えは変わる
 
-同じ計算を `ctxlab.traffic.compare_ttls` にまとめてあります（演習と同じモデルで、上で sandbox の測定と一致を確かめたもの）。
+同じ計算を `ctxlab.labs.ttl.compare_ttls` にまとめてあります（演習と同じモデルで、上で sandbox の測定と一致を確かめたもの）。
 再生しなくても計算できるので、形の違うトラフィックをまとめて比べます。文書は規程まるごと、質問 400・回答 700 トークン（seed 000 の前提）です。
 """)
 

@@ -26,7 +26,9 @@ import math
 from dataclasses import replace
 
 import ctxlab
-from ctxlab import compare, corpus, crossover, pricing, tokens
+from ctxlab.costs import compare, crossover, pricing
+from ctxlab import corpus
+from ctxlab.api import tokens
 
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
@@ -34,7 +36,7 @@ print(ctxlab.mode_line(client))
 
 nb.md("""
 この節で API を使うのは、文書のトークンを数える `count_tokens` だけです（実 API でも無料）。
-料金はすべて価格表（`data/pricing.json`）と、02 で使った `ctxlab.compare` の計算から出します。
+料金はすべて価格表（`data/pricing.json`）と、02 で使った `ctxlab.costs.compare` の計算から出します。
 
 ## 1. 試算の前提
 

@@ -22,8 +22,12 @@ nb.md("""
 
 nb.code("""
 import ctxlab
-from ctxlab import budget, corpus, filtering, pricing, tokens
-from ctxlab.messages import answer_text, question_request
+from ctxlab import estimate
+from ctxlab.api import budget, tokens
+from ctxlab import corpus
+from ctxlab.labs import metadata_filtering
+from ctxlab.costs import pricing
+from ctxlab.api.messages import answer_text, question_request
 
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
@@ -41,10 +45,10 @@ nb.md("""
 
 nb.code("""
 docs = corpus.load()                      # 現行版だけ
-print(f"現行 {len(docs)} ファイル、MAX_DOCS = {filtering.MAX_DOCS}")
+print(f"現行 {len(docs)} ファイル、MAX_DOCS = {metadata_filtering.MAX_DOCS}")
 for dept, name in corpus.DEPARTMENTS.items():
     files = [d for d in docs if d.dept == dept]
-    note = "MAX_DOCS を超える" if len(files) > filtering.MAX_DOCS else ""
+    note = "MAX_DOCS を超える" if len(files) > metadata_filtering.MAX_DOCS else ""
     print(f"  {name:8s} {len(files):>2} 件 {corpus.total_chars(files):>7,} 字  {note}")
 
 d = corpus.by_file()["hr_yukyu_2025.txt"]
@@ -71,38 +75,38 @@ print(f"部署名を含む質問: {len(named)} / {len(qs)} 問")
 
 nb.md("""
 社員は部署名では聞きません。「給料」「休み」「パソコン」のように**用件の言葉**で聞きます。そこで、用件の言葉から部署と
-文書セットを引く辞書 `filtering.KEYWORDS` を用意しました。語はファイルの表題、条文の見出し、社員が使う言い換え
+文書セットを引く辞書 `metadata_filtering.KEYWORDS` を用意しました。語はファイルの表題、条文の見出し、社員が使う言い換え
 （給与 → 給料、休暇 → 休み、PC → パソコン）から集めています。全角・半角と大文字・小文字は揃えてから比べます。
 """)
 
 nb.code("""
-for name, words in filtering.KEYWORDS.items():
-    b = filtering.BUNDLES[name]
+for name, words in metadata_filtering.KEYWORDS.items():
+    b = metadata_filtering.BUNDLES[name]
     print(f"{b.label:10s} {len(words):>2} 語: {'・'.join(words[:9])} …")
 """)
 
 nb.md("""
-`filtering.match(question)` は、当たった語の長さの合計で候補を並べます。長い語ほど用件を特定するので、
+`metadata_filtering.match(question)` は、当たった語の長さの合計で候補を並べます。長い語ほど用件を特定するので、
 「在宅勤務手当」では「在宅勤務」（勤務・休暇）が「手当」（給与・処遇）に勝ちます。「海外出張」に含まれる「出張」は二重に数えません。
 """)
 
 nb.code("""
 for qid in ("q01", "q21", "q06", "q14", "q27"):
-    found = filtering.match(qmap[qid].question)
+    found = metadata_filtering.match(qmap[qid].question)
     top = [f"{m.bundle}({m.score}: {'・'.join(m.words)})" for m in found[:2]]
     print(f"{qid} {qmap[qid].question[:28]:28s} → {', '.join(top) or '該当なし'}")
 """)
 
 nb.md("""
-辞書で取れないとき（上の q27）は、質問をモデルに渡して部署を **1 語で**答えさせます（`filtering.classify`）。
+辞書で取れないとき（上の q27）は、質問をモデルに渡して部署を **1 語で**答えさせます（`metadata_filtering.classify`）。
 呼び出しが 1 回増えるぶん待ち時間が延びます（seed 000 の目安を下に表示します）。それでもベクトル DB を建てて再インデックスを回し続けるより軽い作りです。
 ただし、この分類は実 API のときだけ使います。オフラインの sandbox は文を抜き出すだけで分類はできないので、
 代わりに決めておいた固定セット（全社共通）を渡し、そう表示します。
 """)
 
 nb.code("""
-print(f"分類の呼び出しで延びる時間（seed 000 の値、この環境の測定ではない）: 約 {filtering.CLASSIFY_LATENCY_S} 秒")
-sel = filtering.select(qmap["q27"].question, client)
+print(f"分類の呼び出しで延びる時間（seed 000 の値、この環境の測定ではない）: 約 {metadata_filtering.CLASSIFY_LATENCY_S} 秒")
+sel = metadata_filtering.select(qmap["q27"].question, client)
 print(f"q27 {qmap['q27'].question} → {sel.source}: {sel.note}")
 """)
 
@@ -110,7 +114,7 @@ nb.md("""
 ## 3. MAX_DOCS と固定セット
 
 部署で絞った結果が `MAX_DOCS` を超えるときは、**あらかじめ決めた文書セット**（バンドル）を渡します。
-`filtering.BUNDLES` は部署ごとの名前付きのセットで、次の 3 つを守っています。
+`metadata_filtering.BUNDLES` は部署ごとの名前付きのセットで、次の 3 つを守っています。
 
 - **現行版だけ**。旧版を混ぜると、モデルは新旧を両方読んで混ぜます（08 で扱います）。
 - **`MAX_DOCS` 以下**。`MAX_DOCS` を超える部署（1 の表）は、用件で 2 つのセットに分けました。就業規則と経理規程は各部署の土台なので両方に入れています。
@@ -119,7 +123,7 @@ nb.md("""
 
 nb.code("""
 by_file = corpus.by_file()
-for b in filtering.BUNDLES.values():
+for b in metadata_filtering.BUNDLES.values():
     count = tokens.count_documents([by_file[f].text for f in b.files], client=client)
     old = [f for f in b.files if not by_file[f].current]
     print(f"{b.name:15s} {b.label:10s} {len(b.files)} 件 {count.tokens:>7,} tokens  旧版 {len(old)} 件")
@@ -127,13 +131,13 @@ print(f"（{count.method}）")
 """)
 
 nb.md("""
-キーと固定セットを合わせたのが `filtering.select(question, client)` です。部署の現行版が `MAX_DOCS` 以内ならそのまま、
+キーと固定セットを合わせたのが `metadata_filtering.select(question, client)` です。部署の現行版が `MAX_DOCS` 以内ならそのまま、
 超えるなら辞書が指したセットを渡します。戻り値の `note` が、何を根拠に何を渡したかを 1 行で説明します。
 """)
 
 nb.code("""
 for qid in ("q20", "q03", "q05", "q14"):
-    sel = filtering.select(qmap[qid].question, client)
+    sel = metadata_filtering.select(qmap[qid].question, client)
     print(f"{qid} {qmap[qid].question[:30]}")
     print(f"     → {sel.note}")
 """)
@@ -146,9 +150,9 @@ nb.md("""
 
 nb.code("""
 q = qmap["q20"]
-sel = filtering.select(q.question, client)
-req = question_request(filtering.docs_for(sel.files), q.question)
-est = tokens.estimate_request(req)
+sel = metadata_filtering.select(q.question, client)
+req = question_request(metadata_filtering.docs_for(sel.files), q.question)
+est = estimate.estimate_request(req)
 try:
     budget.check(pricing.call_cost("claude-opus-5", cache_write_5m_tokens=est, output_tokens=700).total, client,
                  f"q20 を {len(sel.files)} 件で 1 回")
@@ -177,11 +181,11 @@ nb.md("""
 """)
 
 nb.code("""
-report = filtering.filter_recall(filtering.select_files)
+report = metadata_filtering.filter_recall(metadata_filtering.select_files)
 print(report.format())
 print(f"\\n落ちた質問 {len(report.failures)} 問:")
 for r in report.failures:
-    print(f"  {r.id} [{filtering.CATEGORY_JA[r.category]}] {r.reason}  落ちたファイル: {', '.join(r.missing)}")
+    print(f"  {r.id} [{metadata_filtering.CATEGORY_JA[r.category]}] {r.reason}  落ちたファイル: {', '.join(r.missing)}")
 """)
 
 nb.code("""
@@ -190,15 +194,15 @@ import matplotlib.pyplot as plt
 import ctxlab.plots  # noqa: F401  (Japanese font)
 
 cats = report.by_category()
-labels = [f"{filtering.CATEGORY_JA[c]}\\n{ok}/{n} 問" for c, (ok, n) in cats.items()]
+labels = [f"{metadata_filtering.CATEGORY_JA[c]}\\n{ok}/{n} 問" for c, (ok, n) in cats.items()]
 labels.append(f"全体\\n{sum(r.ok for r in report.results)}/{len(report.results)} 問")
 values = [ok / n for ok, n in cats.values()] + [report.recall]
-colors = ["#4c78a8" if v >= filtering.VIABLE_RECALL else "#e45756" for v in values]
+colors = ["#4c78a8" if v >= metadata_filtering.VIABLE_RECALL else "#e45756" for v in values]
 
 fig, ax = plt.subplots(figsize=(6.4, 3.4))
 ax.bar(labels, values, color=colors)
-ax.axhline(filtering.VIABLE_RECALL, ls="--", color="gray")
-ax.text(1.01, filtering.VIABLE_RECALL, f"{filtering.VIABLE_RECALL:.0%} の線\\n（seed 000）", transform=ax.get_yaxis_transform(),
+ax.axhline(metadata_filtering.VIABLE_RECALL, ls="--", color="gray")
+ax.text(1.01, metadata_filtering.VIABLE_RECALL, f"{metadata_filtering.VIABLE_RECALL:.0%} の線\\n（seed 000）", transform=ax.get_yaxis_transform(),
         va="center", fontsize=8, color="gray")
 ax.set_ylim(0, 1.1)
 ax.set_ylabel("filter recall")
@@ -233,14 +237,14 @@ nb.md("""
 ## 5. 固定セットはキャッシュを温めたままにする
 
 キャッシュは前方一致で効きます（03）。同じセットを同じ順で送れば前置きが同じなのでヒットし、質問ごとに選び直した
-ファイルの並びを送れば前置きが毎回変わってミスします。比べる相手として、`filtering.per_question_files` を用意しました。
+ファイルの並びを送れば前置きが毎回変わってミスします。比べる相手として、`metadata_filtering.per_question_files` を用意しました。
 部署までは同じキーで絞り、その中で**質問に近い順に** `MAX_DOCS` 件を選びます。渡す量は固定セットとほぼ同じで、違いは「毎回選び直すか」だけです。
 """)
 
 nb.code("""
 for qid in ("q20", "q21"):
-    print(f"{qid} 固定セット    : {filtering.select_files(qmap[qid].question)[:3]} …")
-    print(f"{qid} 質問ごとの集合: {filtering.per_question_files(qmap[qid].question)[:3]} …")
+    print(f"{qid} 固定セット    : {metadata_filtering.select_files(qmap[qid].question)[:3]} …")
+    print(f"{qid} 質問ごとの集合: {metadata_filtering.per_question_files(qmap[qid].question)[:3]} …")
 """)
 
 nb.md("""
@@ -252,18 +256,18 @@ nb.md("""
 
 nb.code("""
 INTERVAL_S = 60
-strategies = {"固定セット": filtering.select_files, "質問ごとの集合": filtering.per_question_files}
+strategies = {"固定セット": metadata_filtering.select_files, "質問ごとの集合": metadata_filtering.per_question_files}
 runs, logs = {}, {}
 for label, choose in strategies.items():
     sb = ctxlab.Sandbox(realtime=False, time_scale=0)        # a fresh cache and a clock we move ourselves
     sim = ctxlab.make_client(offline=True, sandbox=sb)
-    runs[label] = filtering.replay(sim, qs, choose, clock=sb, rounds=2, interval_s=INTERVAL_S)
+    runs[label] = metadata_filtering.replay(sim, qs, choose, clock=sb, rounds=2, interval_s=INTERVAL_S)
     logs[label] = sb.summary()                                # the same totals, from the sandbox's own log
 
 print(f"{len(qs)} 問 × 2 回、{INTERVAL_S} 秒に 1 問")
 for label, r in runs.items():
     s = logs[label]
-    rec = filtering.filter_recall(strategies[label]).recall
+    rec = metadata_filtering.filter_recall(strategies[label]).recall
     print(f"{label:8s} filter recall {rec:.0%}  送った組み合わせ {r.distinct_sets:>2} 種  ヒット率 {r.hit_rate:4.0%}  "
           f"読み出し {r.cache_read_tokens:>9,} / 書き込み {r.cache_write_tokens:>9,} tokens  "
           f"${r.cost_usd:6.2f}（sandbox のログ ${s['cost_usd']:.2f}、キャッシュなしなら ${s['cost_usd_without_cache']:.2f}）")
@@ -294,9 +298,9 @@ nb.md("""
 """)
 
 nb.code("""
-usage = filtering.bundle_usage(filtering.select(q.question) for q in qs)
+usage = metadata_filtering.bundle_usage(metadata_filtering.select(q.question) for q in qs)
 for name, n in usage.most_common():
-    print(f"  {filtering.BUNDLES[name].label:10s} {n:>2} 問")
+    print(f"  {metadata_filtering.BUNDLES[name].label:10s} {n:>2} 問")
 print(f"{len(usage)} 種のセットに分かれた。ヒット率 {fixed.hit_rate:.0%}（{INTERVAL_S} 秒に 1 問のとき）")
 """)
 
@@ -306,7 +310,7 @@ seed 000 の表は、絞り込みの月額（$58）を「ヒット率 80%」の�
 """)
 
 nb.code("""
-from ctxlab import compare
+from ctxlab.costs import compare
 
 seed_rows = compare.compare(197_000, 50).rows
 miss, hit = seed_rows["filter_write"].cost, seed_rows["filter_cached"].cost
@@ -326,11 +330,11 @@ nb.task_md("my_filter-task", """
 
 関数 `my_filter(question)` を書き、渡すファイル名のリスト（`list` of `str`）を返してください。次をすべて満たすこと。
 
-- 答えられる 25 問での filter recall が **0.72 以上**（25 問中 18 問以上）。辞書と部署別セットだけの `filtering.select_files` より高くする必要があります
+- 答えられる 25 問での filter recall が **0.72 以上**（25 問中 18 問以上）。辞書と部署別セットだけの `metadata_filtering.select_files` より高くする必要があります
 - 旧版（置き換えられたファイル）を返さない。`MAX_DOCS` 件以下。同じファイルを 2 度入れない
 - どんな文字列（空文字、辞書に無い質問）にもリストを返す。同じ質問には同じリストを返す（キャッシュのため）
 
-`filtering.match`, `filtering.normalize`, `filtering.current_files`, `filtering.BUNDLES` などの部品は自由に使って構いません。
+`metadata_filtering.match`, `metadata_filtering.normalize`, `metadata_filtering.current_files`, `metadata_filtering.BUNDLES` などの部品は自由に使って構いません。
 """)
 
 nb.answer("my_filter", """
@@ -343,18 +347,18 @@ def my_filter(question):
         (("決裁", "稟議", "承認", "見積"),
          ["fin_keiri.txt", "fin_keihi_2025.txt", "fin_kobai.txt", "fin_card.txt", "ga_kengen.txt", "ga_ringi.txt"]),
     ]
-    q = filtering.normalize(question)
+    q = metadata_filtering.normalize(question)
     for words, files in event_bundles:
         if any(w in q for w in words):
             return list(files)
-    found = filtering.match(question)
+    found = metadata_filtering.match(question)
     if not found:
-        return list(filtering.BUNDLES[filtering.FALLBACK_BUNDLE].files)
+        return list(metadata_filtering.BUNDLES[metadata_filtering.FALLBACK_BUNDLE].files)
     top = found[0]
-    dept_files = filtering.current_files(top.dept)
-    if len(dept_files) <= filtering.MAX_DOCS:
+    dept_files = metadata_filtering.current_files(top.dept)
+    if len(dept_files) <= metadata_filtering.MAX_DOCS:
         return list(dept_files)
-    return list(filtering.BUNDLES[top.bundle].files)
+    return list(metadata_filtering.BUNDLES[top.bundle].files)
     ### END SOLUTION
 """)
 
@@ -366,7 +370,7 @@ nb.hint("""
 """)
 
 nb.tests("my_filter-tests", 4, """
-mine = filtering.filter_recall(my_filter)
+mine = metadata_filtering.filter_recall(my_filter)
 print(mine.format())
 for r in mine.failures:
     print(f"  落ちた: {r.id} {r.reason}")
@@ -378,15 +382,15 @@ assert mine.recall >= 0.72, (f"filter recall {mine.recall:.0%} は 72% に届き
 ### BEGIN HIDDEN TESTS
 for q in qs:
     got = my_filter(q.question)
-    assert isinstance(got, list) and len(got) <= filtering.MAX_DOCS and len(set(got)) == len(got), q.id
+    assert isinstance(got, list) and len(got) <= metadata_filtering.MAX_DOCS and len(set(got)) == len(got), q.id
     assert all(by_file[f].current for f in got), f"{q.id}: superseded file returned"
     assert got == my_filter(q.question), f"{q.id}: not deterministic"
 for odd in ["", "こんにちは", "ＰＣ", "pc", "社員食堂は何時から？" * 50, "有給" * 3, "2021年度の旧規程を見せて"]:
     got = my_filter(odd)
     assert isinstance(got, list) and all(isinstance(f, str) for f in got), repr(odd[:20])
-    assert len(got) <= filtering.MAX_DOCS and len(set(got)) == len(got), repr(odd[:20])
+    assert len(got) <= metadata_filtering.MAX_DOCS and len(set(got)) == len(got), repr(odd[:20])
     assert all(f in by_file and by_file[f].current for f in got), repr(odd[:20])
-assert filtering.filter_recall(my_filter).recall >= 0.72
+assert metadata_filtering.filter_recall(my_filter).recall >= 0.72
 ### END HIDDEN TESTS
 """)
 
@@ -394,7 +398,7 @@ nb.task_md("pick_bundle-task", """
 ### 演習 2（3 点）: 問い合わせの記録から、部署の固定セットを選ぶ
 
 固定セットの中身は、勘ではなく問い合わせ窓口の記録から選べます。記録 `log` は「1 件の問い合わせに答えるのに使ったファイル名のリスト」のリストです。
-関数 `pick_bundle(dept, log, max_docs=filtering.MAX_DOCS)` を書き、部署 `dept` の固定セットをファイル名のリストで返してください。
+関数 `pick_bundle(dept, log, max_docs=metadata_filtering.MAX_DOCS)` を書き、部署 `dept` の固定セットをファイル名のリストで返してください。
 
 1. 各ファイルについて、それを使った問い合わせの**件数**を数える（1 件の中で同じファイルが 2 度あっても 1 と数える）。
    旧版の名前は、それを置き換えた**現行版**の件数に数える（`corpus.by_file()[name].superseded_by`、置き換えが続くなら最後まで辿る）
@@ -427,7 +431,7 @@ print(f"記録 {len(HELPDESK_LOG)} 件")
 """)
 
 nb.answer("pick_bundle", """
-def pick_bundle(dept, log, max_docs=filtering.MAX_DOCS):
+def pick_bundle(dept, log, max_docs=metadata_filtering.MAX_DOCS):
     ### BEGIN SOLUTION
     if dept not in corpus.DEPARTMENTS:
         raise ValueError(f"unknown department {dept!r}")
@@ -460,7 +464,7 @@ nb.hint("""
 nb.tests("pick_bundle-tests", 3, """
 hr = pick_bundle("hr", HELPDESK_LOG)
 print(hr)
-assert isinstance(hr, list) and len(hr) <= filtering.MAX_DOCS, "MAX_DOCS 件以下のリストを返してください"
+assert isinstance(hr, list) and len(hr) <= metadata_filtering.MAX_DOCS, "MAX_DOCS 件以下のリストを返してください"
 assert all(by_file[f].dept == "hr" and by_file[f].current for f in hr), "人事の現行版だけを選んでください"
 assert "hr_yukyu_2025.txt" in hr, "旧版 hr_yukyu_2021.txt の問い合わせは現行版 hr_yukyu_2025.txt に数えます"
 order = [d.file for d in corpus.load()]

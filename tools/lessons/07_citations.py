@@ -25,7 +25,10 @@ import json
 
 import anthropic
 import ctxlab
-from ctxlab import budget, citations, corpus, messages, pricing, tokens
+from ctxlab.api import budget, messages, tokens
+from ctxlab.labs import citations
+from ctxlab import corpus
+from ctxlab.costs import pricing
 from ctxlab.widgets.citation_viewer import CitationViewer
 
 client = ctxlab.make_client()
@@ -57,7 +60,7 @@ nb.md("""
 ## 2. 1 ファイル 1 ブロックで、引用を有効にして送る
 
 文書は `document` ブロックに入れ、`"citations": {"enabled": true}` を付けます。引用は全部の文書で有効にするか、
-全部で無効にするかのどちらかです。`ctxlab.messages.question_request` がこの形（文書、最後の文書にキャッシュの区切り、
+全部で無効にするかのどちらかです。`ctxlab.api.messages.question_request` がこの形（文書、最後の文書にキャッシュの区切り、
 その後ろに質問）を組み立てます。
 """)
 
@@ -77,7 +80,7 @@ print(f"応答の text ブロック {len(resp.content)} 個、そのうち引用
 nb.md("""
 ## 3. 引用を読む
 
-回答は、引用の付いた塊と付かない塊に分かれて返ります。`ctxlab.citations.render` は `response.content` を順に見て、
+回答は、引用の付いた塊と付かない塊に分かれて返ります。`ctxlab.labs.citations.render` は `response.content` を順に見て、
 引用の付いた塊の後ろに `[n]` を付け、最後に文書名・文字の範囲・引用された文を並べます。
 """)
 

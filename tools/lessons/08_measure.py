@@ -22,7 +22,11 @@ nb.md("""
 
 nb.code("""
 import ctxlab
-from ctxlab import budget, compare, corpus, evaluate, pricing, tokens
+from ctxlab import estimate
+from ctxlab.api import budget, tokens
+from ctxlab.costs import compare, pricing
+from ctxlab import corpus
+from ctxlab.labs import measure
 
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
@@ -57,11 +61,11 @@ nb.md("""
 
 ## 2. 3 つの方式を用意する
 
-00 で見たとおり、3 つの方式は**誰が文書を選ぶか**だけが違います。`ctxlab.evaluate` に 3 つを用意しました。
+00 で見たとおり、3 つの方式は**誰が文書を選ぶか**だけが違います。`ctxlab.labs.measure` に 3 つを用意しました。
 
 - `LongContext`: 選ばない。全ファイルをカタログ順に渡します（毎回同じ並びなのでキャッシュが効きます）。
 - `MetadataFilter`: 人が決めた語の辞書で質問から部署を読み取り、その部署のファイルを丸ごと渡します。
-  部署が読み取れないときは、あらかじめ決めた文書セット（全社共通 + 就業規則）を渡します。06 の `ctxlab.filtering` の簡易版です。
+  部署が読み取れないときは、あらかじめ決めた文書セット（全社共通 + 就業規則）を渡します。06 の `ctxlab.labs.metadata_filtering` の簡易版です。
 - `RAG`: 規程を条文の区切りでチャンクに分け、BM25 で上位のチャンクだけを渡します。チャンクは質問ごとに変わるのでキャッシュしません。
 
 まずは、旧版が残っていない**現行版だけ**のフォルダで測ります（文書管理ができている状態）。旧版が混ざると何が起きるかは 6 で試します。
@@ -69,27 +73,27 @@ nb.md("""
 
 nb.code("""
 current = corpus.load()                      # 現行版だけ
-methods = [evaluate.LongContext(current), evaluate.MetadataFilter(current), evaluate.RAG(current)]
+methods = [measure.LongContext(current), measure.MetadataFilter(current), measure.RAG(current)]
 rag = methods[2]
 print(f"現行 {len(current)} ファイル、RAG のチャンク {len(rag.chunks)} 個（約 {rag.chunk_tokens} トークン以下）・上位 {rag.k} 件")
-print("部署を読み取る語の例:", {d: words[:4] for d, words in evaluate.DEPT_KEYWORDS.items()})
+print("部署を読み取る語の例:", {d: words[:4] for d, words in measure.DEPT_KEYWORDS.items()})
 
 q = questions[0]
 for m in methods:
     req, passages = m.request(q.question, model=MODEL, max_tokens=700)
-    print(f"  {m.name:14s} {len(passages):>3} 文書ブロック、入力 約 {tokens.estimate_request(req):>7,} トークン  ← 「{q.question}」")
+    print(f"  {m.name:14s} {len(passages):>3} 文書ブロック、入力 約 {estimate.estimate_request(req):>7,} トークン  ← 「{q.question}」")
 """)
 
 nb.md("""
 ## 3. 30 問 × 3 方式を流す
 
-`evaluate.run` は、全部の呼び出しを組み立ててから料金を見積もり、`budget.check` に通してから送ります。
+`measure.run` は、全部の呼び出しを組み立ててから料金を見積もり、`budget.check` に通してから送ります。
 実 API では見積もりが `CTXLAB_BUDGET_USD`（既定は数セント）に収まらないと送らず、理由を表示して sandbox に切り替えます。
 sandbox では、同じ処理が実 API ならいくらかを表示するだけです。進み具合はプログレスバーに出ます。
 """)
 
 nb.code("""
-graded = evaluate.run(methods, questions, client, model=MODEL)
+graded = measure.run(methods, questions, client, model=MODEL)
 print(f"{len(graded)} 件の回答を採点しました")
 """)
 
@@ -101,12 +105,12 @@ nb.md("""
 
 - 「記載がありません」と判断することも、複数の文書をまとめることも sandbox はしません。`unanswerable` と `whole` の正答率は、
   実際のモデルよりずっと低く出ます。
-- 実 API では、同じ `evaluate.run` が本物のモデルの回答を採点します。数字を方式の判断に使うのは、そちらで測ってからにしてください。
+- 実 API では、同じ `measure.run` が本物のモデルの回答を採点します。数字を方式の判断に使うのは、そちらで測ってからにしてください。
 
 ## 4. 3 段階の自動採点
 
 seed 000 は「正しい・惜しい・違う」の 3 段階で人が採点することを勧めています。自動採点はその物差しの代わりです。
-`evaluate.grade` は回答に `key_facts` がいくつ含まれるかを数えます（全角・半角、空白、桁区切りの違いは無視します）。
+`measure.grade` は回答に `key_facts` がいくつ含まれるかを数えます（全角・半角、空白、桁区切りの違いは無視します）。
 
 - 全部含む → 正しい（`correct`）、一部 → 惜しい（`partial`）、ひとつもない → 違う（`wrong`）
 - 新旧が矛盾する質問で、旧版の値（`stale_facts`）も書いていれば、正しくても「惜しい」止まり（新旧を混ぜた回答）
@@ -116,12 +120,12 @@ seed 000 は「正しい・惜しい・違う」の 3 段階で人が採点す�
 """)
 
 nb.code("""
-for level in evaluate.LEVELS:
+for level in measure.LEVELS:
     g = next((g for g in graded if g.level == level), None)
     if g is None:
         print(f"[{level}] この採点の回答はありませんでした")
         continue
-    found = evaluate.facts_found(g.answer, g.question.key_facts)
+    found = measure.facts_found(g.answer, g.question.key_facts)
     print(f"[{level}] {g.question.id}（{g.method}）{g.question.question}")
     print(f"  key_facts={list(g.question.key_facts)} 回答に含まれたもの={found}")
     print("  " + g.answer.replace("\\n", "\\n  ")[:400])
@@ -135,9 +139,9 @@ nb.md("""
 """)
 
 nb.code("""
-print(evaluate.format_table(graded))
+print(measure.format_table(graded))
 print()
-print(evaluate.summary(graded))
+print(measure.summary(graded))
 """)
 
 nb.md("""
@@ -151,12 +155,12 @@ nb.code("""
 import matplotlib.pyplot as plt
 import ctxlab.plots  # noqa: F401  (Japanese font)
 
-ax = evaluate.plot_accuracy(graded, title=f"現行版だけを渡したときの正答率（{len(questions)} 問・{'sandbox' if ctxlab.is_offline(client) else MODEL}）")
+ax = measure.plot_accuracy(graded, title=f"現行版だけを渡したときの正答率（{len(questions)} 問・{'sandbox' if ctxlab.is_offline(client) else MODEL}）")
 plt.tight_layout()
 """)
 
 nb.code("""
-acc = evaluate.by_method(graded)
+acc = measure.by_method(graded)
 for cat in ("single", "whole", "unanswerable"):
     values = {m: acc[m].get(cat, 0) for m in acc}
     top = [m for m, v in values.items() if v == max(values.values())]
@@ -188,13 +192,13 @@ def accuracy_by_method(graded, partial_weight=0.5):
     levels = {}
     for g in graded:
         levels.setdefault(g.method, []).append(g.level)
-    return {m: evaluate.accuracy(lv, partial_weight) for m, lv in levels.items()}
+    return {m: measure.accuracy(lv, partial_weight) for m, lv in levels.items()}
     ### END SOLUTION
 """)
 
 nb.hint("""
 方式ごとに採点をリストへ集めてから数えます（`dict.setdefault` が便利です）。1 問の重みは「正しい」が 1、「惜しい」が
-`partial_weight`、「違う」が 0 です。`evaluate.accuracy` は、ひとつの方式の採点のリストからこの値を出してくれます。
+`partial_weight`、「違う」が 0 です。`measure.accuracy` は、ひとつの方式の採点のリストからこの値を出してくれます。
 """)
 
 nb.tests("accuracy-tests", 2, """
@@ -202,11 +206,11 @@ mine = accuracy_by_method(graded)
 assert isinstance(mine, dict), "{方式名: 正答率} の辞書を返してください"
 assert list(mine) == ["long_context", "filter", "rag"], f"キーは記録に現れた順の方式名です: {list(mine)}"
 for m, value in mine.items():
-    expected = evaluate.by_method(graded)[m]["all"]
+    expected = measure.by_method(graded)[m]["all"]
     assert abs(value - expected) < 1e-9, f"{m}: {value:.3f} ですが、惜しいを 0.5 と数えると {expected:.3f} です"
 print({m: f"{v:.0%}" for m, v in mine.items()})
 ### BEGIN HIDDEN TESTS
-from ctxlab.evaluate import Graded
+from ctxlab.labs.measure import Graded
 q0 = questions[0]
 mk = lambda m, lv: Graded(q0, m, "", lv)
 sample = [mk("b", "partial"), mk("a", "correct"), mk("b", "wrong"), mk("a", "partial"), mk("a", "wrong"), mk("a", "wrong")]
@@ -244,7 +248,7 @@ grader
 nb.code("""
 print(grader.agreement())
 if grader.human:
-    print(evaluate.format_table(grader.human_graded()))
+    print(measure.format_table(grader.human_graded()))
     print("（自動採点 → 人）の組の数:", grader.agreement().confusion)
 """)
 
@@ -265,12 +269,12 @@ old_files = [d.file for d in all_versions if not d.current]
 print(f"全版 {len(all_versions)} ファイル（うち旧版 {len(old_files)}: {old_files}）")
 
 contradictions = [q for q in questions if q.category == "contradiction"]
-methods_all = [evaluate.LongContext(all_versions), evaluate.MetadataFilter(all_versions), evaluate.RAG(all_versions)]
-graded_all = evaluate.run(methods_all, contradictions, client, model=MODEL, progress=False)
+methods_all = [measure.LongContext(all_versions), measure.MetadataFilter(all_versions), measure.RAG(all_versions)]
+graded_all = measure.run(methods_all, contradictions, client, model=MODEL, progress=False)
 
-print(evaluate.compare_levels(graded_all, graded))     # 全版 → 現行版だけ
+print(measure.compare_levels(graded_all, graded))     # 全版 → 現行版だけ
 print()
-print(evaluate.format_version_mixing({"全版": graded_all, "現行版のみ": graded}))
+print(measure.format_version_mixing({"全版": graded_all, "現行版のみ": graded}))
 """)
 
 nb.md("""
@@ -289,8 +293,8 @@ nb.md("""
 """)
 
 nb.code("""
-before = evaluate.by_method(graded_all)
-after = evaluate.by_method([g for g in graded if g.question.category == "contradiction"])
+before = measure.by_method(graded_all)
+after = measure.by_method([g for g in graded if g.question.category == "contradiction"])
 for m in before:
     print(f"{m:14s} contradiction の正答率: 全版 {before[m]['all']:.0%} → 現行版だけ {after[m]['all']:.0%}")
 """)
@@ -308,17 +312,17 @@ RAG では片方しか上位に来ないので、たまたま正しく見える�
 - ロングコンテキストでも、**プロセスの起動時に一度だけ読み込む**作りだと、いつまでも古い内容を渡し続けます
   （00 の症状表の 3 つ目）。
 
-メモリ上の「フォルダ」（`evaluate.Folder`）で試します。防災規程の安否確認の返信期限を改定し、同じ質問をします。
+メモリ上の「フォルダ」（`measure.Folder`）で試します。防災規程の安否確認の返信期限を改定し、同じ質問をします。
 `Method.sees(文字列, 質問)` は、その方式がその質問で送る文書に、新しい文言が入っているかを返します。
 """)
 
 nb.code("""
 import dataclasses
 
-folder = evaluate.Folder(current)
-lc_live = evaluate.LongContext(folder)                              # 質問のたびにフォルダを読む
-lc_once = evaluate.LongContext(folder.docs(), name="lc_read_once")  # 起動時に一度だけ読み込んだ
-rag_live = evaluate.RAG(folder)                                     # 起動時にインデックスを作った
+folder = measure.Folder(current)
+lc_live = measure.LongContext(folder)                              # 質問のたびにフォルダを読む
+lc_once = measure.LongContext(folder.docs(), name="lc_read_once")  # 起動時に一度だけ読み込んだ
+rag_live = measure.RAG(folder)                                     # 起動時にインデックスを作った
 
 q08 = next(q for q in questions if q.id == "q08")
 OLD, NEW = "2時間以内", "1時間以内"
@@ -328,7 +332,7 @@ q08_new = dataclasses.replace(q08, key_facts=(NEW,), stale_facts=(OLD,), answer=
 print(f"{doc.title} を改定: 「{OLD}」→「{NEW}」（フォルダの更新 {folder.version} 回、RAG のインデックスは {rag_live.behind} 回遅れ）")
 
 def ask_after_update(methods):
-    for m, g in zip(methods, evaluate.run(methods, [q08_new], client, model=MODEL, progress=False)):
+    for m, g in zip(methods, measure.run(methods, [q08_new], client, model=MODEL, progress=False)):
         print(f"  {m.name:14s} 新しい文言を渡した: {str(m.sees(NEW, q08.question)):5s}  採点: {g.level}")
 
 ask_after_update([lc_live, lc_once, rag_live])
@@ -364,9 +368,10 @@ seed 002 は、長いコンテキストの劣化を 2 つに分けています�
 """)
 
 nb.code("""
-from ctxlab import plots
+from ctxlab import published
+from ctxlab.plots import papers
 
-lim = plots.published()["lost_in_the_middle"]
+lim = published.figures()["lost_in_the_middle"]
 print("出典:", lim["citation"])
 for model, values in lim["accuracy"].items():
     mid = min(values)
@@ -376,7 +381,7 @@ for name, value in lim["reference_lines"].items():
 gpt, closed = lim["accuracy"]["GPT-3.5-Turbo"], lim["reference_lines"]["GPT-3.5-Turbo closed-book"]
 below = [p for p, v in zip(lim["positions"], gpt) if v < closed]
 print(f"  GPT-3.5-Turbo が文書なし（closed-book {closed}%）を下回る位置: {below}")
-ax = plots.lost_in_the_middle()
+ax = papers.lost_in_the_middle()
 plt.tight_layout()
 """)
 
@@ -386,7 +391,7 @@ nb.md("""
 """)
 
 nb.code("""
-ruler = plots.published()["ruler"]
+ruler = published.figures()["ruler"]
 print("出典:", ruler["citation"])
 for e in ruler["examples"]:
     print(f"  {e['model']}: 謳われた長さ {e['claimed']:,} トークン、実効 {e['effective']:,} トークン（{e['effective'] / e['claimed']:.0%}）")
@@ -397,7 +402,7 @@ nb.md("""
 
 ### 自分の文書で位置を測る（実 API のときだけ）
 
-`evaluate.position_sweep` は、`single` の質問ごとに、答えのファイルを 10 ファイル中の 1 番目・5 番目・10 番目に置いて尋ね、
+`measure.position_sweep` は、`single` の質問ごとに、答えのファイルを 10 ファイル中の 1 番目・5 番目・10 番目に置いて尋ね、
 位置ごとの正答率を出します。sandbox は BM25 で文を選ぶので文書の位置を見ず、測っても平らな線になるだけです。
 そのためオフラインでは実行せず、理由を表示します。実 API では、見積もりを `budget.check` に通してから送ります
 （既定は安い Haiku 4.5。予算を `CTXLAB_BUDGET_USD` で決めてから実行してください）。
@@ -405,13 +410,13 @@ nb.md("""
 
 nb.code("""
 try:
-    sweep = evaluate.position_sweep(questions, current, client)
+    sweep = measure.position_sweep(questions, current, client)
 except budget.BudgetExceeded as e:
     print(e)
     sweep = None
 if sweep:
     pos = sorted(sweep)
-    values = [evaluate.accuracy([g.level for g in sweep[p]]) * 100 for p in pos]
+    values = [measure.accuracy([g.level for g in sweep[p]]) * 100 for p in pos]
     fig, ax = plt.subplots(figsize=(5.6, 3.2))
     ax.plot(pos, values, marker="o")
     ax.set_xlabel("答えのファイルの位置（10 ファイル中）")
@@ -548,7 +553,7 @@ nb.md("""
 ## まとめ
 
 - 正答率は、現場の 30 問を 3 方式に流し、「正しい・惜しい・違う」で採点して出す。自動採点は物差しで、人の採点と突き合わせて癖を確かめる。
-- オフラインの数字は sandbox の抜粋回答のもので、文書を選ぶ経路を測っている。モデルの読解を含めた正答率は実 API で同じ `evaluate.run` を回して測る。
+- オフラインの数字は sandbox の抜粋回答のもので、文書を選ぶ経路を測っている。モデルの読解を含めた正答率は実 API で同じ `measure.run` を回して測る。
 - 新旧の規程が混ざったときの誤りは、有効な版だけを渡せば 3 方式とも直る。直すのは方式ではなく文書管理。
 - 更新の反映は、ロングコンテキストなら次の呼び出し、RAG なら再インデックスの周期が下限。起動時に一度だけ読み込む作りは、いつまでも古い。
 - 入ることと読まれることは別（Lost in the Middle、公表値）。だから前提はウィンドウの半分。

@@ -140,7 +140,7 @@ for qid in result.wrong + result.unanswered:
 nb.md("""
 ## 4. 解説の数字を、計算で確かめる
 
-解説に出てくる数字は、どれも `ctxlab.pricing` の式で出せます。答え合わせが済んだら、ここで計算し直してください。
+解説に出てくる数字は、どれも `ctxlab.costs.pricing` の式で出せます。答え合わせが済んだら、ここで計算し直してください。
 倍率は価格表（Opus 5）の値で、金額は「キャッシュを使わずに文書を 1 回送る代金」を 1 とした単位です。
 
 まず、キャッシュが得になる回数です。k 回の呼び出しは、キャッシュなしで k、キャッシュありで w + (k − 1) r なので、
@@ -148,7 +148,7 @@ k > (w − r) / (1 − r) で得になります。
 """)
 
 nb.code("""
-from ctxlab import pricing
+from ctxlab.costs import pricing
 
 opus = pricing.get_model("claude-opus-5")
 r = opus.cache_read_multiplier
@@ -230,7 +230,8 @@ nb.code("""
 import uuid
 from datetime import datetime
 
-from ctxlab import budget, corpus, messages, tokens
+from ctxlab.api import budget, messages, tokens
+from ctxlab import corpus
 
 DEMO = "claude-haiku-4-5"
 RUN_ID = uuid.uuid4().hex[:8]

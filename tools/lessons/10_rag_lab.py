@@ -23,7 +23,11 @@ RAG の出来は、回答を書くモデルより手前の**検索**で決まり
 
 nb.code("""
 import ctxlab
-from ctxlab import budget, corpus, plots, pricing, rag, retrieval, tokens
+from ctxlab import estimate
+from ctxlab.api import budget, tokens
+from ctxlab import corpus, published, retrieval
+from ctxlab.costs import pricing
+from ctxlab.labs import rag_lab
 
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
@@ -32,16 +36,16 @@ print(ctxlab.mode_line(client))
 nb.md("""
 ## 1. 題材と、この節の実験台
 
-`rag.Lab` が、現行版の規程を 2 通りにチャンク分割し、形態素解析（fugashi + unidic-lite）でトークンに分けて BM25 の索引を作ります。
+`rag_lab.Lab` が、現行版の規程を 2 通りにチャンク分割し、形態素解析（fugashi + unidic-lite）でトークンに分けて BM25 の索引を作ります。
 トークン分割の結果はこの実行のあいだキャッシュされるので、方式を何度比べても分割し直しません。
 
 測る質問は 08 の 30 問のうち、規程に答えがある 25 問です。「記載がない」質問には正解のチャンクがないので、再現率を定義できません。
 """)
 
 nb.code("""
-lab = rag.Lab()   # chunk_tokens=800, overlap_tokens=100
-doc_tokens = sum(tokens.estimate_text(d.text) for d in lab.docs)
-whole_limit = plots.published()["contextual_retrieval"]["whole_prompt_below_tokens"]
+lab = rag_lab.Lab()   # chunk_tokens=800, overlap_tokens=100
+doc_tokens = sum(estimate.estimate_text(d.text) for d in lab.docs)
+whole_limit = published.figures()["contextual_retrieval"]["whole_prompt_below_tokens"]
 
 print(f"現行の規程 {len(lab.docs)} ファイル、約 {doc_tokens:,} トークン（オフラインの推定: 日本語 1 文字 = 1 トークン）")
 print(f"測る質問 {len(lab.questions)} 問（除外した記載のない質問: {', '.join(q.id for q in lab.left_out)}）")
@@ -72,7 +76,7 @@ doc = next(d for d in lab.docs if d.file == "hr_keicho.txt")
 spans = lab.spans[doc.file]
 size_chunks = [c for c in lab.chunks("size") if c.doc_id == doc.file]
 for i, c in enumerate(size_chunks[:-1]):
-    cut = rag.cut_article(c, doc.text, spans)
+    cut = rag_lab.cut_article(c, doc.text, spans)
     nxt = size_chunks[i + 1]
     if cut and nxt.start > cut["start"]:      # the next chunk does not hold the article's beginning
         break
@@ -98,7 +102,7 @@ carry = arts[i_carry]
 print(carry.text[:160] + " …")
 print()
 print(f"規程名「{yukyu.title}」を含むか: {yukyu.title in carry.text}　「有給」を含むか: {'有給' in carry.text}")
-print(f"文書の構造から付けられる見出し: {rag.situate(carry, yukyu.text, yukyu.title, lab.spans[yukyu.file])}")
+print(f"文書の構造から付けられる見出し: {rag_lab.situate(carry, yukyu.text, yukyu.title, lab.spans[yukyu.file])}")
 """)
 
 nb.md("""
@@ -124,7 +128,7 @@ qi = lab.questions.index(q)
 texts, files = lab.texts("bm25_articles"), lab.files("bm25_articles")
 print(f"{q.id}「{q.question}」 key_facts={list(q.key_facts)} gold_files={list(q.gold_files)}")
 for rank, i in enumerate(lab.rankings("bm25_articles")[qi][:5], start=1):
-    held = rag.facts_held(texts[i], q.key_facts) if files[i] in q.gold_files else set()
+    held = rag_lab.facts_held(texts[i], q.key_facts) if files[i] in q.gold_files else set()
     print(f"  {rank}. {lab.sets['articles'].headers[i][:48]:48s} 関連={'○ ' + ','.join(held) if held else '—'}")
 for k in (1, 5, 20):
     print(f"recall@{k} = {lab.per_question('bm25_articles', k)[qi]:.2f}")
@@ -139,7 +143,7 @@ K = 20
 for name in ("bm25_size", "bm25_articles"):
     per_q = lab.per_question(name, K)
     missed = [f"{q.id}({r:.2f})" for q, r in zip(lab.questions, per_q) if r < 1]
-    print(f"{rag.METHODS[name].label:18s} 1 − recall@{K} = {1 - lab.recall(name, K):.1%}   取りこぼし: {' '.join(missed)}")
+    print(f"{rag_lab.METHODS[name].label:18s} 1 − recall@{K} = {1 - lab.recall(name, K):.1%}   取りこぼし: {' '.join(missed)}")
     print(f"{'':18s} any-hit で数えると {1 - lab.recall(name, K, any_hit=True):.1%}")
 """)
 
@@ -158,7 +162,7 @@ for name in ("articles", "size"):
     s = lab.sets[name]
     i = next(i for i, c in enumerate(s.chunks) if c.doc_id == q.gold_files[0] and fact in c.text)
     shared = sorted(q_terms & set(retrieval.tokenize(s.chunks[i].text)))
-    print(f"  {s.label}: 事実を含むチャンク「{rag.situate(s.chunks[i], lab.doc_text(q.gold_files[0]), None, lab.spans[q.gold_files[0]])}」")
+    print(f"  {s.label}: 事実を含むチャンク「{rag_lab.situate(s.chunks[i], lab.doc_text(q.gold_files[0]), None, lab.spans[q.gold_files[0]])}」")
     print(f"      質問と共通の語: {shared}")
 """)
 
@@ -178,7 +182,7 @@ nb.md("""
 """)
 
 nb.code("""
-print(rag.OFFLINE_CONTEXT_LABEL)
+print(rag_lab.OFFLINE_CONTEXT_LABEL)
 arts_set = lab.sets["articles"]
 for i in (i_carry, i_carry + 1):
     print("  " + arts_set.headers[i])
@@ -191,7 +195,7 @@ nb.md("""
 ### 4.2 オンライン: Claude に文脈を書かせ、文書はキャッシュする
 
 記事の方法では、チャンクごとに Claude を呼び、文書全体とチャンクを渡して 50〜100 トークンほどの文脈を書かせます。
-記事のプロンプトを日本語で書き直したものが `rag.context_request` です。要点は並べ方にあります。
+記事のプロンプトを日本語で書き直したものが `rag_lab.context_request` です。要点は並べ方にあります。
 
 - 文書全体を先頭のブロックに置き、そこに `cache_control` を付ける（ブレークポイント）。
 - チャンクと指示は、ブレークポイントの**後ろ**に置く。
@@ -201,7 +205,7 @@ nb.md("""
 """)
 
 nb.code("""
-req = rag.context_request("（ここに文書全体）", "（ここにチャンク）")
+req = rag_lab.context_request("（ここに文書全体）", "（ここにチャンク）")
 for block in req["messages"][0]["content"]:
     print(f"--- cache_control={block.get('cache_control')}")
     print(block["text"])
@@ -213,15 +217,15 @@ nb.md("""
 """)
 
 nb.code("""
-big = max(lab.docs, key=lambda d: tokens.estimate_text(d.text))
+big = max(lab.docs, key=lambda d: estimate.estimate_text(d.text))
 demo = [c for c in lab.chunks("articles") if c.doc_id == big.file][:3]
-est = rag.context_cost(tokens.estimate_text(big.text), [c.meta["tokens"] for c in demo])
-budget.check(est.total, client, f"文脈付与の実演（{big.title}・{len(demo)} チャンク、{rag.CONTEXT_MODEL}）")
+est = rag_lab.context_cost(estimate.estimate_text(big.text), [c.meta["tokens"] for c in demo])
+budget.check(est.total, client, f"文脈付与の実演（{big.title}・{len(demo)} チャンク、{rag_lab.CONTEXT_MODEL}）")
 for c in demo:
-    msg = client.messages.create(**rag.context_request(big.text, c.text))
+    msg = client.messages.create(**rag_lab.context_request(big.text, c.text))
     u = msg.usage
     print(f"書き込み {u.cache_creation_input_tokens:>5,}  読み出し {u.cache_read_input_tokens:>5,}  "
-          f"キャッシュ外の入力 {u.input_tokens:>4,}  出力 {u.output_tokens:>3}  → ${pricing.usage_cost(u, rag.CONTEXT_MODEL).total:.4f}")
+          f"キャッシュ外の入力 {u.input_tokens:>4,}  出力 {u.output_tokens:>3}  → ${pricing.usage_cost(u, rag_lab.CONTEXT_MODEL).total:.4f}")
 """)
 
 nb.md(r"""
@@ -239,12 +243,12 @@ $$\text{費用} = P_\mathrm{in}\Big(wD + (n-1)\,rD + \sum_i (c_i + p)\Big) + P_\
 """)
 
 nb.code("""
-published_cost = plots.published()["contextual_retrieval"]["cost_usd_per_million_document_tokens"]
-m = pricing.get_model(rag.CONTEXT_MODEL)
-with_cache = rag.cost_per_million_document_tokens(8000, 800)
-no_cache = rag.cost_per_million_document_tokens(8000, 800, cache=False)
+published_cost = published.figures()["contextual_retrieval"]["cost_usd_per_million_document_tokens"]
+m = pricing.get_model(rag_lab.CONTEXT_MODEL)
+with_cache = rag_lab.cost_per_million_document_tokens(8000, 800)
+no_cache = rag_lab.cost_per_million_document_tokens(8000, 800, cache=False)
 print(f"{m.display_name}（入力 ${m.input_usd_per_mtok} / 出力 ${m.output_usd_per_mtok}、書き込み {m.cache_write_5m_multiplier}x、"
-      f"読み出し {m.cache_read_multiplier}x）、指示 p = {rag.CHUNK_PROMPT_TOKENS} トークン、出力 o = {rag.CONTEXT_OUTPUT_TOKENS} トークン")
+      f"読み出し {m.cache_read_multiplier}x）、指示 p = {rag_lab.CHUNK_PROMPT_TOKENS} トークン、出力 o = {rag_lab.CONTEXT_OUTPUT_TOKENS} トークン")
 print(f"  キャッシュあり: 100 万文書トークンあたり ${with_cache.per_million_document_tokens:.2f}"
       f"（書き込み ${with_cache.cache_write:.4f} + 読み出し ${with_cache.cache_read:.4f} + チャンクと指示 ${with_cache.uncached_input:.4f}"
       f" + 出力 ${with_cache.output:.4f}、1 文書 {with_cache.calls} 回の呼び出し）")
@@ -263,8 +267,8 @@ nb.md("""
 
 nb.code("""
 arts = lab.chunks("articles")
-cached_docs = sum(tokens.estimate_text(d.text) + rag.DOC_WRAPPER_TOKENS >= m.min_cacheable_tokens for d in lab.docs)
-ours = rag.corpus_context_cost(lab.docs, arts)
+cached_docs = sum(estimate.estimate_text(d.text) + rag_lab.DOC_WRAPPER_TOKENS >= m.min_cacheable_tokens for d in lab.docs)
+ours = rag_lab.corpus_context_cost(lab.docs, arts)
 print(f"{m.display_name} の最小キャッシュ長 {m.min_cacheable_tokens:,} トークン以上の文書: {len(lab.docs)} 件中 {cached_docs} 件")
 print(f"条文チャンク {ours.calls} 個の文脈付与: 合計 ${ours.total:.2f}、100 万文書トークンあたり ${ours.per_million_document_tokens:.2f}")
 """)
@@ -276,12 +280,12 @@ nb.md("""
 
 ### 4.4 文脈を付けて索引を作り直す
 
-`rag.contextualize` は、オンラインなら Claude で全チャンクの文脈を書き（見積もりが `CTXLAB_BUDGET_USD` に収まるときだけ）、
+`rag_lab.contextualize` は、オンラインなら Claude で全チャンクの文脈を書き（見積もりが `CTXLAB_BUDGET_USD` に収まるときだけ）、
 オフラインや予算超過のときは 4.1 の見出しを返します。どちらを使ったかは `method` に残ります。
 """)
 
 nb.code("""
-ctx = rag.contextualize(lab.chunks("articles"), lab.docs, client)
+ctx = rag_lab.contextualize(lab.chunks("articles"), lab.docs, client)
 lab.use_context("articles", ctx)
 print(f"条文チャンクの文脈: {ctx.method}（{len(ctx.headers)} 件）")
 """)
@@ -294,7 +298,7 @@ nb.md("""
 
 nb.code("""
 base, ctx_bm25 = "bm25_articles", "ctx_bm25_articles"
-print(f"1 − recall@{K}: {rag.METHODS[base].label} {1 - lab.recall(base, K):.1%} → {rag.METHODS[ctx_bm25].label} {1 - lab.recall(ctx_bm25, K):.1%}")
+print(f"1 − recall@{K}: {rag_lab.METHODS[base].label} {1 - lab.recall(base, K):.1%} → {rag_lab.METHODS[ctx_bm25].label} {1 - lab.recall(ctx_bm25, K):.1%}")
 for q, a, b in zip(lab.questions, lab.per_question(base, K), lab.per_question(ctx_bm25, K)):
     if a != b:
         print(f"  {q.id}（{q.category}）{a:.2f} → {b:.2f}  {q.question}")
@@ -322,7 +326,7 @@ nb.md("""
 オフラインの決まった手順の見出しが足すのは、規程名・章・条の見出しの語だけです。ここの質問は話し言葉で、規程名や条の見出しをほとんど口にしないので、
 順位はあまり動きません。記事が勧めるように、Claude に書かせる文脈のプロンプトへ**用語集**（「給料 = 給与」「有給 = 年休」のような
 社内の言い換え）を足せば、質問の語が文脈に入り、順位にも効く見込みがあります。オンラインで試すなら
-`rag.contextualize(..., glossary={"給料": "給与", ...})` と渡します。用語集はどの呼び出しでも同じなので、system に置かれ、文書と一緒にキャッシュされます。
+`rag_lab.contextualize(..., glossary={"給料": "給与", ...})` と渡します。用語集はどの呼び出しでも同じなので、system に置かれ、文書と一緒にキャッシュされます。
 用語集は評価に使う 25 問から作らず、問い合わせの履歴など別の資料から作ってください。25 問に合わせて作ると、測った数字が実力より良く出ます。
 """)
 
@@ -334,8 +338,8 @@ nb.md("""
 """)
 
 nb.code("""
-backend = rag.embedding_backend()
-e = rag.EMBEDDING_MODEL
+backend = rag_lab.embedding_backend()
+e = rag_lab.EMBEDDING_MODEL
 if backend is None:
     print(f"埋め込みモデルはインストールされていないので、この節では使いません（オフラインで動くものだけを使うため）。")
     print(f"使うなら: {e['name']}（{e['licence']} ライセンス、{e['note']}）")
@@ -350,7 +354,7 @@ nb.md("""
 
 nb.code("""
 for text in ("有給休暇の繰越上限", "給与の支払日"):
-    print(f"{text}: 形態素 {retrieval.tokenize(text)}  bigram {rag.bigram_tokens(text)}")
+    print(f"{text}: 形態素 {retrieval.tokenize(text)}  bigram {rag_lab.bigram_tokens(text)}")
 """)
 
 nb.md("""
@@ -395,8 +399,8 @@ nb.hint("""
 nb.tests("rrf-tests", 3, """
 fused = rrf([[1, 2, 3], [3, 1, 2]])
 assert list(fused) == [1, 3, 2], f"1 は 1 位と 2 位、3 は 3 位と 1 位、2 は 2 位と 3 位なので [1, 3, 2] のはずです: {list(fused)}"
-mine, baseline = lab.recall_with(rrf, K), lab.recall(rag.BASELINE, K)
-print(f"あなたの rrf で融合: 1 − recall@{K} = {1 - mine:.1%}　基準線（{rag.METHODS[rag.BASELINE].label}）: {1 - baseline:.1%}")
+mine, baseline = lab.recall_with(rrf, K), lab.recall(rag_lab.BASELINE, K)
+print(f"あなたの rrf で融合: 1 − recall@{K} = {1 - mine:.1%}　基準線（{rag_lab.METHODS[rag_lab.BASELINE].label}）: {1 - baseline:.1%}")
 assert mine > baseline, "基準線の recall@20 を超えていません。順位は 1 から数え、1/(k + 順位) を足し合わせていますか"
 ### BEGIN HIDDEN TESTS
 assert list(rrf([])) == []
@@ -407,7 +411,7 @@ assert len(list(rrf([[1, 2], [2, 1], [1]]))) == 2
 assert list(rrf([[7, 8], [9, 8]]))[0] == 8
 big, small = rrf([["x", "y"], ["q", "y", "p", "x"]], k=60), rrf([["x", "y"], ["q", "y", "p", "x"]], k=1)
 assert list(big).index("y") < list(big).index("x") and list(small).index("x") < list(small).index("y"), "k must change the order"
-assert lab.recall_with(rrf, K) > lab.recall(rag.BASELINE, K) + 0.02
+assert lab.recall_with(rrf, K) > lab.recall(rag_lab.BASELINE, K) + 0.02
 ### END HIDDEN TESTS
 """)
 
@@ -415,12 +419,12 @@ nb.md("""
 ## 7. リランキング（オンラインの手順）
 
 記事はさらに、最初の検索で多め（150 件）に取り、より精度の高いモデルで並べ直して上位 20 件を使う**リランキング**を加えています。
-`rag.rerank` は、融合した順位の上位 50 件を Claude に渡して並べ直させる実装です。呼び出しは質問ごとに 1 回で、見積もりを `budget.check` に通してから送ります。
+`rag_lab.rerank` は、融合した順位の上位 50 件を Claude に渡して並べ直させる実装です。呼び出しは質問ごとに 1 回で、見積もりを `budget.check` に通してから送ります。
 sandbox は文書から文を抜き出すだけで順位を付けられないので、オフラインでは実行しません。
 """)
 
 nb.code("""
-reranked = rag.rerank(lab, client, "ctx_hybrid_articles", candidates=50, top_n=K)
+reranked = rag_lab.rerank(lab, client, "ctx_hybrid_articles", candidates=50, top_n=K)
 rerank_row = None
 if reranked is not None:
     rerank_row = {"label": "+ リランキング（Claude）", "one_minus_recall": 1 - lab.recall("ctx_hybrid_articles", K, rankings=reranked),
@@ -438,7 +442,7 @@ measured = lab.table(K)
 if rerank_row is not None:
     measured.append(rerank_row)
 extra = [] if rerank_row else [("+ リランキング", "オンラインのみ（オフラインでは未実行）")]
-print(rag.format_table(measured, rag.published_rows(), K, extra=extra))
+print(rag_lab.format_table(measured, rag_lab.published_rows(), K, extra=extra))
 """)
 
 nb.md("""
@@ -452,7 +456,7 @@ top_share = K * sum(c.meta["tokens"] for c in arts) / len(arts) / doc_tokens
 print(f"質問 {n_q} 問: 1 問をまるごと落とすと 1 − recall が {1 / n_q:.1%} 動く"
       f"（事実が {facts_per_q[-1]} 個の質問なら、事実 1 個で {1 / n_q / facts_per_q[-1]:.1%}）")
 print(f"チャンク {len(arts)} 個: 上位 {K} 件で、規程集全体のおよそ {top_share:.0%} を渡している")
-print(f"埋め込み: {'使っていない（BM25 の 2 つのトークン分割で代用）' if rag.embedding_backend() is None else '使える'}")
+print(f"埋め込み: {'使っていない（BM25 の 2 つのトークン分割で代用）' if rag_lab.embedding_backend() is None else '使える'}")
 """)
 
 nb.md("""
@@ -473,7 +477,7 @@ import matplotlib.pyplot as plt
 
 ks = list(range(1, 51))
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [3, 2]})
-for name, method in rag.METHODS.items():
+for name, method in rag_lab.METHODS.items():
     ax1.plot(ks, lab.curve(name, ks), label=method.label)
 ax1.axvline(K, ls=":", color="gray")
 ax1.set_xlabel("k（上位何件のチャンクを渡すか）")
@@ -482,8 +486,8 @@ ax1.set_title("事実の再現率と k")
 ax1.legend(fontsize=8, loc="lower right")
 ax1.grid(alpha=0.3)
 
-pub = rag.published_rows()
-labels = ([rag.METHODS[r["method"]].short if r.get("method") in rag.METHODS else r["label"] for r in measured]
+pub = rag_lab.published_rows()
+labels = ([rag_lab.METHODS[r["method"]].short if r.get("method") in rag_lab.METHODS else r["label"] for r in measured]
           + [f"公表: {r['label']}" for r in pub])
 values = [r["one_minus_recall"] * 100 for r in measured] + [r["one_minus_recall"] * 100 for r in pub]
 colors = ["tab:blue"] * len(measured) + ["lightgray"] * len(pub)
@@ -506,19 +510,19 @@ nb.code("""
 best = "ctx_hybrid_articles"
 mean_chunk = sum(c.meta["tokens"] for c in arts) / len(arts)
 whole = [q for q in lab.questions if q.category == "whole"]
-print(f"recall@{K}  {'正解ファイル数':8s}" + "".join(f"{m.short:>12s}" for m in rag.METHODS.values())
-      + f"   全部そろう k（{rag.METHODS[best].short}）")
+print(f"recall@{K}  {'正解ファイル数':8s}" + "".join(f"{m.short:>12s}" for m in rag_lab.METHODS.values())
+      + f"   全部そろう k（{rag_lab.METHODS[best].short}）")
 for q in whole:
     i = lab.questions.index(q)
-    cells = "".join(f"{lab.per_question(n, K)[i]:>12.2f}" for n in rag.METHODS)
+    cells = "".join(f"{lab.per_question(n, K)[i]:>12.2f}" for n in rag_lab.METHODS)
     need = lab.needed_k(best, q)
     need_txt = f"{need} 件 ≈ {need * mean_chunk / doc_tokens:.0%} の規程集" if need else "圏外"
     print(f"{q.id:10s}{len(q.gold_files):>8d}{cells}   {need_txt}")
 q = max(whole, key=lambda q: lab.needed_k(best, q) or 10**9)
 r = lab.rankings(best)[lab.questions.index(q)][:K]
-got = {f for i in r if lab.files(best)[i] in q.gold_files for f in rag.facts_held(lab.texts(best)[i], q.key_facts)}
+got = {f for i in r if lab.files(best)[i] in q.gold_files for f in rag_lab.facts_held(lab.texts(best)[i], q.key_facts)}
 print(f"{q.id}「{q.question}」 上位 {K} 件に届かなかった事実: {sorted(set(q.key_facts) - got)}")
-never = [q.id for q in whole if all(lab.per_question(n, K)[lab.questions.index(q)] < 1 for n in rag.METHODS)]
+never = [q.id for q in whole if all(lab.per_question(n, K)[lab.questions.index(q)] < 1 for n in rag_lab.METHODS)]
 print(f"どの方式でも recall@{K} が 1 に届かない whole の質問: {', '.join(never) or 'なし'}")
 """)
 
@@ -536,7 +540,7 @@ nb.task_md("failure-task", """
 関数 `one_minus_recall_at_k(rankings, questions, texts, files, k=20)` を書いてください。この節の定義どおりに計算します。
 
 - `rankings[j]` は `questions[j]` のランキング（チャンク番号のリスト、良い順）、`texts[i]` と `files[i]` はチャンク `i` の文面とファイル名です。
-- チャンクが関連するのは、`files[i]` が質問の `gold_files` にあり、文面に `key_facts` の 1 つ以上を含むとき（`rag.facts_held(text, facts)` が使えます）。
+- チャンクが関連するのは、`files[i]` が質問の `gold_files` にあり、文面に `key_facts` の 1 つ以上を含むとき（`rag_lab.facts_held(text, facts)` が使えます）。
 - 質問の recall@k = 上位 k 件の関連チャンクに含まれた key facts の割合（同じ事実は 1 回だけ数える）。
 - `key_facts` のない質問（記載のない質問）は除いて平均し、1 − 平均 を返します。残る質問がなければ、また `k` が 1 未満なら `ValueError` を投げてください。
 """)
@@ -554,7 +558,7 @@ def one_minus_recall_at_k(rankings, questions, texts, files, k=20):
         found = set()
         for i in list(ranking)[:k]:
             if files[i] in q.gold_files:
-                found |= rag.facts_held(texts[i], facts)
+                found |= rag_lab.facts_held(texts[i], facts)
         values.append(len(found) / len(facts))
     if not values:
         raise ValueError("no answerable question")

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Iterable, Sequence
 
-from . import corpus, pricing
+from ctxlab import corpus
+from ctxlab.costs import pricing
 
 __all__ = [
     "MAX_DOCS",
@@ -240,7 +241,7 @@ def classify(question: str, client, *, model: str = CLASSIFY_MODEL) -> str | Non
 def _online(client) -> bool:
     if client is None:
         return False
-    from .client import is_offline
+    from ctxlab.api.client import is_offline
 
     return not is_offline(client)
 
@@ -538,13 +539,13 @@ def replay(client, questions: Sequence, choose: Callable[[str], Iterable[str]], 
            max_tokens: int = 300) -> Replay:
     """Send every question ``rounds`` times through ``client`` with the files ``choose`` picks.
 
-    Requests are built with :func:`ctxlab.messages.question_request` (documents, breakpoint
+    Requests are built with :func:`ctxlab.api.messages.question_request` (documents, breakpoint
     on the last one, then the question). Costs come from each response's ``usage``
-    (:func:`ctxlab.pricing.usage_cost`), as they would online. With ``clock`` (a
+    (:func:`ctxlab.costs.pricing.usage_cost`), as they would online. With ``clock`` (a
     :class:`ctxlab.Sandbox`), the clock moves ``interval_s`` after every request, so TTLs
     behave as with one question every ``interval_s`` seconds.
     """
-    from .messages import question_request
+    from ctxlab.api.messages import question_request
 
     if not isinstance(rounds, int) or rounds < 1:
         raise ValueError(f"rounds must be a positive int, got {rounds!r}")

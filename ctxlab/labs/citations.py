@@ -5,7 +5,8 @@ several text blocks; a block that rests on the documents carries ``char_location
 citations (``document_index`` counted from 0 across the request, ``document_title``,
 ``start_char_index`` / ``end_char_index`` 0-based and end-exclusive, and ``cited_text``)::
 
-    from ctxlab import citations, messages
+    from ctxlab.labs import citations
+    from ctxlab.api import messages
     resp = client.messages.create(**messages.question_request(docs, question, citations=True))
     print(citations.render(resp))          # the answer with [n] markers, then title, range, text
     for c in citations.collect(resp):      # the citation objects, in order
@@ -203,7 +204,7 @@ class Bundle:
         raise ValueError(f"range [{start}, {end}) of the bundle is not inside one file's text")
 
     def as_document(self) -> tuple[str, str]:
-        """``(title, text)``, ready for :func:`ctxlab.messages.doc_blocks`."""
+        """``(title, text)``, ready for :func:`ctxlab.api.messages.doc_blocks`."""
         return self.title, self.text
 
 
@@ -233,7 +234,7 @@ def bundle(docs: Iterable[Any], title: str | None = None, *, header: str = "=== 
 
 
 def numbered_docs(docs: Iterable[Any]) -> list[tuple[str, str]]:
-    """``("[n] title", text)`` pairs, numbered from 1, for :func:`ctxlab.messages.question_request`."""
+    """``("[n] title", text)`` pairs, numbered from 1, for :func:`ctxlab.api.messages.question_request`."""
     return [(f"[{i}] {doc_title(d) or doc_name(d)}", doc_text(d)) for i, d in enumerate(docs, 1)]
 
 
@@ -310,7 +311,7 @@ def plot_citation_map(docs: Sequence[Any], cites: Iterable[Any], ax=None, *, bou
     """
     import matplotlib.pyplot as plt
 
-    from . import plots  # noqa: F401  (Japanese font)
+    from ctxlab import plots  # noqa: F401  (Japanese font)
 
     docs = list(docs)
     if ax is None:

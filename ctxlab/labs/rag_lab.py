@@ -4,7 +4,7 @@ Recall, as measured here
     A chunk is **relevant** to a question when it comes from one of the question's gold
     files and the text that reaches the model (the chunk, with its context header when
     the method is contextual) holds at least one of the question's key facts (compared
-    after :func:`ctxlab.evaluate.normalize`: width, spaces and thousands separators do not
+    after :func:`ctxlab.labs.measure.normalize`: width, spaces and thousands separators do not
     matter). **recall@k** of a question is the share of its key facts held by relevant
     chunks among the top ``k`` results; a method's recall@k is the mean over the
     answerable questions (``unanswerable`` ones have no key facts and are left out).
@@ -20,7 +20,7 @@ Contextual chunks
     (:data:`OFFLINE_CONTEXT_LABEL`). Online, :func:`contextualize` asks Claude with
     :func:`context_request`, a Japanese version of the article's prompt, the whole document
     in a cached block and the chunk after the breakpoint, after
-    :func:`ctxlab.budget.check` has seen the estimate. :func:`context_cost` prices it.
+    :func:`ctxlab.api.budget.check` has seen the estimate. :func:`context_cost` prices it.
 
 Fusion and the table
     :func:`rrf` is reciprocal rank fusion; :class:`Lab` builds the chunk sets once (tokens
@@ -39,10 +39,12 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Sequence
 
-from . import pricing
-from .evaluate import normalize
-from .retrieval import BM25Index, Chunk, article_spans, chunk_by_articles, chunk_by_size, tokenize, tokenize_many
-from .tokens import estimate_text
+from ctxlab.costs import pricing
+from ctxlab.labs.measure import normalize
+from ctxlab.retrieval import BM25Index, Chunk, article_spans, chunk_by_articles, chunk_by_size, tokenize, tokenize_many
+from ctxlab.estimate import estimate_text
+from ctxlab.published import figures
+from ctxlab import _text
 
 __all__ = [
     "OFFLINE_CONTEXT_LABEL",
@@ -303,14 +305,14 @@ def contextualize(chunks: Sequence[Chunk], docs: Iterable, client=None, *, model
     """Context headers for ``chunks``: Claude online (within the budget), :func:`situate` offline.
 
     Online, the estimate (:func:`corpus_context_cost`) goes through
-    :func:`ctxlab.budget.check` first; over the budget, the offline headers are used and
+    :func:`ctxlab.api.budget.check` first; over the budget, the offline headers are used and
     the reason is printed. Calls for one document are made one after another, so that
     the first one's cache write is there for the rest (parallel first calls all miss).
     ``glossary`` adds in-house synonyms to every call (see :func:`context_request`); the
     offline headers ignore it.
     """
-    from . import budget
-    from .client import is_offline
+    from ctxlab.api import budget
+    from ctxlab.api.client import is_offline
 
     docs = list(docs)
     by_file = {}
@@ -334,7 +336,7 @@ def contextualize(chunks: Sequence[Chunk], docs: Iterable, client=None, *, model
     except budget.BudgetExceeded as exc:
         print(f"{exc}\n→ 代わりに{OFFLINE_CONTEXT_LABEL}を使います。")
         return offline()
-    from .messages import answer_text
+    from ctxlab.api.messages import answer_text
 
     bar = None
     if progress:
@@ -534,7 +536,7 @@ class Lab:
 
     def __init__(self, docs: Iterable | None = None, questions: Iterable | None = None, *,
                  chunk_tokens: int = 800, overlap_tokens: int = 100):
-        from . import corpus
+        from ctxlab import corpus
 
         self.docs = list(corpus.load() if docs is None else docs)
         qs = list(corpus.questions() if questions is None else questions)
@@ -737,19 +739,9 @@ class Lab:
 
 def published_rows() -> list[dict]:
     """The Contextual Retrieval article's 1 - recall@20 (data/published.json; published, not measured)."""
-    from .plots import published
-
-    data = published()["contextual_retrieval"]
+    data = figures()["contextual_retrieval"]
     return [{"label": label, "one_minus_recall": v, "source": data["citation"]}
             for label, v in data["one_minus_recall_at_20"].items()]
-
-
-def _width(s: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
-
-
-def _pad(s: str, width: int) -> str:
-    return s + " " * max(0, width - _width(s))
 
 
 def format_table(measured: Sequence[Mapping], published: Sequence[Mapping] | None = None, k: int = 20,
@@ -759,16 +751,16 @@ def format_table(measured: Sequence[Mapping], published: Sequence[Mapping] | Non
     ``extra`` adds rows that were not measured, as (label, reason) pairs (e.g. reranking offline).
     """
     labels = [r["label"] for r in measured] + [e[0] for e in extra] + [r["label"] for r in (published or [])]
-    w = max(_width(s) for s in labels) + 2
+    w = max(_text.width(s) for s in labels) + 2
     lines = [f"このコースの測定（{measured[0]['questions'] if measured else 0} 問・1 − recall@{k}）"]
     for r in measured:
-        lines.append(f"  {_pad(r['label'], w)}{r['one_minus_recall']:6.1%}")
+        lines.append(f"  {_text.pad(r['label'], w)}{r['one_minus_recall']:6.1%}")
     for label, reason in extra:
-        lines.append(f"  {_pad(label, w)}{'—':>6}  {reason}")
+        lines.append(f"  {_text.pad(label, w)}{'—':>6}  {reason}")
     if published:
         lines.append("公表値（Anthropic, Introducing Contextual Retrieval, 2024。本コースの測定ではない）")
         for r in published:
-            lines.append(f"  {_pad(r['label'], w)}{r['one_minus_recall']:6.1%}")
+            lines.append(f"  {_text.pad(r['label'], w)}{r['one_minus_recall']:6.1%}")
     return "\n".join(lines)
 
 
@@ -813,12 +805,12 @@ def rerank(lab: Lab, client, method: str = "ctx_hybrid_articles", *, candidates:
 
     Offline this prints :data:`RERANK_SKIPPED` and returns None (the sandbox's extractive
     answers cannot order passages). Online the estimate goes through
-    :func:`ctxlab.budget.check` first; over the budget it returns None with the reason.
+    :func:`ctxlab.api.budget.check` first; over the budget it returns None with the reason.
     The reordered top ``top_n`` is followed by the rest of the original ranking.
     """
-    from . import budget
-    from .client import is_offline
-    from .messages import answer_text
+    from ctxlab.api import budget
+    from ctxlab.api.client import is_offline
+    from ctxlab.api.messages import answer_text
 
     if is_offline(client):
         print(RERANK_SKIPPED)
@@ -828,7 +820,7 @@ def rerank(lab: Lab, client, method: str = "ctx_hybrid_articles", *, candidates:
     rankings = lab.rankings(m)
     reqs = [rerank_request(q.question, [texts[i] for i in r[:candidates]], top_n=top_n, model=model)
             for q, r in zip(lab.questions, rankings)]
-    from .tokens import estimate_request
+    from ctxlab.estimate import estimate_request
 
     est = sum(pricing.call_cost(model, input_tokens=estimate_request(req), output_tokens=top_n * 4).total
               for req in reqs)

@@ -10,12 +10,12 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ctxlab.errors import DocumentError
+
 TEXT_SUFFIXES = {".txt", ".md", ".markdown", ".csv", ".tsv", ".json", ".html", ".htm", ".xml", ".rst"}
 MAX_FILE_BYTES = 20 * 1024 * 1024
 
 
-class DocumentError(ValueError):
-    """A document or folder that cannot be used; the message says what to do."""
 
 
 @dataclass

@@ -20,7 +20,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Mapping
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+from ctxlab._paths import DATA_DIR
+from ctxlab.costs.usage import usage_dict
+
 PRICING_PATH = DATA_DIR / "pricing.json"
 MTOK = 1_000_000
 
@@ -246,24 +248,14 @@ def call_cost(
 
 def usage_cost(usage, model: str | ModelPrice = DEFAULT_MODEL) -> CallCost:
     """Dollar cost of a response's ``usage`` (an SDK object or a dict)."""
-    def field(obj, name, default=0):
-        v = obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
-        return default if v is None else v
-
-    creation = field(usage, "cache_creation", None)
-    created = field(usage, "cache_creation_input_tokens")
-    if creation is not None:
-        w5 = field(creation, "ephemeral_5m_input_tokens")
-        w1 = field(creation, "ephemeral_1h_input_tokens")
-    else:
-        w5, w1 = created, 0
+    u = usage_dict(usage)
     return call_cost(
         model,
-        input_tokens=field(usage, "input_tokens"),
-        output_tokens=field(usage, "output_tokens"),
-        cache_write_5m_tokens=w5,
-        cache_write_1h_tokens=w1,
-        cache_read_tokens=field(usage, "cache_read_input_tokens"),
+        input_tokens=u["input_tokens"],
+        output_tokens=u["output_tokens"],
+        cache_write_5m_tokens=u["cache_creation"]["ephemeral_5m_input_tokens"],
+        cache_write_1h_tokens=u["cache_creation"]["ephemeral_1h_input_tokens"],
+        cache_read_tokens=u["cache_read_input_tokens"],
     )
 
 

@@ -1,29 +1,15 @@
-"""Plots of the course: matplotlib with a Japanese font (matplotlib-fontja).
-
-Figures from papers are drawn with their source in the title and marked as published
-figures, never as measurements.
-"""
+"""Figures from papers, drawn as published figures (their source is in the title)."""
 from __future__ import annotations
 
-import json
-from functools import lru_cache
-from pathlib import Path
-
 import matplotlib.pyplot as plt
-import matplotlib_fontja  # noqa: F401  (registers and selects a Japanese font)
 
-PUBLISHED = Path(__file__).resolve().parent.parent / "data" / "published.json"
-
-
-@lru_cache(maxsize=1)
-def published() -> dict:
-    with open(PUBLISHED, encoding="utf-8") as f:
-        return json.load(f)
+import ctxlab.plots  # noqa: F401  (Japanese font)
+from ctxlab.published import figures
 
 
 def lost_in_the_middle(ax=None):
     """Accuracy by the position of the answer document (Liu et al., published figures)."""
-    data = published()["lost_in_the_middle"]
+    data = figures()["lost_in_the_middle"]
     if ax is None:
         _, ax = plt.subplots(figsize=(6.4, 3.6))
     for model, acc in data["accuracy"].items():

@@ -8,7 +8,8 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import asdict, dataclass, field
 
-from . import pricing
+from ctxlab.costs import pricing
+from ctxlab import _text
 
 
 @dataclass(frozen=True)
@@ -129,15 +130,6 @@ def compare(doc_tokens: int, n_files: int, profile: Profile | None = None, *, ch
                       doc_tokens / m.context_window, notes)
 
 
-def _width(s: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
-
-
-def _pad(s: str, width: int, right: bool = False) -> str:
-    gap = " " * max(0, width - _width(s))
-    return gap + s if right else s + gap
-
-
 def format_table(c: Comparison) -> str:
     """Render a comparison as seed 000's terminal table (Japanese)."""
     p = c.profile
@@ -154,11 +146,11 @@ def format_table(c: Comparison) -> str:
     if c.question:
         lines.append(f"質問: {c.question}")
     lines.append("")
-    lines.append(_pad("方式", 44) + _pad("入力tok", 10, True) + "  " + _pad("課金/回", 9, True) + "  "
-                 + _pad("最初tok", 8, True) + "  " + "出典")
+    lines.append(_text.pad("方式", 44) + _text.pad("入力tok", 10, True) + "  " + _text.pad("課金/回", 9, True) + "  "
+                 + _text.pad("最初tok", 8, True) + "  " + "出典")
     for r in c.rows.values():
-        lines.append(_pad(r.label, 44) + _pad(f"{r.input_tokens:,}", 10, True) + "  "
-                     + _pad(f"${r.cost:.3f}", 9, True) + "  " + _pad(f"{r.ttft_s:.1f}s", 8, True) + "  " + r.citations)
+        lines.append(_text.pad(r.label, 44) + _text.pad(f"{r.input_tokens:,}", 10, True) + "  "
+                     + _text.pad(f"${r.cost:.3f}", 9, True) + "  " + _text.pad(f"{r.ttft_s:.1f}s", 8, True) + "  " + r.citations)
     lines.append("-" * 96)
     per_day = p.questions_per_month / 30
     lines.append(f"月 {p.questions_per_month:,.0f} 問（1 日 {per_day:.0f} 問・キャッシュヒット率 {p.hit_rate:.0%}・TTL {p.ttl}）")

@@ -1,25 +1,21 @@
-"""Token counting: the API's count_tokens when online, a documented estimate offline.
+"""The offline token estimate: what the course counts when no API is asked.
 
-No official offline tokenizer exists for current Claude models, so offline counts are
-estimates and say so (``TokenCount.method``). The estimator follows seed 000: one
-token per Japanese character (kana, kanji, full-width symbols), and about four characters
-per token for runs of ASCII (English words, numbers, code). Real tokenizers count
-Japanese at roughly 1 to 1.5 tokens per character, and newer ones count more for the same
-text: an estimate from characters can be off by half. Count with the API before you
-decide on a number near a threshold.
+No official offline tokenizer exists for current Claude models, so this is an estimate and
+says so. The rule follows the course's source article: one token per Japanese character
+(kana, kanji, full-width symbols), and about four characters per token for runs of ASCII
+(English words, numbers, code). Real tokenizers count Japanese at roughly 1 to 1.5 tokens
+per character, and newer ones count more for the same text: an estimate from characters
+can be off by half. Count with the API before you decide on a number near a threshold.
 
-The same estimator is what the offline sandbox answers to ``count_tokens`` and what it
-bills in ``usage``, so offline figures are consistent with each other.
+The offline sandbox answers ``count_tokens`` and bills ``usage`` with this same estimate, so
+offline figures agree with each other; chunkers use it to size chunks.
 """
 from __future__ import annotations
 
 import json
 import math
 import re
-from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
-
-from . import pricing
 
 #: tokens per non-ASCII (Japanese) character; seed 000 uses 1 character = 1 token.
 JA_TOKENS_PER_CHAR = 1.0
@@ -32,29 +28,6 @@ PER_BLOCK_OVERHEAD = 2
 
 _ASCII_RUN = re.compile(r"[\x00-\x7f]+")
 _ASCII_WORD = re.compile(r"[^\s]+")
-
-METHOD_API = "count_tokens API"
-METHOD_SANDBOX = "sandbox estimate (offline: 1 Japanese character = 1 token)"
-METHOD_ESTIMATE = "estimate (1 Japanese character = 1 token, 4 ASCII characters = 1 token)"
-
-
-@dataclass(frozen=True)
-class TokenCount:
-    """A token count and how it was obtained."""
-
-    tokens: int
-    method: str
-    model: str | None = None
-
-    @property
-    def is_estimate(self) -> bool:
-        return self.method != METHOD_API
-
-    def __int__(self) -> int:
-        return self.tokens
-
-    def __str__(self) -> str:
-        return f"{self.tokens:,} tokens ({self.method})"
 
 
 def estimate_text(text: str, ja_ratio: float = JA_TOKENS_PER_CHAR) -> int:
@@ -128,47 +101,3 @@ def estimate_request(request: Mapping[str, Any]) -> int:
         elif content:
             total += sum(estimate_blocks(content))
     return total
-
-
-def _is_offline(client) -> bool:
-    from .client import is_offline
-
-    return is_offline(client)
-
-
-def count_request(
-    request: Mapping[str, Any], client=None, model: str = pricing.DEFAULT_MODEL
-) -> TokenCount:
-    """Count a Messages request: with a client, through ``messages.count_tokens``; else estimate.
-
-    ``request`` holds ``messages`` and optionally ``system`` and ``tools``.
-    """
-    if client is None:
-        return TokenCount(estimate_request(request), METHOD_ESTIMATE, model)
-    kwargs = {k: request[k] for k in ("messages", "system", "tools") if request.get(k)}
-    n = client.messages.count_tokens(model=model, **kwargs).input_tokens
-    return TokenCount(n, METHOD_SANDBOX if _is_offline(client) else METHOD_API, model)
-
-
-def count_text(text: str, client=None, model: str = pricing.DEFAULT_MODEL) -> TokenCount:
-    """Count one text, sent as a single user message (as seed 000 does)."""
-    if client is None:
-        return TokenCount(estimate_text(text), METHOD_ESTIMATE, model)
-    return count_request({"messages": [{"role": "user", "content": text}]}, client, model)
-
-
-def count_documents(texts: Iterable[str], client=None, model: str = pricing.DEFAULT_MODEL) -> TokenCount:
-    """Count a set of documents as one request with one text block per document."""
-    texts = list(texts)
-    if client is None:
-        return TokenCount(sum(estimate_text(t) for t in texts), METHOD_ESTIMATE, model)
-    content = [{"type": "text", "text": t} for t in texts if t]
-    if not content:
-        return TokenCount(0, METHOD_SANDBOX if _is_offline(client) else METHOD_API, model)
-    return count_request({"messages": [{"role": "user", "content": content}]}, client, model)
-
-
-def window_usage(tokens: int, model: str = pricing.DEFAULT_MODEL) -> float:
-    """Share of the model's context window that ``tokens`` fill (0.2 = 20%)."""
-    pricing._nonneg("tokens", tokens)
-    return tokens / pricing.get_model(model).context_window

@@ -2,8 +2,8 @@
 
 Pure computations behind lesson 05 and its widgets (:mod:`ctxlab.widgets.crossover`).
 Nothing here re-implements a cost formula: the dollar figures come from
-:func:`ctxlab.compare.compare` (which prices every call with :mod:`ctxlab.pricing`), the
-relative figures from :func:`ctxlab.pricing.relative_cost` and :func:`ctxlab.pricing.rho_limit`.
+:func:`ctxlab.costs.compare.compare` (which prices every call with :mod:`ctxlab.costs.pricing`), the
+relative figures from :func:`ctxlab.costs.pricing.relative_cost` and :func:`ctxlab.costs.pricing.rho_limit`.
 
 Two views of the same decision:
 
@@ -22,7 +22,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from . import compare, pricing
+from ctxlab.costs import compare, pricing
 
 DAYS_PER_MONTH = 30          # seed 000: 20 questions a day = 600 a month
 SEED_FILES = 50              # seed 000: 50 files; the filter keeps 5 of them

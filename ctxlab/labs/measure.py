@@ -16,7 +16,7 @@ The harness: :class:`LongContext`, :class:`MetadataFilter` and :class:`RAG` diff
 who picks the documents of a request; each reads a list of documents or a :class:`Folder`
 (whose files can change, for the freshness experiment). :func:`run` asks every question
 with every method through the client (real API or sandbox) with a progress bar, after
-:func:`ctxlab.budget.check` has seen the estimated cost, and returns :class:`Graded`
+:func:`ctxlab.api.budget.check` has seen the estimated cost, and returns :class:`Graded`
 records; :func:`format_table`, :func:`by_method`, :func:`plot_accuracy`,
 :func:`version_mixing` and :func:`summary` report them. :func:`position_sweep` moves the
 gold file through the prompt (online only: the sandbox ignores positions).
@@ -29,7 +29,10 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Iterable
 
-from .corpus import CATEGORIES, Question
+from ctxlab import estimate
+from ctxlab.corpus import CATEGORIES, Question
+from ctxlab import _text
+from ctxlab.costs.usage import total_input
 
 LEVELS = ("correct", "partial", "wrong")
 
@@ -115,22 +118,12 @@ def table(graded: Iterable[Graded]) -> dict[str, dict[str, Counter]]:
     return t
 
 
-def _width(s: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
-
-
-def _pad(s: str, width: int, right: bool = True) -> str:
-    """Pad to a display width (a Japanese character is two columns wide)."""
-    gap = " " * max(0, width - _width(s))
-    return gap + s if right else s + gap
-
-
 def format_table(graded: list[Graded], partial_weight: float = 0.5) -> str:
     """A text table: per method, correct/partial/wrong and accuracy overall and per category."""
     t = table(graded)
     cats = [c for c in CATEGORIES if any(c in t[m] for m in t)]
-    head = (_pad("方式", 14, False) + _pad("正しい", 8) + _pad("惜しい", 8) + _pad("違う", 6) + _pad("正答率", 8)
-            + "".join(_pad(c, 15) for c in cats))
+    head = (_text.pad("方式", 14) + _text.pad("正しい", 8, right=True) + _text.pad("惜しい", 8, right=True) + _text.pad("違う", 6, right=True) + _text.pad("正答率", 8, right=True)
+            + "".join(_text.pad(c, 15, right=True) for c in cats))
     lines = [head]
     for m, per in t.items():
         allc = per["all"]
@@ -139,9 +132,9 @@ def format_table(graded: list[Graded], partial_weight: float = 0.5) -> str:
         for c in cats:
             n = sum(per[c].values())
             cell = f"{per[c]['correct']}/{n} {accuracy(list(per[c].elements()), partial_weight):4.0%}" if n else "-"
-            cells.append(_pad(cell, 15))
-        lines.append(_pad(m, 14, False) + _pad(str(allc["correct"]), 8) + _pad(str(allc["partial"]), 8)
-                     + _pad(str(allc["wrong"]), 6) + _pad(f"{acc:.0%}", 8) + "".join(cells))
+            cells.append(_text.pad(cell, 15, right=True))
+        lines.append(_text.pad(m, 14) + _text.pad(str(allc["correct"]), 8, right=True) + _text.pad(str(allc["partial"]), 8, right=True)
+                     + _text.pad(str(allc["wrong"]), 6, right=True) + _text.pad(f"{acc:.0%}", 8, right=True) + "".join(cells))
     return "\n".join(lines)
 
 
@@ -165,15 +158,15 @@ def compare_levels(before: Iterable[Graded], after: Iterable[Graded], category: 
     methods = list(dict.fromkeys(m for _, m in keys))
     qids = list(dict.fromkeys(q for q, _ in keys))
     width = 22
-    lines = [_pad("質問", 6, False) + "".join(_pad(m, width) for m in methods)]
+    lines = [_text.pad("質問", 6) + "".join(_text.pad(m, width, right=True) for m in methods)]
     for q in qids:
         cells = []
         for m in methods:
             if (q, m) not in old or (q, m) not in new:
-                cells.append(_pad("-", width))
+                cells.append(_text.pad("-", width, right=True))
                 continue
             a, b = old[(q, m)].level, new[(q, m)].level
-            cells.append(_pad(a if a == b else f"{a} → {b}", width))
+            cells.append(_text.pad(a if a == b else f"{a} → {b}", width, right=True))
         lines.append(f"{q:6s}" + "".join(cells))
     return "\n".join(lines)
 
@@ -182,7 +175,7 @@ def version_mixing(graded: Iterable[Graded], rules_dir=None) -> dict[str, dict[s
     """For the contradiction questions, per method: how many requests carried a superseded
     version of the answer's regulation (``sent_old``), how many answers state a superseded
     fact (``quoted_old``), and how many were graded correct (``correct``), out of ``n``."""
-    from .corpus import RULES_DIR, by_file
+    from ctxlab.corpus import RULES_DIR, by_file
 
     files = by_file(rules_dir or RULES_DIR)
     out: dict[str, dict[str, int]] = {}
@@ -200,13 +193,13 @@ def version_mixing(graded: Iterable[Graded], rules_dir=None) -> dict[str, dict[s
 
 def format_version_mixing(runs: dict[str, Iterable[Graded]]) -> str:
     """:func:`version_mixing` of several runs (e.g. all versions / current only) as one table."""
-    lines = [_pad("渡した文書", 16, False) + _pad("方式", 14, False) + _pad("旧版も渡した", 14)
-             + _pad("旧版の値を答えた", 18) + _pad("正しい", 8)]
+    lines = [_text.pad("渡した文書", 16) + _text.pad("方式", 14) + _text.pad("旧版も渡した", 14, right=True)
+             + _text.pad("旧版の値を答えた", 18, right=True) + _text.pad("正しい", 8, right=True)]
     for name, graded in runs.items():
         for m, r in version_mixing(graded).items():
             n = r["n"]
-            lines.append(_pad(name, 16, False) + _pad(m, 14, False) + _pad(f"{r['sent_old']}/{n}", 14)
-                         + _pad(f"{r['quoted_old']}/{n}", 18) + _pad(f"{r['correct']}/{n}", 8))
+            lines.append(_text.pad(name, 16) + _text.pad(m, 14) + _text.pad(f"{r['sent_old']}/{n}", 14, right=True)
+                         + _text.pad(f"{r['quoted_old']}/{n}", 18, right=True) + _text.pad(f"{r['correct']}/{n}", 8, right=True))
     return "\n".join(lines)
 
 
@@ -298,7 +291,7 @@ class Method:
 
     def request(self, question: str, *, model: str, max_tokens: int) -> tuple[dict, list[Passage]]:
         """Keyword arguments for ``client.messages.create`` and the passages they carry."""
-        from .messages import SYSTEM_PROMPT, question_request
+        from ctxlab.api.messages import SYSTEM_PROMPT, question_request
 
         passages = self.select(question)
         if not passages:  # nothing selected: ask without documents
@@ -389,7 +382,7 @@ class RAG(Method):
 
     def reindex(self) -> None:
         """Read the source again and rebuild the chunks and the index."""
-        from .retrieval import BM25Index, chunk_by_articles
+        from ctxlab.retrieval import BM25Index, chunk_by_articles
 
         docs = _read(self.source)
         self.chunks = [c for d in docs for c in chunk_by_articles(d.text, self.chunk_tokens, doc_id=d.file,
@@ -421,7 +414,7 @@ class Planned:
 def plan(methods: Iterable[Method], questions: Iterable[Question], *, model: str | None = None,
          max_tokens: int = 700) -> list[Planned]:
     """Every request of a run, method by method (so a method's cache stays warm)."""
-    from .pricing import DEFAULT_MODEL
+    from ctxlab.costs.pricing import DEFAULT_MODEL
 
     model = model or DEFAULT_MODEL
     questions = list(questions)
@@ -441,7 +434,8 @@ def estimate_cost(planned: Iterable[Planned]) -> float:
     and every read refreshes the TTL), and writes them (5 minutes) otherwise; an uncached
     method pays the base rate. Offline the sandbox bills the same estimates.
     """
-    from . import pricing, tokens
+    from ctxlab.costs import pricing
+    from ctxlab.api import tokens
 
     memo: dict[str, int] = {}
 
@@ -449,8 +443,8 @@ def estimate_cost(planned: Iterable[Planned]) -> float:
         text = block["source"]["data"]
         n = memo.get(text)
         if n is None:
-            n = memo[text] = tokens.estimate_blocks([{**block, "source": {**block["source"], "data": ""}}])[0] \
-                + tokens.estimate_text(text)
+            n = memo[text] = estimate.estimate_blocks([{**block, "source": {**block["source"], "data": ""}}])[0] \
+                + estimate.estimate_text(text)
         return n
 
     total = 0.0
@@ -461,7 +455,7 @@ def estimate_cost(planned: Iterable[Planned]) -> float:
         doc_tokens = sum(doc_tokens_of(b) for b in docs)
         rest_request = {**p.request, "messages": [{"role": "user",
                                                     "content": [b for b in content if b.get("type") != "document"]}]}
-        rest = tokens.estimate_request(rest_request)
+        rest = estimate.estimate_request(rest_request)
         key = tuple(b["source"]["data"] for b in docs)
         model = p.request["model"]
         out = p.request["max_tokens"]
@@ -476,25 +470,21 @@ def estimate_cost(planned: Iterable[Planned]) -> float:
     return total
 
 
-def _input_tokens(usage) -> int:
-    return int(sum(getattr(usage, f, 0) or 0 for f in
-                   ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")))
-
-
 def run(methods: Iterable[Method], questions: Iterable[Question], client, *, model: str | None = None,
         max_tokens: int = 700, progress: bool = True, what: str | None = None,
         over_budget: str = "sandbox") -> list[Graded]:
     """Ask every question with every method and grade each answer automatically.
 
-    The requests are planned first and their cost estimated; :func:`ctxlab.budget.check`
+    The requests are planned first and their cost estimated; :func:`ctxlab.api.budget.check`
     prints the estimate and, online, refuses a run that does not fit ``CTXLAB_BUDGET_USD``.
     Then (``over_budget="sandbox"``) the run goes to the offline sandbox instead, and says
-    so; with ``over_budget="raise"`` the :class:`~ctxlab.budget.BudgetExceeded` propagates.
+    so; with ``over_budget="raise"`` the :class:`~ctxlab.api.budget.BudgetExceeded` propagates.
     A tqdm bar shows the progress. Returns one :class:`Graded` per (method, question).
     """
-    from . import budget, pricing
-    from .client import make_client
-    from .messages import answer_text
+    from ctxlab.api import budget
+    from ctxlab.costs import pricing
+    from ctxlab.api.client import make_client
+    from ctxlab.api.messages import answer_text
 
     if over_budget not in ("sandbox", "raise"):
         raise ValueError(f"over_budget must be 'sandbox' or 'raise', got {over_budget!r}")
@@ -529,7 +519,7 @@ def run(methods: Iterable[Method], questions: Iterable[Question], client, *, mod
             msg = client.messages.create(**p.request)
             text = answer_text(msg)
             out.append(Graded(p.question, p.method.name, text, grade(text, p.question), p.files,
-                              _input_tokens(msg.usage), pricing.usage_cost(msg.usage, model).total))
+                              total_input(msg.usage), pricing.usage_cost(msg.usage, model).total))
             if bar is not None:
                 bar.update(1)
     finally:
@@ -543,15 +533,15 @@ def summary(graded: Iterable[Graded]) -> str:
     rows: dict[str, list[Graded]] = defaultdict(list)
     for g in graded:
         rows[g.method].append(g)
-    lines = [_pad("方式", 14, False) + _pad("呼び出し", 10) + _pad("平均入力tok", 13) + _pad("料金計", 10)
-             + _pad("正解ファイルを全部渡せた", 26)]
+    lines = [_text.pad("方式", 14) + _text.pad("呼び出し", 10, right=True) + _text.pad("平均入力tok", 13, right=True) + _text.pad("料金計", 10, right=True)
+             + _text.pad("正解ファイルを全部渡せた", 26, right=True)]
     for m, gs in rows.items():
         answerable = [g for g in gs if g.question.gold_files]
         covered = sum(all(f in g.files for f in g.question.gold_files) for g in answerable)
         mean_in = sum(g.input_tokens for g in gs) / len(gs)
         cover = f"{covered}/{len(answerable)}" if answerable else "-"
-        lines.append(_pad(m, 14, False) + _pad(str(len(gs)), 10) + _pad(f"{mean_in:,.0f}", 13)
-                     + _pad(f"${sum(g.cost_usd for g in gs):.3f}", 10) + _pad(cover, 26))
+        lines.append(_text.pad(m, 14) + _text.pad(str(len(gs)), 10, right=True) + _text.pad(f"{mean_in:,.0f}", 13, right=True)
+                     + _text.pad(f"${sum(g.cost_usd for g in gs):.3f}", 10, right=True) + _text.pad(cover, 26, right=True))
     return "\n".join(lines)
 
 
@@ -611,7 +601,7 @@ def plot_accuracy(graded: Iterable[Graded], ax=None, partial_weight: float = 0.5
     """Bar chart: accuracy per category (and overall), one bar per method."""
     import matplotlib.pyplot as plt
 
-    from . import plots  # noqa: F401  (Japanese font)
+    from ctxlab import plots  # noqa: F401  (Japanese font)
 
     acc = by_method(graded, partial_weight)
     cats = [c for c in CATEGORIES if any(c in per for per in acc.values())] + ["all"]
@@ -654,12 +644,13 @@ def position_sweep(questions: Iterable[Question], docs: Iterable, client, *, pos
 
     Online only by default: the sandbox picks sentences by BM25 and ignores their position, so
     offline the sweep would draw a flat line that says nothing about a model; it prints why and
-    returns None. Online the estimate goes through :func:`ctxlab.budget.check` first (it raises
-    :class:`~ctxlab.budget.BudgetExceeded` when the run does not fit). Nothing is cached.
+    returns None. Online the estimate goes through :func:`ctxlab.api.budget.check` first (it raises
+    :class:`~ctxlab.api.budget.BudgetExceeded` when the run does not fit). Nothing is cached.
     """
-    from . import budget, pricing, tokens
-    from .client import is_offline
-    from .messages import answer_text, question_request
+    from ctxlab.api import budget, tokens
+    from ctxlab.costs import pricing
+    from ctxlab.api.client import is_offline
+    from ctxlab.api.messages import answer_text, question_request
 
     if is_offline(client) and not allow_offline:
         print("オフラインなので位置の掃引は実行しません。sandbox の抜粋回答は BM25 で文を選び、文書の位置を"
@@ -679,7 +670,7 @@ def position_sweep(questions: Iterable[Question], docs: Iterable, client, *, pos
             req = question_request(place_at(gold, others, pos, n_docs), q.question, model=model,
                                    max_tokens=max_tokens, cache_ttl=None)
             jobs.append((pos, q, req))
-    est = sum(pricing.call_cost(model, input_tokens=tokens.estimate_request(r), output_tokens=max_tokens).total
+    est = sum(pricing.call_cost(model, input_tokens=estimate.estimate_request(r), output_tokens=max_tokens).total
               for _, _, r in jobs)
     budget.check(est, client, f"位置の掃引（{len(qs)} 問 × {len(positions)} 位置、{n_docs} 文書）")
     it = jobs
@@ -692,5 +683,5 @@ def position_sweep(questions: Iterable[Question], docs: Iterable, client, *, pos
         msg = client.messages.create(**req)
         text = answer_text(msg)
         out[pos].append(Graded(q, f"position {pos}", text, grade(text, q), (q.gold_files[0],),
-                               _input_tokens(msg.usage), pricing.usage_cost(msg.usage, model).total))
+                               total_input(msg.usage), pricing.usage_cost(msg.usage, model).total))
     return out

@@ -6,7 +6,7 @@ Which one you get:
 * ``offline=True``, a ``sandbox=`` argument, or env ``CTXLAB_OFFLINE=1``: the sandbox;
 * otherwise, when an API key is found: the real API. The key comes from the environment
   (``ANTHROPIC_API_KEY``) or from a git-ignored ``.env`` file in the current directory or
-  the repository root (simple ``KEY=VALUE`` lines); never put it in a notebook cell;
+  the repository root (read with python-dotenv); never put it in a notebook cell;
 * no key: the sandbox.
 
 The key is never printed: :func:`mode_line` only says where it came from.
@@ -16,13 +16,16 @@ from __future__ import annotations
 import os
 import threading
 import warnings
+import weakref
 from pathlib import Path
 
 import anthropic
-import httpx2
+from dotenv import dotenv_values
 
-from . import pricing
-from .sandbox import BASE_URL, Sandbox
+from ctxlab._paths import REPO_ROOT
+from ctxlab.costs import pricing
+from ctxlab.sandbox import Sandbox
+from ctxlab.sandbox._client import binding, is_sandbox_url
 
 __all__ = ["make_client", "is_offline", "get_sandbox", "mode_line", "default_sandbox", "OFFLINE_LINE"]
 
@@ -32,7 +35,8 @@ ONLINE_LINE = "モード: 実 API（{model} など・料金が発生します）
 
 _default_lock = threading.Lock()
 _default: Sandbox | None = None
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+#: where the key of each online client came from (never the key itself)
+_KEY_SOURCES: "weakref.WeakKeyDictionary[anthropic.Anthropic, str]" = weakref.WeakKeyDictionary()
 
 
 def default_sandbox() -> Sandbox:
@@ -56,27 +60,12 @@ def _truthy(value: str | None) -> bool:
 
 
 def _parse_env_file(path: Path) -> dict[str, str]:
-    """KEY=VALUE lines; '#' comments, blank lines and a leading 'export ' are allowed."""
-    out: dict[str, str] = {}
+    """The variables of a .env file (python-dotenv's syntax); {} when it cannot be read."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        values = dotenv_values(path, encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        return out
-    for line in lines:
-        line = line.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        if line.startswith("export "):
-            line = line[len("export "):].lstrip()
-        key, _, value = line.partition("=")
-        key, value = key.strip(), value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-            value = value[1:-1]
-        elif " #" in value:
-            value = value.split(" #", 1)[0].rstrip()
-        if key:
-            out[key] = value
-    return out
+        return {}
+    return {k: v for k, v in values.items() if v is not None}
 
 
 def _repo_root(start: Path) -> Path | None:
@@ -92,7 +81,7 @@ def _env_candidates() -> list[Path]:
     root = _repo_root(cwd)
     if root is not None:
         dirs.append(root)
-    dirs.append(PACKAGE_ROOT)
+    dirs.append(REPO_ROOT)
     seen, out = set(), []
     for d in dirs:
         p = (d / ".env").resolve()
@@ -180,33 +169,21 @@ def make_client(offline: bool | None = None, sandbox: Sandbox | None = None) -> 
                 "or use make_client() / make_client(offline=True) for the offline sandbox."
             )
         client = anthropic.Anthropic(api_key=key)
-        client._ctxlab_mode = "online"  # type: ignore[attr-defined]
-        client._ctxlab_key_source = source  # type: ignore[attr-defined]
+        _KEY_SOURCES[client] = source
         return client
     sb = sandbox if sandbox is not None else default_sandbox()
-    client = anthropic.Anthropic(
-        api_key="sandbox",
-        base_url=BASE_URL,
-        max_retries=0,
-        http_client=httpx2.Client(transport=sb.transport()),
-    )
-    client._ctxlab_mode = "offline"  # type: ignore[attr-defined]
-    client._ctxlab_sandbox = sb  # type: ignore[attr-defined]
-    client._ctxlab_reason = reason  # type: ignore[attr-defined]
-    return client
+    return sb.client(reason)
 
 
 def get_sandbox(client) -> Sandbox | None:
     """The sandbox behind an offline client (None for the real API)."""
-    return getattr(client, "_ctxlab_sandbox", None)
+    b = binding(client)
+    return b.sandbox if b is not None else None
 
 
 def is_offline(client) -> bool:
     """True when ``client`` talks to the offline sandbox."""
-    if getattr(client, "_ctxlab_sandbox", None) is not None:
-        return True
-    base = str(getattr(client, "base_url", "") or "")
-    return base.rstrip("/").startswith(BASE_URL)
+    return binding(client) is not None or is_sandbox_url(client)
 
 
 def mode_line(client=None) -> str:
@@ -218,11 +195,12 @@ def mode_line(client=None) -> str:
         reason = _offline_reason(None, None)
         source = _find_key()[1] if reason is None else ""
     elif is_offline(client):
-        reason = getattr(client, "_ctxlab_reason", "sandbox")
+        b = binding(client)
+        reason = b.reason if b is not None else "sandbox"
         source = ""
     else:
         reason = None
-        source = getattr(client, "_ctxlab_key_source", "")
+        source = _KEY_SOURCES.get(client, "")
     if reason is not None:
         line = OFFLINE_LINE
         if reason not in ("API キーなし", "sandbox"):

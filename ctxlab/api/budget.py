@@ -10,13 +10,14 @@ from __future__ import annotations
 import os
 import threading
 
+from ctxlab.api.client import is_offline
+from ctxlab.errors import BudgetExceeded
+
 DEFAULT_BUDGET_USD = 0.05
 _lock = threading.Lock()
 _spent = 0.0
 
 
-class BudgetExceeded(RuntimeError):
-    """The estimated cost is over the budget; the message says how to raise it."""
 
 
 def budget_usd() -> float:
@@ -39,8 +40,6 @@ def spent_usd() -> float:
 def check(estimated_usd: float, client, what: str) -> None:
     """Print the estimate; online, refuse (BudgetExceeded) when it does not fit the remaining budget."""
     global _spent
-    from .client import is_offline
-
     if estimated_usd < 0:
         raise ValueError("estimated_usd must be >= 0")
     if is_offline(client):

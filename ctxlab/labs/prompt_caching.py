@@ -15,83 +15,19 @@ real API:
 * Seed 001's relative cost model (units of "the whole text sent once at the base input
   price"): :func:`total_costs`, :func:`meeting_call`, :func:`per_call_table` and the two
   figures of the seed, :func:`plot_seed001`. The formulas themselves live in
-  :mod:`ctxlab.pricing`.
+  :mod:`ctxlab.costs.pricing`.
 """
 from __future__ import annotations
 
 import math
 from typing import Any, Iterable, Mapping, Sequence
 
-from . import pricing
-
-#: the usage fields this module reads (all token counts)
-FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
-KINDS = ("write", "read", "read+write", "none")
+from ctxlab.costs import pricing
+from ctxlab.costs.usage import call_kind, total_input, usage_dict
+from ctxlab import _text
 
 #: seed 001's assumptions for its figures (relative units)
 SEED_001 = {"w": 1.25, "r": 0.1, "rho": 0.3, "s": 0.02, "E": 0.05}
-
-
-# ---------------------------------------------------------------- usage records
-
-def _get(obj: Any, name: str) -> Any:
-    if obj is None:
-        return None
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
-
-
-def _count(name: str, value: Any) -> int:
-    if value is None:
-        return 0
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-        raise ValueError(f"usage field {name} must be a token count (an integer >= 0), got {value!r}")
-    if value < 0:
-        raise ValueError(f"usage field {name} must be >= 0, got {value!r}")
-    return int(value)
-
-
-def usage_dict(usage: Any) -> dict:
-    """A response's usage as plain integers.
-
-    Accepts ``resp.usage`` (SDK object), a dict as the API returns it, or a log entry's
-    usage. Missing fields and ``None`` count as 0. When the ``cache_creation`` breakdown is
-    missing, the whole creation count is taken as a 5-minute write (what the API did before
-    the 1-hour TTL existed). Raises ValueError for negative or non-numeric counts.
-    """
-    if usage is None:
-        raise ValueError("usage is None: pass resp.usage (or its dict), not the response's missing field")
-    out = {name: _count(name, _get(usage, name)) for name in FIELDS}
-    creation = _get(usage, "cache_creation")
-    if creation is None:
-        w5, w1 = out["cache_creation_input_tokens"], 0
-    else:
-        w5 = _count("cache_creation.ephemeral_5m_input_tokens", _get(creation, "ephemeral_5m_input_tokens"))
-        w1 = _count("cache_creation.ephemeral_1h_input_tokens", _get(creation, "ephemeral_1h_input_tokens"))
-        if out["cache_creation_input_tokens"] == 0 and w5 + w1 > 0:
-            out["cache_creation_input_tokens"] = w5 + w1
-    out["cache_creation"] = {"ephemeral_5m_input_tokens": w5, "ephemeral_1h_input_tokens": w1}
-    return out
-
-
-def total_input(usage: Any) -> int:
-    """All input tokens of a call: read + written + uncached (``input_tokens`` alone is only the tail)."""
-    u = usage_dict(usage)
-    return u["cache_read_input_tokens"] + u["cache_creation_input_tokens"] + u["input_tokens"]
-
-
-def call_kind(usage: Any) -> str:
-    """What one call did with the cache: "write", "read", "read+write" or "none"."""
-    u = usage_dict(usage)
-    wrote, read = u["cache_creation_input_tokens"] > 0, u["cache_read_input_tokens"] > 0
-    if wrote and read:
-        return "read+write"
-    if read:
-        return "read"
-    if wrote:
-        return "write"
-    return "none"
 
 
 def uncached_cost(usage: Any, model: str | pricing.ModelPrice = pricing.DEFAULT_MODEL) -> pricing.CallCost:
@@ -103,7 +39,7 @@ def uncached_cost(usage: Any, model: str | pricing.ModelPrice = pricing.DEFAULT_
 def explain(usage: Any, model: str | pricing.ModelPrice = pricing.DEFAULT_MODEL) -> str:
     """One call's usage in words (Japanese): where its input tokens went, and what it cost.
 
-    The cost is computed with :func:`ctxlab.pricing.usage_cost` and compared with the same
+    The cost is computed with :func:`ctxlab.costs.pricing.usage_cost` and compared with the same
     tokens sent without a cache (:func:`uncached_cost`).
     """
     u = usage_dict(usage)
@@ -147,10 +83,10 @@ def format_calls(usages: Iterable[Any], model: str | pricing.ModelPrice = pricin
         raise ValueError(f"{len(labels)} labels for {len(rows)} calls")
     m = pricing.get_model(model)
     labels = list(labels) if labels is not None else [str(i + 1) for i in range(len(rows))]
-    width = max([4] + [_width(x) for x in labels])
-    head = (f"{_pad('呼び出し', width)}  {'input':>7} {'write 5m':>9} {'write 1h':>9} {'read':>8} {_pad('種類', 10)}"
-            f" {_rpad('料金 $', 9)} {_rpad('キャッシュなし $', 16)}")
-    lines = [head, "-" * _width(head)]
+    width = max([4] + [_text.width(x) for x in labels])
+    head = (f"{_text.pad('呼び出し', width)}  {'input':>7} {'write 5m':>9} {'write 1h':>9} {'read':>8} {_text.pad('種類', 10)}"
+            f" {_text.pad('料金 $', 9, right=True)} {_text.pad('キャッシュなし $', 16, right=True)}")
+    lines = [head, "-" * _text.width(head)]
     total = total_base = 0.0
     for label, u in zip(labels, rows):
         cost = pricing.usage_cost(u, m).total
@@ -159,28 +95,14 @@ def format_calls(usages: Iterable[Any], model: str | pricing.ModelPrice = pricin
         total_base += base
         w = u["cache_creation"]
         lines.append(
-            f"{_pad(label, width)}  {u['input_tokens']:>7,} {w['ephemeral_5m_input_tokens']:>9,} "
+            f"{_text.pad(label, width)}  {u['input_tokens']:>7,} {w['ephemeral_5m_input_tokens']:>9,} "
             f"{w['ephemeral_1h_input_tokens']:>9,} {u['cache_read_input_tokens']:>8,} {call_kind(u):<10}"
             f" {cost:>9.5f} {base:>16.5f}"
         )
-    lines.append("-" * _width(head))
-    lines.append(f"{_pad('合計', width)}  {'':>7} {'':>9} {'':>9} {'':>8} {'':<10} {total:>9.5f} {total_base:>16.5f}"
+    lines.append("-" * _text.width(head))
+    lines.append(f"{_text.pad('合計', width)}  {'':>7} {'':>9} {'':>9} {'':>8} {'':<10} {total:>9.5f} {total_base:>16.5f}"
                  f"   ({m.id})")
     return "\n".join(lines)
-
-
-def _width(s: str) -> int:
-    import unicodedata
-
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
-
-
-def _pad(s: str, width: int) -> str:
-    return s + " " * max(0, width - _width(s))
-
-
-def _rpad(s: str, width: int) -> str:
-    return " " * max(0, width - _width(s)) + s
 
 
 # ---------------------------------------------------------------- request layout
@@ -294,7 +216,7 @@ def plot_seed001(*, w: float = SEED_001["w"], r: float = SEED_001["r"], rho: flo
     """
     import matplotlib.pyplot as plt
 
-    from . import plots  # noqa: F401  (Japanese font)
+    from ctxlab import plots  # noqa: F401  (Japanese font)
 
     if n_max < 2 or k_max < 2:
         raise ValueError("n_max and k_max must be >= 2")

@@ -25,7 +25,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from . import pricing
+from ctxlab.costs import pricing
+from ctxlab.costs.usage import usage_dict
 
 #: the TTLs of the API, in seconds (the sandbox uses the same values)
 TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
@@ -328,27 +329,13 @@ class Replay:
                 f"input_cost_usd={self.input_cost_usd:.2f})")
 
 
-def _usage_dict(usage) -> dict:
-    creation = getattr(usage, "cache_creation", None)
-    return {
-        "input_tokens": usage.input_tokens,
-        "cache_creation_input_tokens": usage.cache_creation_input_tokens or 0,
-        "cache_read_input_tokens": usage.cache_read_input_tokens or 0,
-        "cache_creation": {
-            "ephemeral_5m_input_tokens": getattr(creation, "ephemeral_5m_input_tokens", 0) or 0,
-            "ephemeral_1h_input_tokens": getattr(creation, "ephemeral_1h_input_tokens", 0) or 0,
-        },
-        "output_tokens": usage.output_tokens,
-    }
-
-
 def replay(times: Iterable[float], docs, *, ttl: str | None = "5m", model: str = pricing.DEFAULT_MODEL,
            questions: Sequence[str] | None = None, max_tokens: int = 16, sandbox=None,
            progress: bool = False) -> Replay:
     """Send one request per timestamp through the SDK to a sandbox whose clock follows the times.
 
     Every request carries ``docs`` as document blocks with the breakpoint on the last one
-    (``ctxlab.messages.question_request``), then a question (``questions`` in turn, by
+    (``ctxlab.api.messages.question_request``), then a question (``questions`` in turn, by
     default the course's 30 field questions). Requests at the same second are sent as
     parallel requests (``Sandbox.concurrent``), so none of them can read what another writes.
 
@@ -356,9 +343,10 @@ def replay(times: Iterable[float], docs, *, ttl: str | None = "5m", model: str =
     one with an empty cache and no simulated waiting is made. Keep ``max_tokens`` short: the
     answer's length does not depend on the TTL, and a short answer keeps the replay fast.
     """
-    from . import corpus, messages
-    from .client import make_client
-    from .sandbox import Sandbox
+    from ctxlab import corpus
+    from ctxlab.api import messages
+    from ctxlab.api.client import make_client
+    from ctxlab.sandbox import Sandbox
 
     ts = _times(times)
     if sandbox is None:
@@ -393,7 +381,7 @@ def replay(times: Iterable[float], docs, *, ttl: str | None = "5m", model: str =
         q = qs[len(result.requests) % len(qs)]
         req = messages.question_request(docs, q, model=model, max_tokens=max_tokens, cache_ttl=ttl)
         msg = client.messages.create(**req)
-        usage = _usage_dict(msg.usage)
+        usage = usage_dict(msg.usage)
         result.requests.append(Replayed(t, usage, pricing.usage_cost(usage, model)))
         if bar is not None:
             bar.update(1)
@@ -423,7 +411,7 @@ def plot_day(times: Sequence[float], hits: Mapping[str, Sequence[bool]], *, bin_
     drawn as a tick, coloured hit (read) or miss (write). Returns the figure."""
     import matplotlib.pyplot as plt
 
-    from . import plots  # noqa: F401  (Japanese font)
+    from ctxlab import plots  # noqa: F401  (Japanese font)
 
     ts = list(times)
     for name, h in hits.items():

@@ -1,0 +1,74 @@
+"""Token counting: the API's count_tokens when online, a documented estimate offline.
+
+No official offline tokenizer exists for current Claude models, so offline counts are
+estimates and say so (``TokenCount.method``); the rule is in :mod:`ctxlab.estimate`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from ctxlab.api.client import is_offline
+from ctxlab.costs import pricing
+from ctxlab.estimate import estimate_request, estimate_text
+
+METHOD_API = "count_tokens API"
+METHOD_SANDBOX = "sandbox estimate (offline: 1 Japanese character = 1 token)"
+METHOD_ESTIMATE = "estimate (1 Japanese character = 1 token, 4 ASCII characters = 1 token)"
+
+
+@dataclass(frozen=True)
+class TokenCount:
+    """A token count and how it was obtained."""
+
+    tokens: int
+    method: str
+    model: str | None = None
+
+    @property
+    def is_estimate(self) -> bool:
+        return self.method != METHOD_API
+
+    def __int__(self) -> int:
+        return self.tokens
+
+    def __str__(self) -> str:
+        return f"{self.tokens:,} tokens ({self.method})"
+
+
+def count_request(
+    request: Mapping[str, Any], client=None, model: str = pricing.DEFAULT_MODEL
+) -> TokenCount:
+    """Count a Messages request: with a client, through ``messages.count_tokens``; else estimate.
+
+    ``request`` holds ``messages`` and optionally ``system`` and ``tools``.
+    """
+    if client is None:
+        return TokenCount(estimate_request(request), METHOD_ESTIMATE, model)
+    kwargs = {k: request[k] for k in ("messages", "system", "tools") if request.get(k)}
+    n = client.messages.count_tokens(model=model, **kwargs).input_tokens
+    return TokenCount(n, METHOD_SANDBOX if is_offline(client) else METHOD_API, model)
+
+
+def count_text(text: str, client=None, model: str = pricing.DEFAULT_MODEL) -> TokenCount:
+    """Count one text, sent as a single user message (as seed 000 does)."""
+    if client is None:
+        return TokenCount(estimate_text(text), METHOD_ESTIMATE, model)
+    return count_request({"messages": [{"role": "user", "content": text}]}, client, model)
+
+
+def count_documents(texts: Iterable[str], client=None, model: str = pricing.DEFAULT_MODEL) -> TokenCount:
+    """Count a set of documents as one request with one text block per document."""
+    texts = list(texts)
+    if client is None:
+        return TokenCount(sum(estimate_text(t) for t in texts), METHOD_ESTIMATE, model)
+    content = [{"type": "text", "text": t} for t in texts if t]
+    if not content:
+        return TokenCount(0, METHOD_SANDBOX if is_offline(client) else METHOD_API, model)
+    return count_request({"messages": [{"role": "user", "content": content}]}, client, model)
+
+
+def window_usage(tokens: int, model: str = pricing.DEFAULT_MODEL) -> float:
+    """Share of the model's context window that ``tokens`` fill (0.2 = 20%)."""
+    pricing._nonneg("tokens", tokens)
+    return tokens / pricing.get_model(model).context_window
