@@ -28,9 +28,9 @@ test: setup
 test-fast: setup
 	$(PY) -m pytest -m "not slow and not browser"
 
-## Rebuild solutions/ from tools/lessons/*.py, then course/ from solutions/ with nbgrader.
+## Sync each lesson pair in solutions/ (NN.ipynb <-> NN.py, jupytext), then course/ from solutions/.
 notebooks: setup
-	$(PY) tools/nbbuild.py
+	$(VENV)/bin/jupytext --sync solutions/*/*.ipynb
 release: notebooks
 	$(VENV)/bin/ctxlab release
 

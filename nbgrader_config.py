@@ -34,3 +34,7 @@ c.GenerateFeedback.preprocessors = [
     "ctxlab.nbgrader_ext.HideHiddenTestTracebacks",  # before ClearHiddenTests: it needs the hidden lines
     "nbgrader.preprocessors.ClearHiddenTests",
 ]
+
+# solutions/NN/NN.py is the jupytext twin of the source notebook (with the solutions): never
+# copy it, or the pairing config, into a release, a submission or feedback.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.py", "jupytext.toml"]

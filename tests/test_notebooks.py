@@ -8,7 +8,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-import nbbuild
+import jupytext
 from ctxlab import release
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,9 +21,15 @@ def test_there_are_lessons():
     assert [p.parent.name for p in SOLUTIONS] == [p.parent.name for p in RELEASED]
 
 
-def test_solutions_are_built_from_lesson_scripts():
-    stale = nbbuild.build(check=True)
-    assert not stale, f"run `make notebooks`: {stale}"
+@pytest.mark.parametrize("nb_path", SOLUTIONS, ids=lambda p: p.parent.name)
+def test_each_solution_notebook_matches_its_percent_script(nb_path):
+    """solutions/NN/NN.ipynb and NN.py are one lesson: same cells, same nbgrader metadata."""
+    script = nb_path.with_suffix(".py")
+    assert script.exists(), f"{script.name} is missing: run `make notebooks`"
+    nb = nbformat.read(nb_path, as_version=4)
+    py = jupytext.read(script)
+    cells = lambda n: [(c.cell_type, c.source, c.metadata.get("nbgrader")) for c in n.cells]
+    assert cells(nb) == cells(py), f"{nb_path.name} and {script.name} differ: run `make notebooks`"
 
 
 def test_course_is_up_to_date_with_solutions():

@@ -1,0 +1,214 @@
+# %% [markdown]
+# # 01 トークンを数える: 推定ではなく実物を
+#
+# 前提「合計トークン ÷ コンテキストウィンドウ ≤ 50%」の分子を、どう数えるかを扱います。
+#
+# **この節で身につくこと**
+#
+# - `client.messages.count_tokens` で文書一式のトークン数を数えられる
+# - 文字数からの推定が、なぜ判断の材料として足りないかを数字で説明できる
+# - モデルごとのウィンドウ使用率を出し、文書が 10 倍になったときの判断を先回りして出せる
+#
+# **所要時間** 約 25 分　**前提** 00_start_here
+
+# %%
+import ctxlab
+from ctxlab import corpus
+from ctxlab.costs import pricing
+from ctxlab.api import tokens
+
+client = ctxlab.make_client()
+print(ctxlab.mode_line(client))
+
+# %% [markdown]
+# ## 1. count_tokens で数える
+#
+# `count_tokens` は `messages.create` と同じ形のリクエストを受け取り、入力トークン数だけを返します。
+# 無料ですがレート制限があり、値は推定値です（それでも手元の文字数よりはずっと正確です）。
+# オフラインの sandbox は、推定方法を明示したうえで同じ形の応答を返します。
+
+# %%
+docs = corpus.load(current_only=False)
+all_text = "\n\n".join(d.text for d in docs)
+
+n = client.messages.count_tokens(
+    model="claude-opus-5",
+    messages=[{"role": "user", "content": all_text}],
+).input_tokens
+print(f"{len(docs)} ファイル / {len(all_text):,} 字 → {n:,} tokens")
+
+# %% [markdown]
+# `ctxlab.api.tokens` は同じ数え方を関数にまとめ、**どの方法で数えたか**を結果に付けます。
+# 実 API なら「count_tokens API」、オフラインなら「sandbox estimate」と表示されます。
+
+# %%
+count = tokens.count_documents([d.text for d in docs], client=client)
+print(count)
+print("推定か:", count.is_estimate)
+
+# %% [markdown]
+# ## 2. 文字数からの推定は、なぜ足りないか
+#
+# seed 000 は「日本語は概ね 1 文字 ≈ 1 トークン」という目安を使いました。目安としては便利ですが、比率は文書の中身で変わります。
+# 数字や英字の多い別表、全角記号の多い条文では、1 文字あたりのトークン数が違います。実際のトークナイザーでは日本語は
+# 1 文字あたり 1〜1.5 トークン程度で、新しいトークナイザーほど同じ文章を多めに数える傾向があります。
+#
+# ファイルごとに「1 文字あたりのトークン数」を見てみます（オフラインでは推定器の値です）。
+
+# %%
+ratios = []
+for d in docs:
+    t = tokens.count_text(d.text).tokens
+    ratios.append((t / d.chars, d.file))
+ratios.sort()
+print("比率が低いファイル:", [f"{f} {r:.3f}" for r, f in ratios[:3]])
+print("比率が高いファイル:", [f"{f} {r:.3f}" for r, f in ratios[-3:]])
+
+# %% [markdown]
+# 推定器の内側でも比率は揺れますが、もっと大きいのは**推定器と本物のトークナイザーの差**です。
+# 1 文字 1.0 トークンと 1.5 トークンの幅で、モデルごとの使用率がどこに来るかを描きます。
+# 幅が 50% の線をまたぐなら、推定では判断できません。
+
+# %%
+# %matplotlib inline
+import matplotlib.pyplot as plt
+import ctxlab.plots  # noqa: F401  (日本語フォント)
+
+chars = corpus.total_chars(docs)
+models = list(pricing.models().values())
+low = [chars * 1.0 / m.context_window for m in models]
+high = [chars * 1.5 / m.context_window for m in models]
+
+fig, ax = plt.subplots(figsize=(6.4, 3.2))
+names = [m.display_name for m in models]
+ax.barh(names, high, color="#f4b183", label="1 文字 = 1.5 トークン")
+ax.barh(names, low, color="#5b9bd5", label="1 文字 = 1.0 トークン")
+ax.axvline(0.5, color="red", ls="--", label="前提の上限 50%")
+ax.set_xlabel("コンテキストウィンドウの使用率")
+ax.xaxis.set_major_formatter(lambda v, _: f"{v:.0%}")
+ax.set_title(f"題材の規程 {chars:,} 字の使用率（比率 1.0〜1.5 の幅）")
+ax.legend(fontsize=8, loc="lower right")
+plt.tight_layout()
+
+# %% [markdown]
+# ## 3. モデルごとの使用率
+#
+# 数えた値（`count.tokens`）で、価格表にある各モデルの使用率を出します。
+
+# %%
+for m in models:
+    u = tokens.window_usage(count.tokens, m.id)
+    print(f"{m.display_name:18s} {m.context_window:>9,} tokens  使用率 {u:6.1%}  {'OK' if u <= 0.5 else '前提を満たさない'}")
+
+# %% [markdown]
+# ## 4. 文書が 10 倍になったら
+#
+# 規程は増えます。事業所ごとの版が加わった「10 倍の規程集」を `corpus.scaled(10)` で作り、同じ計算をします。
+# 決まった手順で生成するので、何度実行しても同じ文書になります。
+
+# %%
+big = corpus.scaled(10)
+big_count = tokens.count_documents([text for _, text in big], client=client)
+print(f"{len(big)} ファイル → {big_count}")
+for m in models:
+    u = tokens.window_usage(big_count.tokens, m.id)
+    print(f"{m.display_name:18s} 使用率 {u:7.1%}  {'OK' if u <= 0.5 else '前提を満たさない → 06 の絞り込みか RAG'}")
+
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "verdict-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# ### 演習 1（2 点）: 推定の幅で判定する
+#
+# 文字数 `chars` とウィンドウ `window` から、1 文字あたり `low`〜`high` トークンの幅で使用率を出し、次のどれかを返す関数
+# `usage_verdict(chars, window, low=1.0, high=1.5)` を書いてください。
+#
+# - `"fits"`: 幅の上端（`high`）で数えても使用率が 50% 以下
+# - `"does_not_fit"`: 幅の下端（`low`）で数えても 50% を超える
+# - `"count_it"`: 幅が 50% をまたぐ（推定では決められないので count_tokens で数える）
+#
+# `chars` や `window` が 0 以下なら `ValueError` を投げてください。
+
+# %% nbgrader={"grade": false, "grade_id": "usage_verdict", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def usage_verdict(chars, window, low=1.0, high=1.5):
+    ### BEGIN SOLUTION
+    if chars <= 0 or window <= 0:
+        raise ValueError("chars and window must be positive")
+    if chars * high / window <= 0.5:
+        return "fits"
+    if chars * low / window > 0.5:
+        return "does_not_fit"
+    return "count_it"
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>ヒント（開くと表示）</summary>
+#
+# 使用率は「文字数 × 比率 ÷ ウィンドウ」です。上端で収まれば確実に収まり、下端ではみ出せば確実にはみ出します。
+# どちらでもないときだけ、実物を数える必要があります。
+#
+# </details>
+
+# %% nbgrader={"grade": true, "grade_id": "usage_verdict-tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+assert usage_verdict(197_000, 1_000_000) == "fits", "1.5 倍しても 30% 以下なので fits です"
+assert usage_verdict(197_000, 200_000) == "does_not_fit", "1.0 倍でも 98.5% なので does_not_fit です"
+assert usage_verdict(400_000, 1_000_000) == "count_it", "40%〜60% は 50% をまたぐので count_it です"
+### BEGIN HIDDEN TESTS
+assert usage_verdict(100_000, 300_000) == "fits"          # exactly 50% at the high end
+assert usage_verdict(100_000, 200_000) == "count_it"      # exactly 50% at the low end is not over
+assert usage_verdict(100_001, 200_000) == "does_not_fit"
+assert usage_verdict(100_000, 1_000_000, low=1.0, high=6.0) == "count_it"
+try:
+    usage_verdict(0, 1_000_000)
+    raise AssertionError("ValueError expected for chars = 0")
+except ValueError:
+    pass
+try:
+    usage_verdict(10, -1)
+    raise AssertionError("ValueError expected for a negative window")
+except ValueError:
+    pass
+### END HIDDEN TESTS
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "largest-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# ### 演習 2（2 点）: 収まる最大の倍率
+#
+# 題材の規程（`count.tokens` トークン）が何倍まで増えても、モデル `model_id` で前提（50% 以下）を満たすかを返す関数
+# `max_growth(doc_tokens, model_id)` を書いてください。戻り値は倍率（小数）です。ウィンドウは `pricing.get_model(model_id).context_window`
+# で取れます。
+
+# %% nbgrader={"grade": false, "grade_id": "max_growth", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def max_growth(doc_tokens, model_id):
+    ### BEGIN SOLUTION
+    window = pricing.get_model(model_id).context_window
+    return 0.5 * window / doc_tokens
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "max_growth-tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+g = max_growth(count.tokens, "claude-opus-5")
+assert abs(g * count.tokens - 500_000) < 1, f"Opus 5 では 50 万トークンまで収まります: {g}"
+print(f"Opus 5 では今の {g:.2f} 倍まで、Haiku 4.5 では {max_growth(count.tokens, 'claude-haiku-4-5'):.2f} 倍まで")
+### BEGIN HIDDEN TESTS
+assert abs(max_growth(100_000, "claude-haiku-4-5") - 1.0) < 1e-9
+assert abs(max_growth(250_000, "claude-sonnet-5") - 2.0) < 1e-9
+### END HIDDEN TESTS
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "estimate-risk-prompt", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# ### 演習 3（記述・1 点）
+#
+# 「文字数 × 1 で計算したら使用率 45% だったので、ロングコンテキストで進めます」という報告を受けました。
+# あなたならこの報告に何を確かめ、どう返しますか。2〜3 文で書いてください。
+
+# %% [markdown] nbgrader={"grade": true, "grade_id": "estimate-risk", "locked": false, "points": 1, "schema_version": 3, "solution": true, "task": false}
+# ### BEGIN SOLUTION
+# 45% は推定で、本物のトークナイザーでは 1 文字 1〜1.5 トークンなので 45〜68% の幅があり、50% をまたぐ。
+# count_tokens で実物を数えてから判断するよう返す。文書が増える見込みがあるなら、何倍まで収まるかも合わせて出してもらう。
+# ### END SOLUTION
+
+# %% [markdown]
+# ## まとめ
+#
+# - 分子は `count_tokens` で実物を数える。オフラインの値は推定で、結果にそう書いてある。
+# - 文字数からの推定は 1.0〜1.5 倍の幅を持つ。幅が 50% をまたぐなら、推定では決められない。
+# - 文書は増える。何倍まで前提を満たすかを先に出しておくと、RAG に移る時期が読める。
+# - 次の節（02）では、数えたトークンを料金に換算します。

@@ -1,0 +1,246 @@
+# %% [markdown]
+# # 02 料金: 1 回あたりと月額を、DB まで含めて比べる
+#
+# 数えたトークンを料金に換算し、3 つの方式を月額で比べます。
+#
+# **この節で身につくこと**
+#
+# - 1 回の呼び出しの料金を、通常の入力・キャッシュ書き込み・読み出し・出力に分けて計算できる
+# - 月の質問数とキャッシュヒット率から月額を出し、RAG 側にベクトル DB の固定費を足せる
+# - 「API 料金だけの比較」がなぜ RAG を実際より安く見せるかを説明できる
+# - 元記事の表の数字を自分で計算し直し、ラベルと中身のずれを見つけられる
+#
+# **所要時間** 約 30 分　**前提** 00, 01
+
+# %%
+import ctxlab
+from ctxlab.costs import compare, pricing
+from ctxlab import corpus
+from ctxlab.api import tokens
+
+client = ctxlab.make_client()
+print(ctxlab.mode_line(client))
+
+# %% [markdown]
+# ## 1. 価格表
+#
+# 単価は `data/pricing.json` にあり、日付と出典が付いています。キャッシュの倍率は「キャッシュを使わない入力単価」に対する倍率です。
+
+# %%
+print(f"価格表の日付: {pricing.price_table_date()}")
+for m in pricing.models().values():
+    print(f"{m.display_name:18s} 入力 ${m.input_usd_per_mtok:>4} / 出力 ${m.output_usd_per_mtok:>4}（100 万トークン） "
+          f"書き込み 5m {m.cache_write_5m_multiplier}x・1h {m.cache_write_1h_multiplier}x  読み出し {m.cache_read_multiplier}x")
+
+# %% [markdown]
+# ## 2. 1 回あたりの料金
+#
+# 1 回の料金は、API の `usage` の欄と同じ 4 つに分けて考えます。
+#
+# - `input_tokens`（キャッシュされない入力。最後のブレークポイントより後ろ）× 入力単価
+# - キャッシュ書き込み（`cache_creation_input_tokens`）× 入力単価 × 1.25（1 時間なら 2）
+# - キャッシュ読み出し（`cache_read_input_tokens`）× 入力単価 × 0.1
+# - `output_tokens` × 出力単価
+#
+# 題材の規程をまるごと渡す場合を、キャッシュなし・初回・2 回目以降で計算します。
+
+# %%
+docs = corpus.load(current_only=False)
+doc_tokens = tokens.count_documents([d.text for d in docs], client=client).tokens
+QUESTION, ANSWER = 400, 700   # 質問と指示、回答（seed 000 の前提）
+
+no_cache = pricing.call_cost("claude-opus-5", input_tokens=doc_tokens + QUESTION, output_tokens=ANSWER)
+first = pricing.call_cost("claude-opus-5", input_tokens=QUESTION, cache_write_5m_tokens=doc_tokens, output_tokens=ANSWER)
+cached = pricing.call_cost("claude-opus-5", input_tokens=QUESTION, cache_read_tokens=doc_tokens, output_tokens=ANSWER)
+for name, c in [("キャッシュなし", no_cache), ("初回（書き込み）", first), ("2 回目以降（読み出し）", cached)]:
+    print(f"{name:14s} 入力 ${c.input:.4f} + 出力 ${c.output:.4f} = ${c.total:.3f}")
+
+# %% [markdown]
+# ## 3. 月額と、RAG 側の DB
+#
+# 月額 = 月の質問数 ×（ミスの割合 × ミス時の 1 回 + ヒットの割合 × ヒット時の 1 回）+ 固定費。
+# RAG はチャンクが質問ごとに入れ替わるのでキャッシュがほとんど効きませんが、代わりにベクトル DB の月額がかかります。
+# `ctxlab.costs.compare` が、この計算を方式ごとにまとめて比較表にします。
+
+# %%
+table = compare.compare(doc_tokens, len(docs), chars=corpus.total_chars(docs))
+print(compare.format_table(table))
+
+# %% [markdown]
+# API の料金だけを見ると RAG が大きく安く見えます。DB の月額を足すと差が縮みます。グラフで並べます。
+
+# %%
+# %matplotlib inline
+import matplotlib.pyplot as plt
+import ctxlab.plots  # noqa: F401
+
+mo = table.monthly
+labels = ["ロングコンテキスト\n（キャッシュなし）", "ロングコンテキスト\n（キャッシュ）", "メタデータで絞る", "RAG"]
+api = [mo["long_context_no_cache"], mo["long_context"], mo["filter"], mo["rag_api"]]
+db = [0, 0, 0, mo["rag_db"]]
+fig, ax = plt.subplots(figsize=(6.4, 3.4))
+ax.bar(labels, api, label="API 料金")
+ax.bar(labels, db, bottom=api, label="ベクトル DB", color="#f4b183")
+for i, (a, b) in enumerate(zip(api, db)):
+    ax.text(i, a + b, f"${a + b:,.0f}", ha="center", va="bottom", fontsize=9)
+ax.set_ylabel("月額（ドル）")
+ax.set_title(f"月 {table.profile.questions_per_month:,.0f} 問・ヒット率 {table.profile.hit_rate:.0%} の月額")
+ax.legend()
+plt.tight_layout()
+
+# %% [markdown]
+# ## 4. 元記事の表を計算し直す
+#
+# seed 000 の表は「ロングコンテキスト $1.251」「キャッシュ $0.116」「絞り込み $0.143」「RAG $0.052」、月額「$206・$58・$31 + $70」でした。
+# 同じ前提（197,000 トークン、質問 400、回答 700、Opus 5、月 600 問、ヒット率 80%）で計算し直すと、ラベルと中身のずれが見えます。
+
+# %%
+seed = compare.compare(197_000, 50)
+r = seed.rows
+print(f"「ロングコンテキスト」の行 ${r['lc_write'].cost:.3f} は、キャッシュ書き込み（1.25 倍）の値。キャッシュなしなら ${r['long_context'].cost:.3f}")
+print(f"「キャッシュ」の行: 質問をブレークポイントの後ろに置くと ${r['lc_cached'].cost:.3f}")
+print(f"「絞り込み」の行 ${r['filter_write'].cost:.3f} も書き込み単価。読み出しなら ${r['filter_cached'].cost:.3f}")
+print(f"「RAG」の行 ${r['rag'].cost:.3f} は通常単価（キャッシュなし）")
+for note in seed.notes:
+    print("注:", note)
+
+# %% [markdown]
+# 絞り込みの月額 $58 がどのヒット率に当たるかは、月額をヒット率の式として逆に解けば分かります（演習 2）。
+#
+# ## 5. 詰め込みのコストは送ったトークンに比例する
+#
+# seed 002 は、毎回 20 万トークンを詰め込む設計と、指示と 6 チャンクで 3,000 トークンを渡す設計を、月 5 万回で比べました。
+
+# %%
+stuff, retrieve, calls = 200_000, 3_000, 50_000
+print(f"詰め込み   {stuff * calls:>17,} tokens / 月")
+print(f"検索して回答 {retrieve * calls:>15,} tokens / 月")
+print(f"比 {stuff / retrieve:.1f} 倍（入力トークンだけで）")
+opus = pricing.get_model("claude-opus-5")
+print(f"Opus 5 の入力単価では月 ${stuff * calls * opus.input_per_token:,.0f} と ${retrieve * calls * opus.input_per_token:,.0f}")
+
+# %% [markdown]
+# ただし、この比較にはキャッシュが入っていません。同じ 20 万トークンを毎回送るなら、キャッシュの読み出しは 0.1 倍です。
+# キャッシュが救うのは変わらない前置きの**料金**で、詰め込みすぎた文書の**正答率**ではありません（08 で扱います）。
+
+# %%
+hit = 0.8
+cached_month = pricing.monthly_cost(calls, cost_miss=stuff * opus.input_per_token * opus.cache_write_5m_multiplier,
+                                    cost_hit=stuff * opus.input_per_token * opus.cache_read_multiplier, hit_rate=hit)
+print(f"ヒット率 {hit:.0%} のキャッシュ込みの詰め込み: 月 ${cached_month:,.0f}（入力のみ）")
+print(f"検索して回答との比: {cached_month / (retrieve * calls * opus.input_per_token):.1f} 倍")
+
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "monthly-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# ### 演習 1（3 点）: トラフィックから月額を出す
+#
+# 関数 `monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model="claude-opus-5")` を書き、
+# `{"long_context": ..., "filter": ..., "rag": ...}` の辞書（ドル）を返してください。前提は seed 000 と同じです。
+#
+# - 質問と指示 400 トークン、回答 700 トークン
+# - ロングコンテキスト: ミス時は文書全体を 5 分 TTL で書き込み、ヒット時は読み出し。質問は常に通常単価
+# - メタデータで絞る: 文書の 10%（50 ファイル中 5 件）を同じくキャッシュ
+# - RAG: 800 トークン × 8 チャンク + 質問を通常単価で送り、`db_monthly` を足す
+#
+# `pricing.call_cost` と `pricing.monthly_cost` を使って構いません。
+
+# %% nbgrader={"grade": false, "grade_id": "monthly_by_path", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model="claude-opus-5"):
+    ### BEGIN SOLUTION
+    q, out = 400, 700
+
+    def cached_path(tokens_in_cache):
+        miss = pricing.call_cost(model, input_tokens=q, cache_write_5m_tokens=tokens_in_cache, output_tokens=out).total
+        hit = pricing.call_cost(model, input_tokens=q, cache_read_tokens=tokens_in_cache, output_tokens=out).total
+        return pricing.monthly_cost(questions_per_month, cost_miss=miss, cost_hit=hit, hit_rate=hit_rate)
+
+    rag_call = pricing.call_cost(model, input_tokens=8 * 800 + q, output_tokens=out).total
+    return {
+        "long_context": cached_path(doc_tokens),
+        "filter": cached_path(doc_tokens * 0.1),
+        "rag": pricing.monthly_cost(questions_per_month, cost_miss=rag_call, fixed_monthly=db_monthly),
+    }
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>ヒント（開くと表示）</summary>
+#
+# 方式ごとに「ミスしたときの 1 回」と「ヒットしたときの 1 回」を `call_cost` で出し、`monthly_cost` に渡します。
+# 書き込みと読み出しの対象は文書の部分だけで、質問 400 トークンはどちらの場合も `input_tokens` です。
+#
+# </details>
+
+# %% nbgrader={"grade": true, "grade_id": "monthly_by_path-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+m = monthly_by_path(197_000, 600, 0.8, 70)
+assert set(m) == {"long_context", "filter", "rag"}, "3 つのキーを持つ辞書を返してください"
+assert round(m["rag"]) == 101, f"RAG は API 約 $31 + DB $70 = $101 のはずです: {m['rag']:.2f}"
+assert round(m["long_context"]) == 207, f"ロングコンテキストは月 $207 のはずです（質問は通常単価）: {m['long_context']:.2f}"
+### BEGIN HIDDEN TESTS
+assert round(m["filter"]) == 31
+m0 = monthly_by_path(197_000, 0, 0.8, 70)
+assert m0["rag"] == 70 and m0["long_context"] == 0
+m1 = monthly_by_path(100_000, 300, 0.0, 0, model="claude-haiku-4-5")
+assert abs(m1["long_context"] - 300 * (100_000 * 1.25 + 400) / 1e6 - 300 * 700 * 5 / 1e6) < 1e-6
+m2 = monthly_by_path(197_000, 600, 1.0, 70)
+assert abs(m2["long_context"] - 600 * ((197_000 * 0.1 + 400) * 5 + 700 * 25) / 1e6) < 1e-6
+### END HIDDEN TESTS
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "implied-hit-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# ### 演習 2（2 点）: 月額から逆算するヒット率
+#
+# 月額 `target` になるヒット率を返す関数 `implied_hit_rate(target, calls, cost_miss, cost_hit)` を書いてください。
+# 月額はヒット率について 1 次式なので、式を解けば出ます。0〜1 の範囲に解がないときは `ValueError` を投げてください。
+
+# %% nbgrader={"grade": false, "grade_id": "implied_hit_rate", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def implied_hit_rate(target, calls, cost_miss, cost_hit):
+    ### BEGIN SOLUTION
+    if calls <= 0 or cost_miss == cost_hit:
+        raise ValueError("the monthly cost does not depend on the hit rate")
+    h = (calls * cost_miss - target) / (calls * (cost_miss - cost_hit))
+    if not 0 <= h <= 1:
+        raise ValueError(f"no hit rate between 0 and 1 gives {target}")
+    return h
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "implied_hit_rate-tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+h = implied_hit_rate(58, 600, seed.rows["filter_write"].cost, seed.rows["filter_cached"].cost)
+print(f"seed 000 の絞り込み $58 はヒット率 {h:.0%} に当たる")
+assert 0.35 < h < 0.45, f"$58 は 80% ではなく約 40% のヒット率に当たります: {h:.3f}"
+### BEGIN HIDDEN TESTS
+assert abs(implied_hit_rate(600 * 0.55, 600, 1.0, 0.1) - 0.5) < 1e-9
+assert abs(implied_hit_rate(600, 600, 1.0, 0.1)) < 1e-9
+for bad in [(10, 600, 1.0, 0.1), (1000, 600, 1.0, 0.1)]:
+    try:
+        implied_hit_rate(*bad)
+        raise AssertionError(f"ValueError expected for {bad}")
+    except ValueError:
+        pass
+try:
+    implied_hit_rate(100, 600, 0.5, 0.5)
+    raise AssertionError("ValueError expected when miss and hit cost the same")
+except ValueError:
+    pass
+### END HIDDEN TESTS
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "api-only-prompt", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# ### 演習 3（記述・2 点）
+#
+# 「API 料金だけで比べたら RAG が 6 分の 1 だったので RAG にします」という提案に、料金の観点から足りないものを 2 つ挙げ、
+# それぞれ何を足せば比べられるかを書いてください。
+
+# %% [markdown] nbgrader={"grade": true, "grade_id": "api-only", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
+# ### BEGIN SOLUTION
+# 1 つはベクトル DB の月額などの固定費（と、作って再インデックスを回し続ける運用の手間）で、RAG 側に足す必要がある。
+# もう 1 つはロングコンテキスト側のプロンプトキャッシュで、ヒット率を測って読み出し 0.1 倍を入れないと実際の 3 倍以上の額になる。
+# 両方を入れた月額の差を、RAG を作って運用する費用と比べて初めて判断できる。
+# ### END SOLUTION
+
+# %% [markdown]
+# ## まとめ
+#
+# - 1 回の料金は `usage` の 4 つの欄（通常の入力・書き込み・読み出し・出力）に単価と倍率を掛けて足す。
+# - 月額は質問数 × ヒット率で重み付けした 1 回の料金 + 固定費。RAG には DB の固定費が乗る。
+# - 元記事の表はラベルと中身が一部ずれていた。数字は自分の前提で計算し直す。
+# - 次の節（03）では、キャッシュのヒットとミスを sandbox で実際に起こして確かめます。

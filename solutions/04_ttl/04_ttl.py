@@ -1,0 +1,497 @@
+# %% [markdown]
+# # 04 TTL: 5 分か 1 時間かを、質問の間隔で決める
+#
+# キャッシュのエントリには寿命（TTL, Time To Live）があります。5 分と 1 時間の 2 種類で、1 時間は書き込みの割増が大きい代わりに長く残ります。
+# どちらが得かは、質問がどんな間隔で来るかで決まります。この節では、時計を進められる sandbox で TTL の動きを確かめ、
+# 1 日ぶんの質問を再生してヒット率と料金を測ります。
+#
+# **この節で身につくこと**
+#
+# - 読み出しのたびに TTL が延びることを、時計を動かして確かめられる
+# - 間隔を「前の質問の開始から次の質問の開始まで」で測る理由と、同時に送った最初の質問が全部ミスになる理由を説明できる
+# - 1 日のリクエスト時刻を再生し、TTL 5 分と 1 時間のヒット率と料金を測れる
+# - 「ヒット率 ≈ 前の質問から TTL 以内に来た質問の割合」を使い、リクエストのログから TTL を選べる
+#
+# **所要時間** 約 40 分　**前提** 02（料金）、03（プロンプトキャッシュ）
+
+# %%
+import ctxlab
+from ctxlab import corpus
+from ctxlab.api import messages
+from ctxlab.costs import pricing
+from ctxlab.labs import ttl as traffic
+
+client = ctxlab.make_client()
+print(ctxlab.mode_line(client))
+
+# %% [markdown]
+# ## 1. 時計を進められる sandbox
+#
+# TTL を確かめるには時間がかかります。「1 時間後もキャッシュが残っているか」を実 API で見るには、1 時間待つしかありません。
+# そこでこの節の実験は、時計を手で進められる sandbox で行います。`ctxlab.Sandbox(realtime=False)` の時計は、
+# `sb.advance(秒)` を呼んだときだけ進みます。**API キーがあっても、この節の実験は sandbox で動きます**（実 API の時計は進められないため）。
+# 送るコードは実 API と同じ `client.messages.create` です。
+#
+# 送るのは、規程をまるごと（旧版も含めて 1 ファイル 1 ブロック）と質問です。ブレークポイントは最後の文書に置き、質問はその後ろです（03 と同じ形）。
+# 回答の長さは TTL と関係がないので、`max_tokens` は短くしておきます。
+
+# %%
+sb = ctxlab.Sandbox(realtime=False, time_scale=0)   # clock moves only on sb.advance(); no simulated waiting
+lab = ctxlab.make_client(offline=True, sandbox=sb)  # the client for this lesson's clock experiments
+docs = corpus.load(current_only=False)
+questions = [q.question for q in corpus.questions()]
+MODEL = "claude-opus-5"
+
+
+def ask(i, ttl="5m", max_tokens=16):
+    """Send field question i (in turn) over the whole corpus, cached with the given TTL."""
+    req = messages.question_request(docs, questions[i % len(questions)], model=MODEL,
+                                    max_tokens=max_tokens, cache_ttl=ttl)
+    return lab.messages.create(**req)
+
+
+def kind(usage):
+    if usage.cache_read_input_tokens:
+        return "読み出し"
+    return "書き込み" if usage.cache_creation_input_tokens else "キャッシュなし"
+
+
+print(f"{len(docs)} ファイル / {corpus.total_chars(docs):,} 字、sandbox の時計は {traffic.clock_label(sb.now())} から")
+
+# %% [markdown]
+# ## 2. 読み出しが TTL を延ばす
+#
+# 4 分おきに 1 時間、質問を送ります。5 分 TTL のエントリは、書き込んだだけなら 5 分で消えます。
+# ところが読み出しがあるたびに、寿命は「最後に使われてから 5 分」に延びます。延長に料金はかかりません。
+
+# %%
+for i in range(16):                      # 08:00, 08:04, ..., 09:00
+    if i:
+        sb.advance(4 * 60)
+    r = ask(i)
+    cost = pricing.usage_cost(r.usage, MODEL)
+    print(f"{traffic.clock_label(sb.now())}  {kind(r.usage)}  "
+          f"書き込み {r.usage.cache_creation_input_tokens:>7,}  読み出し {r.usage.cache_read_input_tokens:>7,}  ${cost.total:.3f}")
+entry = sb.cache_entries()[0]            # a sandbox-only view of its cache
+print(f"エントリ: 読まれた回数 {entry['reads']}、あと {entry['expires_in_s']:.0f} 秒で期限切れ")
+
+# %% [markdown]
+# 最初の 1 回だけが書き込みで、残りはすべて読み出しです。書き込みから 1 時間たっても、エントリはまだ生きています。
+# では、間隔を 6 分に空けるとどうなるでしょうか。
+
+# %%
+read_cost = cost.total                   # the last request above was a read
+sb.advance(6 * 60)
+r = ask(16)
+write_cost = pricing.usage_cost(r.usage, MODEL).total
+print(f"{traffic.clock_label(sb.now())}（6 分後）  {kind(r.usage)}  ${write_cost:.3f}（読み出しの {write_cost / read_cost:.1f} 倍）")
+
+# %% [markdown]
+# 5 分を 1 秒でも超えると、エントリは消えていて、文書全体をもう一度書き込みます。1 回の料金が読み出しの何倍にもなります。
+#
+# ## 3. 間隔は「開始から開始まで」
+#
+# TTL の時計は、リクエストが届いた時点から数えます。利用者の感覚では「回答を読み終えてから 5 分以内なら大丈夫」と思いがちですが、
+# **回答の生成にかかった時間も間隔に含まれます**。
+#
+# たとえば、規程をまるごとキャッシュから読み、700 トークンの回答を書く場合の所要時間を、価格表にある待ち時間のモデル（seed 000 の数字に合わせたシミュレーション。実測ではない）で見積もります。
+# 回答が出終わってから 4 分 50 秒考えて次を聞く利用者と、前の質問を送ってから 4 分 50 秒後に次を聞く利用者を比べます。
+
+# %%
+doc_tokens = r.usage.cache_creation_input_tokens          # the cached prefix, as the API counted it
+lm = pricing.latency_model()
+answer_s = pricing.ttft_seconds(0, doc_tokens) + 700 / lm["output_tokens_per_s"]
+THINK = 4 * 60 + 50
+print(f"回答の所要時間（シミュレーション）: {answer_s:.1f} 秒")
+
+for label, gap in [("送ってから 4 分 50 秒後に次", THINK), ("出終わってから 4 分 50 秒後に次", answer_s + THINK)]:
+    sb.clear_cache()
+    ask(0)                                              # the first question writes the entry
+    sb.advance(gap)
+    nxt = ask(1)
+    print(f"{label:18s} 開始から開始まで {gap:6.1f} 秒 → {kind(nxt.usage)}")
+
+# %% [markdown]
+# 利用者にとっては同じ「4 分 50 秒」でも、回答が出終わってから数えると、開始から開始までは 5 分を超えてしまいます。
+# ログから間隔を測るときは、**リクエストを送った時刻どうし**の差を取ってください。
+#
+# ## 4. 同時に送った最初の質問は、全部ミスになる
+#
+# キャッシュのエントリは、それを書き込む応答が始まってから使えるようになります。したがって、キャッシュが空のときに
+# 同じ文書で質問を同時に送ると、どれも他方の書き込みを読めず、全部が書き込みになります。
+# sandbox の `sb.concurrent()` は、ブロックの中のリクエストを同時に送ったものとして扱います（sandbox だけの機能です）。
+
+# %%
+sb.clear_cache()
+with sb.concurrent():
+    burst = [ask(i) for i in range(3)]
+after = ask(3)
+for name, m in [("同時 1", burst[0]), ("同時 2", burst[1]), ("同時 3", burst[2]), ("その後", after)]:
+    print(f"{name}: {kind(m.usage)}  ${pricing.usage_cost(m.usage, MODEL).total:.3f}")
+
+# %% [markdown]
+# 一斉に投げるバッチや、朝いちばんに複数の人が同時に聞く場面では、この分だけ書き込みが重なります。
+# 避けたいときは、まず 1 本だけ送って応答が始まるのを待ち、残りをそのあとに送ります（ウォームアップ）。
+#
+# ## 5. 1 日の質問を作る
+#
+# 次は 1 日ぶんの質問です。`traffic.office_day` は、朝と夕方に固まる社内の問い合わせを、シード付きの乱数で決まった形に作ります
+# （同じ引数なら、どのマシンでも同じ時刻の列になります）。**これは合成したトラフィックで、実測のログではありません。**
+# 自社のログがあれば、その時刻の列（08:00 からの秒数）で置き換えれば、以下はそのまま動きます。
+
+# %%
+print("プロファイル bunched:", traffic.PROFILES["bunched"].description)
+day = traffic.office_day(20, seed=0, profile="bunched")
+print(" ".join(traffic.clock_label(t) for t in day))
+
+g = traffic.gaps(day)
+print(f"間隔 {len(g)} 個: 5 分未満 {sum(x < 300 for x in g)}、5〜60 分 {sum(300 <= x < 3600 for x in g)}、"
+      f"60 分以上 {sum(x >= 3600 for x in g)}")
+
+# %% [markdown]
+# ## 6. 1 日を sandbox で再生する
+#
+# `traffic.replay` は、時刻の列を受け取り、新しい sandbox の時計をその時刻まで進めては、本物の SDK で 1 件ずつ送ります。
+# 返ってきた `usage` から、ヒットかどうかと料金を集めます。TTL 5 分と 1 時間で同じ 1 日を再生します。
+
+# %%
+replays = {ttl: traffic.replay(day, docs, ttl=ttl, model=MODEL) for ttl in ("5m", "1h")}
+for ttl, rep in replays.items():
+    print(f"TTL {ttl}: ヒット率 {rep.hit_rate:4.0%}  入力側の料金 ${rep.input_cost_usd:6.2f}"
+          f"（キャッシュなしなら ${rep.input_cost_without_cache_usd:.2f}）")
+
+# %% [markdown]
+# 1 日の流れを図にします。上は 30 分ごとの質問数、下は TTL ごとに、各質問がヒット（読み出し）だったかミス（書き込み）だったかです。
+
+# %%
+# %matplotlib inline
+fig = traffic.plot_day(day, {ttl: rep.hits for ttl, rep in replays.items()},
+                       title="1 日 20 問（朝夕に集中する合成トラフィック）を sandbox で再生")
+
+# %% [markdown]
+# 5 分 TTL では、質問が途切れるたびに書き込みからやり直しになります。1 時間 TTL は、同じ 1 日の多くの区間をつないでいます。
+#
+# ## 7. ヒット率 ≈ 前の質問から TTL 以内に来た質問の割合
+#
+# 読み出しも書き込みも、そのリクエストの時刻から寿命を TTL ぶんに決め直します。つまり、ある質問がヒットするかどうかは
+# **直前の質問から TTL 以内に来たかどうか**だけで決まります。キャッシュを再生しなくても、間隔の分布からヒット率が読めるはずです。
+# 測ったヒット率と、間隔から数えた割合を並べます。
+
+# %%
+n = len(day)
+for ttl, rep in replays.items():
+    share = traffic.share_within(day, ttl)
+    print(f"TTL {ttl}: 測ったヒット率 {rep.hit_rate:6.1%}  |  間隔のうち {ttl} 未満の割合 {share:6.1%}"
+          f"  × (n-1)/n = {share * (n - 1) / n:6.1%}")
+
+# %% [markdown]
+# 「ほぼ同じ」の差は、その日の最初の質問です。最初の質問には前がないので必ずミスになり、間隔の数は質問の数より 1 つ少なくなります。
+# 間隔の割合に (n − 1)/n を掛けると、測ったヒット率と一致します。自社のログでも、リクエストの時刻の差を取って数えるだけで、
+# TTL ごとのヒット率を見積もれます。
+#
+# ## 8. 料金: 1 時間 TTL はいつ割増に見合うか
+#
+# TTL を 5 分から 1 時間に変えると、2 つのことが同時に起きます。
+#
+# - 書き込み 1 回が高くなる（書き込みの倍率が上がる）
+# - 5〜60 分の間隔が、ミス（書き込み）からヒット（読み出し）に変わる
+#
+# 価格表の倍率で、この 2 つを文書 1 回ぶんの単価に直します。
+
+# %%
+opus = pricing.get_model(MODEL)
+w5, w1, rd = opus.cache_write_5m_multiplier, opus.cache_write_1h_multiplier, opus.cache_read_multiplier
+extra_per_write = w1 - w5
+saving_per_gap = w5 - rd
+print(f"1h のミス 1 回は、5m のミスより「文書を通常単価で 1 回送る額」の {extra_per_write:.2f} 倍だけ高い")
+print(f"5〜60 分の間隔 1 つが 5m のミスから 1h のヒットに変わると、同じ額の {saving_per_gap:.2f} 倍だけ安い")
+print(f"→ 1h が得になるのは「5〜60 分の間隔の数」>「1h でもミスする回数」× {extra_per_write / saving_per_gap:.2f} のとき")
+
+for ttl, rep in replays.items():
+    writes = sum(r.wrote for r in rep.requests)
+    print(f"TTL {ttl}: 書き込み {writes:2d} 回・読み出し {len(rep.requests) - writes:2d} 回 → "
+          f"文書ぶん ${sum(r.cost.cache_write + r.cost.cache_read for r in rep.requests):.2f}")
+
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "hit-rate-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# ### 演習 1（3 点）: 時刻の列から、TTL のヒット率を出す
+#
+# 関数 `ttl_hit_rate(times, ttl_s)` を書いてください。`times` はリクエストを送った時刻（秒）のリスト、`ttl_s` は TTL（秒）です。
+# すべてのリクエストが同じ文書を同じブレークポイントでキャッシュするとして、ヒット（読み出し）になるリクエストの割合を返します。
+#
+# - 読み出しは TTL を延ばします（寿命はそのリクエストの時刻から `ttl_s` 秒）。ミスしたリクエストは書き込みます
+# - 直前のリクエストとの間隔がちょうど `ttl_s` なら、エントリはもう切れています（ミス）
+# - 同じ時刻に送ったリクエストは、互いの書き込みを読めません（エントリは応答が始まってから使える）。それより前の時刻のリクエストとの間隔で判定します
+# - `times` は並んでいないこともあります。空なら `0.0`
+#
+# `ctxlab.labs.ttl` の計算関数（`model_hits`, `hit_rate`）は使わずに、自分で書いてください。
+
+# %% nbgrader={"grade": false, "grade_id": "ttl_hit_rate", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def ttl_hit_rate(times, ttl_s):
+    ### BEGIN SOLUTION
+    ts = sorted(times)
+    if not ts:
+        return 0.0
+    hits, prev, last = 0, None, None   # prev: the latest time strictly before the current one
+    for t in ts:
+        if last is not None and t > last:
+            prev = last
+        if prev is not None and t - prev < ttl_s:
+            hits += 1
+        last = t
+    return hits / len(ts)
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>ヒント（開くと表示）</summary>
+#
+# 読み出しでも書き込みでも、リクエストのあとのエントリの寿命は「そのリクエストの時刻 + TTL」です。
+# だから各リクエストについて見るのは、**自分より前の時刻に送られた、いちばん新しいリクエスト**との差だけです。
+# 同じ時刻が並んだとき、その「いちばん新しい前のリクエスト」がどれを指すかに注意してください。
+#
+# </details>
+
+# %% nbgrader={"grade": true, "grade_id": "ttl_hit_rate-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+assert abs(ttl_hit_rate([0, 240, 480, 840], 300) - 0.5) < 1e-9, \
+    "0・4 分・8 分・14 分: 最初はミス、4 分後と 8 分後はヒット、6 分空いた 14 分はミスで 2/4 です"
+for ttl, rep in replays.items():
+    got = ttl_hit_rate(day, traffic.TTL_SECONDS[ttl])
+    assert abs(got - rep.hit_rate) < 1e-9, f"TTL {ttl}: sandbox で測ったヒット率 {rep.hit_rate:.3f} と違います: {got:.3f}"
+print("sandbox の測定と一致しました")
+### BEGIN HIDDEN TESTS
+_saved = (traffic.model_hits, traffic.hit_rate)
+def _blocked(*args, **kwargs):
+    raise AssertionError("ctxlab.labs.ttl の model_hits / hit_rate を使わずに書いてください")
+traffic.model_hits = traffic.hit_rate = _blocked
+try:
+    assert ttl_hit_rate([], 300) == 0.0
+    assert ttl_hit_rate([5.0], 300) == 0.0
+    assert ttl_hit_rate([0, 300], 300) == 0.0
+    assert abs(ttl_hit_rate([0, 299.5], 300) - 0.5) < 1e-9
+    assert abs(ttl_hit_rate([840, 0, 480, 240], 300) - 0.5) < 1e-9
+    assert abs(ttl_hit_rate([0, 0, 0, 10], 300) - 0.25) < 1e-9
+    assert abs(ttl_hit_rate([0, 100, 100, 100], 300) - 0.75) < 1e-9
+    assert abs(ttl_hit_rate([0, 400, 400, 450], 300) - 0.25) < 1e-9
+    assert abs(ttl_hit_rate([i * 240 for i in range(16)], 300) - 15 / 16) < 1e-9
+    _cases = [(traffic.office_day(n, seed=s, profile=p), ttl)
+              for n, s, p in [(60, 3, "bunched"), (200, 1, "spread"), (30, 2, "meetings")] for ttl in (300, 3600)]
+finally:
+    traffic.model_hits, traffic.hit_rate = _saved
+for _ts, _ttl in _cases:
+    assert abs(ttl_hit_rate(_ts, _ttl) - traffic.hit_rate(_ts, _ttl)) < 1e-9
+### END HIDDEN TESTS
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "ttl-costs-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# ### 演習 2（3 点）: TTL ごとの 1 日の料金
+#
+# 関数 `ttl_costs(times, doc_tokens, model="claude-opus-5", question_tokens=400, output_tokens=700)` を書き、
+# `{"none": ..., "5m": ..., "1h": ...}`（ドル）を返してください。
+#
+# - `"none"`: キャッシュを使わない。毎回 `doc_tokens + question_tokens` を通常単価で送る
+# - `"5m"` / `"1h"`: ミスした質問は文書 `doc_tokens` をその TTL の単価で書き込み、ヒットした質問は読み出す。どちらでも質問 `question_tokens` は通常単価
+# - 回答 `output_tokens` は、どの場合も毎回かかる
+#
+# ヒットの数は演習 1 の `ttl_hit_rate` から出せます。`pricing.call_cost` を使って構いません（`ctxlab.labs.ttl` の `day_cost` / `compare_ttls` は使わないこと）。
+
+# %% nbgrader={"grade": false, "grade_id": "ttl_costs", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def ttl_costs(times, doc_tokens, model="claude-opus-5", question_tokens=400, output_tokens=700):
+    ### BEGIN SOLUTION
+    n = len(times)
+    base = dict(input_tokens=question_tokens, output_tokens=output_tokens)
+    out = {"none": n * pricing.call_cost(model, input_tokens=doc_tokens + question_tokens,
+                                         output_tokens=output_tokens).total}
+    for ttl, seconds, write_field in [("5m", 300, "cache_write_5m_tokens"), ("1h", 3600, "cache_write_1h_tokens")]:
+        hits = round(ttl_hit_rate(times, seconds) * n)
+        miss = pricing.call_cost(model, **base, **{write_field: doc_tokens}).total
+        hit = pricing.call_cost(model, **base, cache_read_tokens=doc_tokens).total
+        out[ttl] = (n - hits) * miss + hits * hit
+    return out
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>ヒント（開くと表示）</summary>
+#
+# TTL ごとに「ミスの回数」と「ヒットの回数」が分かれば、あとは 1 回ぶんの料金を 2 種類（ミスのとき・ヒットのとき）作って掛けるだけです。
+# 書き込みの倍率は TTL で違います。`pricing.call_cost` の引数 `cache_write_5m_tokens` と `cache_write_1h_tokens` を使い分けてください。
+#
+# </details>
+
+# %% nbgrader={"grade": true, "grade_id": "ttl_costs-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+c = ttl_costs([0, 120, 1000], 100_000)
+assert set(c) == {"none", "5m", "1h"}, f"キーは none・5m・1h の 3 つです: {sorted(c)}"
+_per_q = pricing.call_cost(MODEL, input_tokens=400, output_tokens=700).total
+_doc = 100_000 * opus.input_per_token
+assert abs(c["none"] - 3 * (_per_q + _doc)) < 1e-9, f"キャッシュなしは 3 回とも通常単価: {c['none']:.4f}"
+assert abs(c["5m"] - (3 * _per_q + _doc * (w5 + rd + w5))) < 1e-9, \
+    f"0・120・1000 秒を 5m で送ると 書き込み・読み出し・書き込み です: {c['5m']:.4f}"
+assert abs(c["1h"] - (3 * _per_q + _doc * (w1 + rd + rd))) < 1e-9, \
+    f"1h なら 1000 秒の質問もヒットして 書き込み・読み出し・読み出し です: {c['1h']:.4f}"
+# the document part of the model against the sandbox's measurement of the same day
+mine = ttl_costs(day, doc_tokens, question_tokens=0, output_tokens=0)
+for ttl, rep in replays.items():
+    measured = sum(r.cost.cache_write + r.cost.cache_read for r in rep.requests)
+    assert abs(mine[ttl] - measured) < 1e-6, f"TTL {ttl}: sandbox の文書ぶん ${measured:.4f} と違います: ${mine[ttl]:.4f}"
+print("sandbox の測定と一致しました:", {k: round(v, 2) for k, v in ttl_costs(day, doc_tokens).items()})
+### BEGIN HIDDEN TESTS
+_saved = (traffic.day_cost, traffic.compare_ttls)
+def _blocked(*args, **kwargs):
+    raise AssertionError("ctxlab.labs.ttl の day_cost / compare_ttls を使わずに書いてください")
+traffic.day_cost = traffic.compare_ttls = _blocked
+try:
+    assert ttl_costs([], 100_000) == {"none": 0, "5m": 0, "1h": 0}
+    _batch = ttl_costs([i * 5400 for i in range(7)], 150_000)
+    _busy = ttl_costs([i * 60 for i in range(100)], 150_000)
+    _half = ttl_costs([i * 1800 for i in range(20)], 150_000)
+    _haiku = ttl_costs([0, 200, 2000, 9000], 50_000, model="claude-haiku-4-5", question_tokens=100, output_tokens=50)
+    _day = ttl_costs(traffic.office_day(60, seed=3), 180_000)
+finally:
+    traffic.day_cost, traffic.compare_ttls = _saved
+assert min(_batch, key=_batch.get) == "none"
+assert min(_busy, key=_busy.get) == "5m"
+assert min(_half, key=_half.get) == "1h"
+_ref = traffic.compare_ttls(traffic.office_day(60, seed=3), 180_000)
+assert all(abs(_day[k] - _ref[k]["cost_usd"]) < 1e-9 for k in _ref)
+_h = pricing.get_model("claude-haiku-4-5")
+_q = 4 * (100 * _h.input_per_token + 50 * _h.output_per_token)
+_d = 50_000 * _h.input_per_token
+assert abs(_haiku["5m"] - (_q + _d * (3 * _h.cache_write_5m_multiplier + _h.cache_read_multiplier))) < 1e-9
+assert abs(_haiku["1h"] - (_q + _d * (2 * _h.cache_write_1h_multiplier + 2 * _h.cache_read_multiplier))) < 1e-9
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 9. トラフィックの形で、答えは変わる
+#
+# 同じ計算を `ctxlab.labs.ttl.compare_ttls` にまとめてあります（演習と同じモデルで、上で sandbox の測定と一致を確かめたもの）。
+# 再生しなくても計算できるので、形の違うトラフィックをまとめて比べます。文書は規程まるごと、質問 400・回答 700 トークン（seed 000 の前提）です。
+
+# %%
+profiles = [
+    ("朝夕に集中・20 問", traffic.office_day(20, seed=0, profile="bunched")),
+    ("終日に分散・20 問", traffic.office_day(20, seed=0, profile="spread")),
+    ("朝夕に集中・60 問", traffic.office_day(60, seed=0, profile="bunched")),
+    ("朝夕に集中・200 問", traffic.office_day(200, seed=0, profile="bunched")),
+    ("会議のときだけ・30 問", traffic.office_day(30, seed=0, profile="meetings")),
+    ("90 分おきのバッチ・7 問", [i * 5400.0 for i in range(7)]),
+]
+LABEL = {"none": "なし", "5m": "5 分", "1h": "1 時間"}
+print("間隔<5分  ヒット率 5m   1h  | 1 日の料金 なし      5m      1h | 最安    トラフィック")
+table = {}
+for name, ts in profiles:
+    c = traffic.compare_ttls(ts, doc_tokens, model=MODEL)
+    table[name] = c
+    print(f"{traffic.share_within(ts, 300):7.0%} {c['5m']['hit_rate']:11.0%} {c['1h']['hit_rate']:4.0%}  |"
+          + "".join(f" ${c[k]['cost_usd']:6.2f}" for k in ("none", "5m", "1h"))
+          + f" | {LABEL[traffic.cheapest(c)]:4s}  {name}")
+
+# %% [markdown]
+# 表から読み取れることを 3 つ挙げます。
+#
+# - 「会議のときだけ」のように、質問が 5 分以内に続き、途切れると 1 時間以上空くなら、5 分 TTL で足ります。1 時間にしても増えるヒットがなく、書き込みの割増だけが増えます。
+# - 5〜60 分の間隔が混ざる社内の問い合わせでは、質問数が多くても少なくても、1 時間 TTL が割増に見合っています。
+# - 間隔がいつも 1 時間を超える定時のバッチでは、どちらの TTL でも一度も読まれません。キャッシュしないのがいちばん安く、キャッシュすると書き込みの割増だけを払います。
+#
+# seed 000 は「利用が朝夕に固まる社内システムでは、ヒット率は 7 割から 9 割」とし、月額を「1 日 20 問・ヒット率 80%」と 5 分 TTL の書き込み単価で計算していました。
+# この合成トラフィックで、どの行がどちらの TTL で 80% に届くかを確かめます。
+
+# %%
+reach = [name for name, c in table.items() if c["5m"]["hit_rate"] >= 0.8]
+print("5 分 TTL でヒット率 80% 以上:", ", ".join(reach) or "なし")
+print("1 時間 TTL でヒット率 80% 以上:", ", ".join(n for n, c in table.items() if c["1h"]["hit_rate"] >= 0.8) or "なし")
+
+# %% [markdown]
+# この合成トラフィックでは、1 日 20 問でヒット率 80% に届くのは 1 時間 TTL のほうで、その場合の書き込みは 5 分 TTL より高い単価です。
+# 「ヒット率 80%」と「5 分 TTL の単価」を同時に置いて月額を出すなら、その前提が成り立つかを自社のログの間隔で確かめてください。
+# ここで使ったトラフィックは仮定した一例にすぎず、結論はログの形しだいで変わります。
+
+# %% [markdown]
+# 質問数を動かして、TTL ごとのヒット率と 1 問あたりの料金を描きます（朝夕に集中するプロファイル、シード 5 つの平均）。
+# 質問が増えるほど 5 分 TTL のヒット率が上がり、1 時間 TTL との料金の差は縮んでいきます。
+
+# %%
+import matplotlib.pyplot as plt
+
+counts = [5, 10, 20, 40, 80, 160, 320]
+seeds = range(5)
+rate = {ttl: [] for ttl in ("5m", "1h")}
+per_q = {ttl: [] for ttl in ("none", "5m", "1h")}
+for n_q in counts:
+    days = [traffic.compare_ttls(traffic.office_day(n_q, seed=s), doc_tokens, model=MODEL) for s in seeds]
+    for ttl in rate:
+        rate[ttl].append(sum(d[ttl]["hit_rate"] for d in days) / len(days))
+    for ttl in per_q:
+        per_q[ttl].append(sum(d[ttl]["cost_usd"] for d in days) / len(days) / n_q)
+
+COLOR = {"none": "gray", "5m": "tab:blue", "1h": "tab:orange"}
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.4))
+for ttl in rate:
+    ax1.plot(counts, rate[ttl], marker="o", color=COLOR[ttl], label=f"TTL {LABEL[ttl]}")
+for ttl in per_q:
+    ax2.plot(counts, per_q[ttl], marker="o", color=COLOR[ttl],
+             label="キャッシュなし" if ttl == "none" else f"TTL {LABEL[ttl]}")
+ax1.set_ylabel("ヒット率")
+ax2.set_ylabel("1 問あたりの料金（ドル）")
+for ax in (ax1, ax2):
+    ax.set_xscale("log")
+    ax.set_xticks(counts, [str(c) for c in counts])
+    ax.set_xlabel("1 日の質問数")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+fig.suptitle("朝夕に集中する合成トラフィック: 質問数と TTL", fontsize=10)
+plt.tight_layout()
+
+# %% [markdown]
+# ## 10. ログから TTL を選ぶ
+#
+# ある部署（10 人ほど）の 1 週間ぶんのログがあるとします。ここでは `spread` プロファイルの 5 日分で代用します。
+# 日ごとに、間隔の分布と、演習 2 の `ttl_costs` で出した料金を並べます。
+
+# %%
+week = [traffic.office_day(10, seed=s, profile="spread") for s in range(5)]
+totals = {"none": 0.0, "5m": 0.0, "1h": 0.0}
+for d, ts in enumerate(week, 1):
+    g = traffic.gaps(ts)
+    c = ttl_costs(ts, doc_tokens)
+    for k in totals:
+        totals[k] += c[k]
+    print(f"{d} 日目: 間隔 5 分未満 {sum(x < 300 for x in g)}・5〜60 分 {sum(300 <= x < 3600 for x in g)}・"
+          f"60 分以上 {sum(x >= 3600 for x in g)}  "
+          + "  ".join(f"{LABEL[k]} ${v:.2f}" for k, v in c.items())
+          + f"  → 最安 {LABEL[min(c, key=c.get)]}")
+print("1 週間の合計:", "  ".join(f"{LABEL[k]} ${v:.2f}" for k, v in totals.items()))
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "choose-ttl-prompt", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# ### 演習 3（記述・2 点）: この部署にどの TTL を設定するか
+#
+# 上の 1 週間のログについて、この部署に設定する TTL（なし・5 分・1 時間）を 1 つ選び、理由を書いてください。
+# 次の 3 つに触れてください。
+#
+# 1. 料金の比較（上のセルの出力を引用して）
+# 2. なぜその TTL が得になるのかを、間隔の分布（5 分未満・5〜60 分・60 分以上）と、節 8 の「1 時間 TTL が得になる条件」で説明する
+# 3. この判断が変わりうる条件と、設定したあとに何を見て確かめるか
+
+# %% [markdown] nbgrader={"grade": true, "grade_id": "choose-ttl", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
+# ### BEGIN SOLUTION
+# （採点の観点）出力の数字を引用して合計で比べていること、日によって最安が入れ替わることに気づいていること、
+# 間隔の分布と節 8 の条件で理由を説明していること、確かめ方を挙げていること。
+#
+# 解答例: 5 分 TTL を選ぶ。1 週間の合計（出力の最終行）では 5 分が最安で、1 時間との差は小さく、キャッシュなしよりははっきり安い。
+# 日によって 5 分が最安の日と 1 時間が最安の日が入れ替わるので、1 日だけを見て決めず、週の合計で判断する。理由は間隔の分布にある。5 分未満の間隔はどちらの TTL でもヒットなので差を生まない。
+# 差を生むのは 5〜60 分の間隔（1 時間にするとミスがヒットに変わり、文書 1 回ぶんで書き込み 5m と読み出しの差だけ安くなる）と、
+# 1 時間でもミスする回数（その日の最初と 60 分以上の間隔。1 回ごとに書き込みの倍率の差だけ高くなる）で、
+# 節 8 の条件（5〜60 分の間隔の数 > 1 時間でもミスする回数 × 倍率の比）を満たす日が多いかどうかで決まる。
+# 1 日 10 問ほどでは両者の差は小さいので、料金が拮抗するなら、ヒットが多いほうが最初のトークンまでの待ち時間も短くなる点を加味してよい。
+# 判断が変わるのは、質問数が増えて 5 分未満の間隔が大半になったとき（5 分で足りる）や、利用が減って 60 分以上の間隔が増えたとき（キャッシュなしが有利になる）。
+# 設定後は、実際のリクエストの時刻の差の分布と、応答の cache_read_input_tokens / cache_creation_input_tokens の比でヒット率を測り、同じ計算をやり直す。
+# 一斉に送る処理があるなら、最初の 1 本でウォームアップしてから送る。
+# ### END SOLUTION
+
+# %% [markdown]
+# ## まとめ
+#
+# - 読み出しは TTL を無料で延ばす。だから、ある質問がヒットするかは「直前の質問から TTL 以内に来たか」だけで決まる。
+# - 間隔はリクエストの**開始から開始まで**。回答を書いている時間も含まれる。キャッシュが空のときに同時に送った質問は全部ミスになる。
+# - ヒット率 ≈ 間隔のうち TTL 未満の割合（正確には × (n − 1)/n。その日の最初の質問は必ずミス）。キャッシュを再生しなくても、ログの時刻の差から見積もれる。
+# - 5 分か 1 時間かは、5〜60 分の間隔の数と、1 時間でもミスする回数の比で決まる。間隔がいつも 1 時間を超えるなら、キャッシュしないのが最安。
+# - 次の節（05）では、ここで出したヒット率を入れて、ロングコンテキスト・キャッシュ・絞り込み・RAG の月額がどこで入れ替わるかを見ます。

@@ -1,0 +1,524 @@
+# %% [markdown]
+# # 08 測る: 現場の 30 問で、正答率・矛盾・鮮度・位置を確かめる
+#
+# 料金と待ち時間は計算で先に出せました（02〜05）。残る 2 つ、**正答率**と**更新頻度**は、実物を動かさないと出ません。
+# この節では、現場の質問 30 問を 3 つの方式に流して採点し、方式を決めるのに足りる数字をそろえます。
+#
+# **この節で身につくこと**
+#
+# - 30 問を 3 方式（ロングコンテキスト・メタデータで絞る・RAG）に流し、「正しい・惜しい・違う」の 3 段階で採点できる
+# - 自動採点と人の採点を突き合わせ、方式別・質問の種類別の正答率を読める
+# - 新旧の規程が混ざったときの誤りは、方式ではなく文書管理（現行版だけを渡す）で直ることを数字で示せる
+# - 更新の反映までの時間が、ロングコンテキストと RAG でどう違うか（と「起動時に一度だけ読み込む」作りの落とし穴）を説明できる
+# - Lost in the Middle の公表値を読み、自分の文書で位置の影響を測る手順を知る
+#
+# **所要時間** 約 45 分　**前提** 00（4 つの数字と判断の順序）、02（料金）、06（メタデータで絞る）
+
+# %%
+import ctxlab
+from ctxlab import estimate
+from ctxlab.api import budget, tokens
+from ctxlab.costs import compare, pricing
+from ctxlab import corpus
+from ctxlab.labs import measure
+
+client = ctxlab.make_client()
+print(ctxlab.mode_line(client))
+MODEL = "claude-opus-5"
+
+# %% [markdown]
+# ## 1. 現場の 30 問
+#
+# seed 000 は「作った人が思いつく質問ではなく、実際に聞かれている質問を 30 問集める」ことを勧めています。
+# 10 問では、2 問の差が実力差か偶然かを区別できないからです。題材の会社では、問い合わせ窓口の履歴から 30 問を集め、
+# 1 問ごとに模範解答・答えに欠かせない事実（`key_facts`）・答えが書いてあるファイル（`gold_files`）を付けました。
+# 質問は 5 種類に分けてあります。
+
+# %%
+from collections import Counter
+
+questions = corpus.questions()
+kinds = Counter(q.category for q in questions)
+print(f"{len(questions)} 問:", dict(kinds))
+for cat in corpus.CATEGORIES:
+    q = next(q for q in questions if q.category == cat)
+    print(f"  {cat:14s} {q.id} {q.question}  key_facts={list(q.key_facts)}")
+
+# %% [markdown]
+# - `single` は 1 ファイル、`multi` は 2 ファイルにまたがる質問です。
+# - `whole` は規程全体を見渡す質問で、上位数件を返す検索とは相性が悪い種類です。
+# - `contradiction` は改定で値が変わった規程についての質問で、旧版の値（`stale_facts`）も記録してあります。
+# - `unanswerable` は規程に書かれていない質問で、「記載がありません」と答えるのが正解です。
+#
+# ## 2. 3 つの方式を用意する
+#
+# 00 で見たとおり、3 つの方式は**誰が文書を選ぶか**だけが違います。`ctxlab.labs.measure` に 3 つを用意しました。
+#
+# - `LongContext`: 選ばない。全ファイルをカタログ順に渡します（毎回同じ並びなのでキャッシュが効きます）。
+# - `MetadataFilter`: 人が決めた語の辞書で質問から部署を読み取り、その部署のファイルを丸ごと渡します。
+#   部署が読み取れないときは、あらかじめ決めた文書セット（全社共通 + 就業規則）を渡します。06 の `ctxlab.labs.metadata_filtering` の簡易版です。
+# - `RAG`: 規程を条文の区切りでチャンクに分け、BM25 で上位のチャンクだけを渡します。チャンクは質問ごとに変わるのでキャッシュしません。
+#
+# まずは、旧版が残っていない**現行版だけ**のフォルダで測ります（文書管理ができている状態）。旧版が混ざると何が起きるかは 6 で試します。
+
+# %%
+current = corpus.load()                      # 現行版だけ
+methods = [measure.LongContext(current), measure.MetadataFilter(current), measure.RAG(current)]
+rag = methods[2]
+print(f"現行 {len(current)} ファイル、RAG のチャンク {len(rag.chunks)} 個（約 {rag.chunk_tokens} トークン以下）・上位 {rag.k} 件")
+print("部署を読み取る語の例:", {d: words[:4] for d, words in measure.DEPT_KEYWORDS.items()})
+
+q = questions[0]
+for m in methods:
+    req, passages = m.request(q.question, model=MODEL, max_tokens=700)
+    print(f"  {m.name:14s} {len(passages):>3} 文書ブロック、入力 約 {estimate.estimate_request(req):>7,} トークン  ← 「{q.question}」")
+
+# %% [markdown]
+# ## 3. 30 問 × 3 方式を流す
+#
+# `measure.run` は、全部の呼び出しを組み立ててから料金を見積もり、`budget.check` に通してから送ります。
+# 実 API では見積もりが `CTXLAB_BUDGET_USD`（既定は数セント）に収まらないと送らず、理由を表示して sandbox に切り替えます。
+# sandbox では、同じ処理が実 API ならいくらかを表示するだけです。進み具合はプログレスバーに出ます。
+
+# %%
+graded = measure.run(methods, questions, client, model=MODEL)
+print(f"{len(graded)} 件の回答を採点しました")
+
+# %% [markdown]
+# **ここで読む数字の意味に注意してください。** オフラインの sandbox は言葉を生成しません。渡された文書から、
+# 質問と語の重なる文を BM25 で最大 3 文抜き出して返すだけです（回答の先頭に `[sandbox の抜粋回答]` と付きます）。
+# ですから、オフラインの正答率が測っているのは**文書を選ぶ経路**（どの方式が、答えの書かれた文をモデルの手元に届け、
+# しかも語の重なりで拾える位置に置けたか）であって、モデルの読解や推論ではありません。
+#
+# - 「記載がありません」と判断することも、複数の文書をまとめることも sandbox はしません。`unanswerable` と `whole` の正答率は、
+#   実際のモデルよりずっと低く出ます。
+# - 実 API では、同じ `measure.run` が本物のモデルの回答を採点します。数字を方式の判断に使うのは、そちらで測ってからにしてください。
+#
+# ## 4. 3 段階の自動採点
+#
+# seed 000 は「正しい・惜しい・違う」の 3 段階で人が採点することを勧めています。自動採点はその物差しの代わりです。
+# `measure.grade` は回答に `key_facts` がいくつ含まれるかを数えます（全角・半角、空白、桁区切りの違いは無視します）。
+#
+# - 全部含む → 正しい（`correct`）、一部 → 惜しい（`partial`）、ひとつもない → 違う（`wrong`）
+# - 新旧が矛盾する質問で、旧版の値（`stale_facts`）も書いていれば、正しくても「惜しい」止まり（新旧を混ぜた回答）
+# - 記載のない質問は、「記載がありません」の類の言い回しがあれば正しい
+#
+# 1 件ずつ、実物を見ます。
+
+# %%
+for level in measure.LEVELS:
+    g = next((g for g in graded if g.level == level), None)
+    if g is None:
+        print(f"[{level}] この採点の回答はありませんでした")
+        continue
+    found = measure.facts_found(g.answer, g.question.key_facts)
+    print(f"[{level}] {g.question.id}（{g.method}）{g.question.question}")
+    print(f"  key_facts={list(g.question.key_facts)} 回答に含まれたもの={found}")
+    print("  " + g.answer.replace("\n", "\n  ")[:400])
+    print()
+
+# %% [markdown]
+# ## 5. 方式別・質問の種類別に読む
+#
+# 表の「正答率」は、惜しいを 0.5 問として数えた値です。種類ごとの列は「正しい数 / 問題数」と正答率です。
+
+# %%
+print(measure.format_table(graded))
+print()
+print(measure.summary(graded))
+
+# %% [markdown]
+# 2 つ目の表は、方式ごとの平均入力トークン、料金の合計（オフラインでは実 API ならいくらか）、
+# そして答えに要るファイルを**全部**渡せた問題の数です。ロングコンテキストは全部渡すので必ず届きます。
+# メタデータで絞る方式と RAG は、ここで落とした問題を後から取り返せません。図にします。
+
+# %%
+# %matplotlib inline
+import matplotlib.pyplot as plt
+import ctxlab.plots  # noqa: F401  (Japanese font)
+
+ax = measure.plot_accuracy(graded, title=f"現行版だけを渡したときの正答率（{len(questions)} 問・{'sandbox' if ctxlab.is_offline(client) else MODEL}）")
+plt.tight_layout()
+
+# %%
+acc = measure.by_method(graded)
+for cat in ("single", "whole", "unanswerable"):
+    values = {m: acc[m].get(cat, 0) for m in acc}
+    top = [m for m, v in values.items() if v == max(values.values())]
+    verdict = "差なし" if len(top) == len(values) else "最も高いのは " + "・".join(top)
+    print(f"{cat:14s} " + "  ".join(f"{m} {v:.0%}" for m, v in values.items()) + f"  → {verdict}")
+
+
+# %% [markdown]
+# 違った質問だけを見返すのが、seed 000 の勧める読み方です。特に、ロングコンテキストが外した質問に
+# **矛盾する文書**が絡んでいないかを確かめます（6 で扱います）。
+#
+# ### 演習 1: 方式ごとの正答率
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "accuracy-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# ### 演習 1（2 点）
+#
+# 採点済みの記録（`Graded` のリスト）から、方式ごとの正答率を `{方式名: 正答率}` の辞書で返す関数
+# `accuracy_by_method(graded, partial_weight=0.5)` を書いてください。
+#
+# - 正答率 =（正しい数 + `partial_weight` × 惜しい数）÷ その方式の回答数
+# - 方式名は `g.method`、採点は `g.level`（`"correct"`, `"partial"`, `"wrong"`）
+# - 辞書のキーは、記録に現れた順にしてください。空のリストなら空の辞書を返します。
+
+# %% nbgrader={"grade": false, "grade_id": "accuracy_by_method", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def accuracy_by_method(graded, partial_weight=0.5):
+    ### BEGIN SOLUTION
+    levels = {}
+    for g in graded:
+        levels.setdefault(g.method, []).append(g.level)
+    return {m: measure.accuracy(lv, partial_weight) for m, lv in levels.items()}
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>ヒント（開くと表示）</summary>
+#
+# 方式ごとに採点をリストへ集めてから数えます（`dict.setdefault` が便利です）。1 問の重みは「正しい」が 1、「惜しい」が
+# `partial_weight`、「違う」が 0 です。`measure.accuracy` は、ひとつの方式の採点のリストからこの値を出してくれます。
+#
+# </details>
+
+# %% nbgrader={"grade": true, "grade_id": "accuracy-tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+mine = accuracy_by_method(graded)
+assert isinstance(mine, dict), "{方式名: 正答率} の辞書を返してください"
+assert list(mine) == ["long_context", "filter", "rag"], f"キーは記録に現れた順の方式名です: {list(mine)}"
+for m, value in mine.items():
+    expected = measure.by_method(graded)[m]["all"]
+    assert abs(value - expected) < 1e-9, f"{m}: {value:.3f} ですが、惜しいを 0.5 と数えると {expected:.3f} です"
+print({m: f"{v:.0%}" for m, v in mine.items()})
+### BEGIN HIDDEN TESTS
+from ctxlab.labs.measure import Graded
+q0 = questions[0]
+mk = lambda m, lv: Graded(q0, m, "", lv)
+sample = [mk("b", "partial"), mk("a", "correct"), mk("b", "wrong"), mk("a", "partial"), mk("a", "wrong"), mk("a", "wrong")]
+r = accuracy_by_method(sample)
+assert list(r) == ["b", "a"]
+assert abs(r["a"] - 0.375) < 1e-9 and abs(r["b"] - 0.25) < 1e-9
+r0 = accuracy_by_method(sample, partial_weight=0)
+assert abs(r0["a"] - 0.25) < 1e-9 and r0["b"] == 0
+r1 = accuracy_by_method(sample, partial_weight=1)
+assert abs(r1["a"] - 0.5) < 1e-9 and abs(r1["b"] - 0.5) < 1e-9
+assert accuracy_by_method([]) == {}
+assert accuracy_by_method([mk("x", "partial")]) == {"x": 0.5}
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 6. 人が採点して、物差しを確かめる
+#
+# 自動採点は `key_facts` の文字列を探すだけなので、言い換え（「25 日払い」と「毎月 25 日」）や、
+# 正しい値を否定文の中で書いた回答を取り違えることがあります。seed 000 のとおり、最後は人が採点します。
+#
+# 下のウィジェットは回答を 1 件ずつ見せます。模範解答と見比べて 3 つのボタンのどれかを押すと、
+# その回答の自動採点とどの方式の回答だったかが表示され、これまでの一致率が更新されます
+# （押すまでは自動採点も方式も伏せてあるので、機械の判定や方式への先入観に引きずられません）。
+# 採点はカーネルの中（`grader.human`）に残ります。全部でなくても、15 件ほど採点すれば物差しの癖が見えます。
+
+# %%
+from ctxlab.widgets.grader import Grader
+
+grader = Grader(graded)
+grader
+
+# %%
+print(grader.agreement())
+if grader.human:
+    print(measure.format_table(grader.human_graded()))
+    print("（自動採点 → 人）の組の数:", grader.agreement().confusion)
+
+# %% [markdown]
+# 一致率が低い組（たとえば自動が「違う」で人が「正しい」）が多いなら、`key_facts` の書き方を見直す合図です。
+# κ（カッパ）は、偶然の一致を差し引いた一致の度合いで、1 なら完全一致、0 なら偶然と同じです。
+#
+# ## 7. 新旧の規程が混ざると: 直すのは方式ではなく文書
+#
+# seed 000 は、ロングコンテキストが弱いのは量ではなく**矛盾**だと言います。改定前と改定後の規程が両方入っていると、
+# モデルは両方を読んで混ぜます。題材の会社の共有フォルダには、改定前の旧版も残っています。
+# 旧版も含めた**全版**を渡したときの、`contradiction` の 6 問を同じ 3 方式で測り、現行版だけの結果と比べます。
+
+# %%
+all_versions = corpus.load(current_only=False)
+old_files = [d.file for d in all_versions if not d.current]
+print(f"全版 {len(all_versions)} ファイル（うち旧版 {len(old_files)}: {old_files}）")
+
+contradictions = [q for q in questions if q.category == "contradiction"]
+methods_all = [measure.LongContext(all_versions), measure.MetadataFilter(all_versions), measure.RAG(all_versions)]
+graded_all = measure.run(methods_all, contradictions, client, model=MODEL, progress=False)
+
+print(measure.compare_levels(graded_all, graded))     # 全版 → 現行版だけ
+print()
+print(measure.format_version_mixing({"全版": graded_all, "現行版のみ": graded}))
+
+# %% [markdown]
+# 1 つ目の表は、全版で測った採点が、現行版だけにすると**どう変わったか**です（`惜しい → 正しい` なら、
+# 旧版の値を混ぜていた回答が直ったということです）。2 つ目の表は、同じ 6 問について
+# 「旧版も渡したリクエスト」「旧版の値を答えに書いた回答」「正しい」の数です。
+#
+# 読み取ってほしいのは次の 2 点です。
+#
+# - 全版のフォルダでは、ロングコンテキストもメタデータで絞る方式も、旧版を**必ず**渡しています。RAG も、旧版のチャンクが
+#   上位に来れば渡します。旧版を渡さなければ、旧版の値を答えることはできません。
+# - 方式を替えても旧版は消えません。効くのは、渡す前に**有効な版だけにする**ことです。版をカタログで管理していれば
+#   （このコースでは `corpus.load(current_only=True)`）、3 方式すべてで同時に直ります。
+#
+# 方式ごとに、矛盾の質問の正答率がどれだけ動いたかを数字で出します。
+
+# %%
+before = measure.by_method(graded_all)
+after = measure.by_method([g for g in graded if g.question.category == "contradiction"])
+for m in before:
+    print(f"{m:14s} contradiction の正答率: 全版 {before[m]['all']:.0%} → 現行版だけ {after[m]['all']:.0%}")
+
+# %% [markdown]
+# 版を判定できない（どれが有効か、誰も決めていない）なら、それは方式の問題ではなく文書管理の問題で、RAG に替えても解決しません。
+# RAG では片方しか上位に来ないので、たまたま正しく見えることがあるだけです。
+#
+# ## 8. 鮮度: 更新してから、回答が変わるまで
+#
+# 更新頻度で測るのは更新の回数ではなく、**更新してから回答が変わるまでの時間**です。
+#
+# - ロングコンテキストは、次の呼び出しで文書を読み直せば、その場で反映されます。
+# - RAG は、インデックスを作り直すまで古いチャンクを返し続けます。夜間バッチなら最大 1 日遅れます。
+# - ロングコンテキストでも、**プロセスの起動時に一度だけ読み込む**作りだと、いつまでも古い内容を渡し続けます
+#   （00 の症状表の 3 つ目）。
+#
+# メモリ上の「フォルダ」（`measure.Folder`）で試します。防災規程の安否確認の返信期限を改定し、同じ質問をします。
+# `Method.sees(文字列, 質問)` は、その方式がその質問で送る文書に、新しい文言が入っているかを返します。
+
+# %%
+import dataclasses
+
+folder = measure.Folder(current)
+lc_live = measure.LongContext(folder)                              # 質問のたびにフォルダを読む
+lc_once = measure.LongContext(folder.docs(), name="lc_read_once")  # 起動時に一度だけ読み込んだ
+rag_live = measure.RAG(folder)                                     # 起動時にインデックスを作った
+
+q08 = next(q for q in questions if q.id == "q08")
+OLD, NEW = "2時間以内", "1時間以内"
+doc = corpus.by_file()[q08.gold_files[0]]
+folder.update(doc.file, doc.text.replace(OLD, NEW))                  # 規程を改定して保存した
+q08_new = dataclasses.replace(q08, key_facts=(NEW,), stale_facts=(OLD,), answer=q08.answer.replace(OLD, NEW))
+print(f"{doc.title} を改定: 「{OLD}」→「{NEW}」（フォルダの更新 {folder.version} 回、RAG のインデックスは {rag_live.behind} 回遅れ）")
+
+def ask_after_update(methods):
+    for m, g in zip(methods, measure.run(methods, [q08_new], client, model=MODEL, progress=False)):
+        print(f"  {m.name:14s} 新しい文言を渡した: {str(m.sees(NEW, q08.question)):5s}  採点: {g.level}")
+
+ask_after_update([lc_live, lc_once, rag_live])
+
+# %% [markdown]
+# ロングコンテキスト（毎回読む）だけが、改定した次の質問で新しい文言を渡しています。起動時に一度だけ読んだ版と、
+# 起動時に作った RAG のインデックスは、古い文言のままです。RAG のインデックスを作り直すと、追いつきます。
+
+# %%
+rag_live.reindex()                      # 夜間バッチが回った
+print(f"再インデックス後: RAG のインデックスの遅れ {rag_live.behind} 回")
+ask_after_update([rag_live])
+
+for hours in (24, 24 * 7):
+    print(f"再インデックスが {hours} 時間ごと: 反映まで最大 {hours} 時間、更新が一様に来るなら平均 {hours / 2:.0f} 時間")
+
+# %% [markdown]
+# 「起動時に一度だけ読み込む」作りの直し方は、質問ごとに読み直すか、ファイルの更新（更新日時や版番号）を検知したときだけ
+# 読み直すことです。読み直した文書が前と同じなら、前方一致のキャッシュもそのまま効きます（03）。
+# 変わったときに 1 回だけ書き込みが発生するのは、正しい文書を渡すための当然の費用です。
+#
+# ## 9. 入ることと、読まれることは別: Lost in the Middle
+#
+# seed 002 は、長いコンテキストの劣化を 2 つに分けています。
+#
+# - **位置による劣化**: 答えの書かれた文書が入力の先頭か末尾にあると正答率が高く、中ほどにあると下がる（U 字の曲線）。
+# - **長さによる劣化**: 位置が有利でも、入力が長くなるほど正答率が下がる。
+#
+# 下の図は Liu et al. の論文の**公表値**で、このコースが測った値ではありません。
+
+# %%
+from ctxlab import published
+from ctxlab.plots import papers
+
+lim = published.figures()["lost_in_the_middle"]
+print("出典:", lim["citation"])
+for model, values in lim["accuracy"].items():
+    mid = min(values)
+    print(f"  {model:14s} 最も高い位置 {max(values):.1f}% / 最も低い位置 {mid:.1f}%（差 {max(values) - mid:.1f} ポイント）")
+for name, value in lim["reference_lines"].items():
+    print(f"  参考線 {name}: {value}%")
+gpt, closed = lim["accuracy"]["GPT-3.5-Turbo"], lim["reference_lines"]["GPT-3.5-Turbo closed-book"]
+below = [p for p, v in zip(lim["positions"], gpt) if v < closed]
+print(f"  GPT-3.5-Turbo が文書なし（closed-book {closed}%）を下回る位置: {below}")
+ax = papers.lost_in_the_middle()
+plt.tight_layout()
+
+# %% [markdown]
+# 最後の行は、答えの文書を渡したのに、文書を 1 つも渡さない（closed-book）ときより正答率が低かった位置です。
+# 答えが手元にあっても、置き場所によっては使われません。長さによる劣化については、RULER（Hsieh et al.）が、謳われたコンテキスト長より実効的な長さが短いことを示しました（こちらも公表値）。
+
+# %%
+ruler = published.figures()["ruler"]
+print("出典:", ruler["citation"])
+for e in ruler["examples"]:
+    print(f"  {e['model']}: 謳われた長さ {e['claimed']:,} トークン、実効 {e['effective']:,} トークン（{e['effective'] / e['claimed']:.0%}）")
+
+# %% [markdown]
+# これが、00 の前提を「ウィンドウそのもの」ではなく「ウィンドウの半分」に置く理由です。
+#
+# ### 自分の文書で位置を測る（実 API のときだけ）
+#
+# `measure.position_sweep` は、`single` の質問ごとに、答えのファイルを 10 ファイル中の 1 番目・5 番目・10 番目に置いて尋ね、
+# 位置ごとの正答率を出します。sandbox は BM25 で文を選ぶので文書の位置を見ず、測っても平らな線になるだけです。
+# そのためオフラインでは実行せず、理由を表示します。実 API では、見積もりを `budget.check` に通してから送ります
+# （既定は安い Haiku 4.5。予算を `CTXLAB_BUDGET_USD` で決めてから実行してください）。
+
+# %%
+try:
+    sweep = measure.position_sweep(questions, current, client)
+except budget.BudgetExceeded as e:
+    print(e)
+    sweep = None
+if sweep:
+    pos = sorted(sweep)
+    values = [measure.accuracy([g.level for g in sweep[p]]) * 100 for p in pos]
+    fig, ax = plt.subplots(figsize=(5.6, 3.2))
+    ax.plot(pos, values, marker="o")
+    ax.set_xlabel("答えのファイルの位置（10 ファイル中）")
+    ax.set_ylabel("正答率 (%)")
+    ax.set_title("自社の規程で測った位置の影響（実 API・実測）", fontsize=10)
+    plt.tight_layout()
+
+
+# %% [markdown]
+# ## 10. 4 つの数字で決める
+#
+# ここまでで、4 つの数字がそろいました。料金と待ち時間は 02 の計算で、正答率はこの節で測った値（現行版だけを渡したもの）、
+# 更新頻度は業務の要求（反映の遅れをどこまで許すか）と、RAG を組むなら回す再インデックスの周期です。
+# 判断の順序は 00 と同じです。
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "decide-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# ### 演習 2（3 点）
+#
+# `decide(...)` は `(方式, 決め手)` のタプルを返します。引数はキーワードで渡されます。
+#
+# - 方式: `"long_context"`, `"filter_or_rag"`, `"rag"` のどれか
+# - 決め手: `"premise"`, `"cost"`, `"latency"`, `"accuracy"`, `"freshness"`, `"all_clear"` のどれか
+#
+# 判定の順序（00 と同じ。正答率はこの節で測った割合 0〜1 で渡されます）:
+#
+# 1. 使用率 `doc_tokens / context_window` が 50% を**超える**なら `("filter_or_rag", "premise")`。
+# 2. RAG に移る理由を、料金（`lc_monthly - rag_monthly` が `rag_budget_monthly` を上回る）、待ち時間（`ttft_cached_s` が 3 秒を超える）、
+#    正答率（`lc_accuracy` が `rag_accuracy` を下回る）の順に調べる。
+# 3. 理由がひとつもなければ `("long_context", "all_clear")`。
+# 4. 理由があっても、再インデックスの周期 `reindex_hours` が許される反映の遅れ `max_delay_hours` を超えるなら `("long_context", "freshness")`。
+# 5. それ以外は `("rag", 最初に見つかった理由)`。
+
+# %% nbgrader={"grade": false, "grade_id": "decide", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def decide(doc_tokens, context_window, lc_monthly, rag_monthly, rag_budget_monthly,
+           ttft_cached_s, lc_accuracy, rag_accuracy, reindex_hours, max_delay_hours):
+    """Return (path, reason) from the four measured numbers."""
+    ### BEGIN SOLUTION
+    if doc_tokens / context_window > 0.5:
+        return ("filter_or_rag", "premise")
+    reasons = []
+    if lc_monthly - rag_monthly > rag_budget_monthly:
+        reasons.append("cost")
+    if ttft_cached_s > 3.0:
+        reasons.append("latency")
+    if lc_accuracy < rag_accuracy:
+        reasons.append("accuracy")
+    if not reasons:
+        return ("long_context", "all_clear")
+    if reindex_hours > max_delay_hours:
+        return ("long_context", "freshness")
+    return ("rag", reasons[0])
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>ヒント（開くと表示）</summary>
+#
+# 前提は、ほかの数字を見る前に確かめます。料金・待ち時間・正答率は「RAG に移る理由」を順に集め、
+# 更新頻度は最後に「移ってよいか」を確かめる向きで使います（この数字だけ向きが逆です）。境界（50% ちょうど、3 秒ちょうど、
+# 正答率が同じ）は、移る理由になりません。
+#
+# </details>
+
+# %% nbgrader={"grade": true, "grade_id": "decide-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+base = dict(doc_tokens=180_000, context_window=1_000_000, lc_monthly=190, rag_monthly=100, rag_budget_monthly=300,
+            ttft_cached_s=1.1, lc_accuracy=0.60, rag_accuracy=0.55, reindex_hours=24, max_delay_hours=1)
+result = decide(**base)
+assert isinstance(result, tuple) and len(result) == 2, "(方式, 決め手) のタプルを返してください"
+assert result == ("long_context", "all_clear"), f"どの数字も閾値を割っていないので long_context のはずです: {result}"
+assert decide(**{**base, "context_window": 200_000}) == ("filter_or_rag", "premise"), \
+    "使用率が 50% を超えるときは、ほかの数字を見る前に filter_or_rag です"
+assert decide(**{**base, "rag_accuracy": 0.70, "max_delay_hours": 48}) == ("rag", "accuracy"), \
+    "ロングコンテキストの正答率が RAG を下回り、再インデックスが間に合うなら RAG に移ります"
+### BEGIN HIDDEN TESTS
+# exactly 50% satisfies the premise
+assert decide(**{**base, "doc_tokens": 500_000})[0] == "long_context"
+# equal accuracy is not a reason to move
+assert decide(**{**base, "rag_accuracy": 0.60, "max_delay_hours": 48}) == ("long_context", "all_clear")
+# 3.0 s is acceptable, 3.01 s is not
+assert decide(**{**base, "ttft_cached_s": 3.0, "max_delay_hours": 48}) == ("long_context", "all_clear")
+assert decide(**{**base, "ttft_cached_s": 3.01, "max_delay_hours": 48}) == ("rag", "latency")
+# cost first, then latency, then accuracy
+assert decide(**{**base, "lc_monthly": 2_000, "ttft_cached_s": 5.0, "rag_accuracy": 0.9, "max_delay_hours": 48}) == ("rag", "cost")
+assert decide(**{**base, "ttft_cached_s": 5.0, "rag_accuracy": 0.9, "max_delay_hours": 48}) == ("rag", "latency")
+# a cost difference equal to the budget is not over it
+assert decide(**{**base, "lc_monthly": 400, "max_delay_hours": 48}) == ("long_context", "all_clear")
+# freshness keeps long context when re-indexing cannot keep up
+assert decide(**{**base, "lc_monthly": 2_000, "ttft_cached_s": 5.0, "rag_accuracy": 0.9}) == ("long_context", "freshness")
+assert decide(**{**base, "rag_accuracy": 0.9, "reindex_hours": 1, "max_delay_hours": 1}) == ("rag", "accuracy")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# 題材の会社の数字を入れてみます。料金と待ち時間は 02 と同じ `compare` の計算（1 日 20 問・ヒット率 80%）、正答率はこの節の測定、
+# RAG にかけてよい月額と更新の要求は、この会社の**仮定**です（自社の値に置き換えてください）。
+
+# %%
+count = tokens.count_documents([d.text for d in current], client=client)
+table = compare.compare(count.tokens, len(current))
+measured = accuracy_by_method(graded)
+numbers = dict(
+    doc_tokens=count.tokens, context_window=pricing.get_model(MODEL).context_window,
+    lc_monthly=table.monthly["long_context"], rag_monthly=table.monthly["rag"],
+    rag_budget_monthly=300,                       # assumption: what building and running RAG may cost per month
+    ttft_cached_s=table.rows["lc_cached"].ttft_s,
+    lc_accuracy=measured["long_context"], rag_accuracy=measured["rag"],
+    reindex_hours=24, max_delay_hours=1,          # assumption: nightly re-index; rules must apply within an hour
+)
+for k, v in numbers.items():
+    print(f"  {k:20s} {v:,.3f}" if isinstance(v, float) else f"  {k:20s} {v:,}")
+print("判断:", decide(**numbers))
+
+# %% [markdown]
+# オフラインでは正答率が sandbox の抜粋回答の値なので、この判断は「手順の練習」です。実 API で 30 問を測り直せば、
+# 同じセルがそのまま本物の判断になります。
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "contradiction-proposal-prompt", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# ### 演習 3（記述・2 点）
+#
+# 同僚が「ロングコンテキストは改定前と改定後の規程を混ぜて答えるので、RAG に移しましょう」と提案しています。
+# この節の 7・8 で測ったことを根拠に、どう答えますか。直すべきもの、RAG に移しても直らない理由、
+# それでも RAG に移る理由になるのはどんな数字か、を 3〜5 文で書いてください。
+
+# %% [markdown] nbgrader={"grade": true, "grade_id": "contradiction-proposal", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
+# ### BEGIN SOLUTION
+# 新旧が混ざるのは、旧版と現行版が両方コンテキストに入っているからで、方式の問題ではなく文書管理の問題である。
+# 7 の測定では、全版を渡すとロングコンテキストもメタデータで絞る方式も旧版を必ず渡し、RAG も旧版のチャンクを上位に入れることがあり、
+# 現行版だけを渡すと 3 方式とも矛盾の質問の採点が改善した。したがって直すのは「有効な版だけを渡す」仕組み（カタログで版を管理する）で、
+# RAG に替えても旧版がインデックスに残る限り同じ誤りが出る。さらに 8 のとおり、規程がよく改定されるなら RAG は再インデックスまで古い内容を返すので鮮度の面では不利になる。
+# RAG に移る理由になるのは、現行版だけで測った 30 問の正答率でロングコンテキストが RAG を下回るか、料金・待ち時間が閾値を超え、かつ再インデックスの周期が許される遅れに収まるときである。
+# ### END SOLUTION
+
+# %% [markdown]
+# ## まとめ
+#
+# - 正答率は、現場の 30 問を 3 方式に流し、「正しい・惜しい・違う」で採点して出す。自動採点は物差しで、人の採点と突き合わせて癖を確かめる。
+# - オフラインの数字は sandbox の抜粋回答のもので、文書を選ぶ経路を測っている。モデルの読解を含めた正答率は実 API で同じ `measure.run` を回して測る。
+# - 新旧の規程が混ざったときの誤りは、有効な版だけを渡せば 3 方式とも直る。直すのは方式ではなく文書管理。
+# - 更新の反映は、ロングコンテキストなら次の呼び出し、RAG なら再インデックスの周期が下限。起動時に一度だけ読み込む作りは、いつまでも古い。
+# - 入ることと読まれることは別（Lost in the Middle、公表値）。だから前提はウィンドウの半分。
+# - 次の 09 では、ここまでの判断を 9 問の確認問題で振り返ります。

@@ -1,0 +1,581 @@
+# %% [markdown]
+# # 10 RAG 実習: チャンク分割・日本語の BM25・文脈付き検索を recall@20 で測る
+#
+# RAG の出来は、回答を書くモデルより手前の**検索**で決まります。答えの書かれたチャンクが上位に来なければ、
+# どんなモデルも答えられません。この節では、Anthropic の記事「Contextual Retrieval」（seed 004）の手順を題材の規程集で組み立て、
+# 記事と同じ物差し **1 − recall@20**（上位 20 チャンクで取りこぼした割合）で測ります。
+#
+# **この節で身につくこと**
+#
+# - 固定長と条文区切りのチャンク分割を比べ、それぞれが何を失うかを実物で示せる
+# - recall@k を「答えに要る事実のうち、上位 k チャンクに届いた割合」と定義し、25 問で測れる
+# - チャンクに文脈を付ける 2 つの作り方（決まった手順／Claude とプロンプトキャッシュ）と、その一度きりの費用を価格表から計算できる
+# - BM25・文脈付き BM25・順位の融合（RRF）を同じ表で比べ、公表値との違いを説明できる
+# - 上位 k 件を返す検索では答えられない質問を見分けられる
+#
+# **所要時間** 約 50 分　**前提** 02（料金）、03（プロンプトキャッシュ）、08（30 問と key facts）
+
+# %%
+import ctxlab
+from ctxlab import estimate
+from ctxlab.api import budget, tokens
+from ctxlab import corpus, published, retrieval
+from ctxlab.costs import pricing
+from ctxlab.labs import rag_lab
+
+client = ctxlab.make_client()
+print(ctxlab.mode_line(client))
+
+# %% [markdown]
+# ## 1. 題材と、この節の実験台
+#
+# `rag_lab.Lab` が、現行版の規程を 2 通りにチャンク分割し、形態素解析（fugashi + unidic-lite）でトークンに分けて BM25 の索引を作ります。
+# トークン分割の結果はこの実行のあいだキャッシュされるので、方式を何度比べても分割し直しません。
+#
+# 測る質問は 08 の 30 問のうち、規程に答えがある 25 問です。「記載がない」質問には正解のチャンクがないので、再現率を定義できません。
+
+# %%
+lab = rag_lab.Lab()   # chunk_tokens=800, overlap_tokens=100
+doc_tokens = sum(estimate.estimate_text(d.text) for d in lab.docs)
+whole_limit = published.figures()["contextual_retrieval"]["whole_prompt_below_tokens"]
+
+print(f"現行の規程 {len(lab.docs)} ファイル、約 {doc_tokens:,} トークン（オフラインの推定: 日本語 1 文字 = 1 トークン）")
+print(f"測る質問 {len(lab.questions)} 問（除外した記載のない質問: {', '.join(q.id for q in lab.left_out)}）")
+for s in lab.sets.values():
+    sizes = [c.meta["tokens"] for c in s.chunks]
+    print(f"  {s.label}: {len(sizes)} チャンク、平均 {sum(sizes) / len(sizes):.0f} トークン、最大 {max(sizes)}")
+print(f"記事の目安（公表値）: 知識ベースが {whole_limit:,} トークン未満なら、RAG を作らず全体をプロンプトに入れられる"
+      f" → この規程集は {doc_tokens / whole_limit:.0%}")
+
+# %% [markdown]
+# 最後の行のとおり、この規程集は記事の目安より小さく、本番なら 00〜08 で見たロングコンテキスト（とキャッシュ）が第一候補です。
+# この節は、規程集が大きくなったとき、あるいは上位数件だけを渡したいときに備えて、**検索の部品を自分で測れるようになる**ための実習です。
+#
+# ## 2. チャンク分割: 固定長か、条文の区切りか
+#
+# 記事の推奨はおよそ 800 トークンのチャンクと、分野に合わせて調整する重なり（オーバーラップ）です。ここでは 2 通りを作りました。
+#
+# - **固定長**: 文の切れ目で約 800 トークンごとに切り、隣と 100 トークン重ねる（`retrieval.chunk_by_size`）
+# - **条文**: 章・条の区切りで切り、同じ章の短い条はまとめ、長い条だけ文の切れ目で分ける（`retrieval.chunk_by_articles`）
+#
+# 固定長は文書の構造を知りません。条の途中で切れると、見出しと中身が別のチャンクに分かれます。
+# 慶弔休暇の規程で、重なりでも救えない切れ目を探します。
+
+# %%
+doc = next(d for d in lab.docs if d.file == "hr_keicho.txt")
+spans = lab.spans[doc.file]
+size_chunks = [c for c in lab.chunks("size") if c.doc_id == doc.file]
+for i, c in enumerate(size_chunks[:-1]):
+    cut = rag_lab.cut_article(c, doc.text, spans)
+    nxt = size_chunks[i + 1]
+    if cut and nxt.start > cut["start"]:      # the next chunk does not hold the article's beginning
+        break
+heading = cut["article"] + cut["caption"]
+print(f"固定長チャンク {c.meta['index']}（{doc.title}）は {heading} の途中で終わる。末尾:")
+print("    " + "\n    ".join(c.text.splitlines()[-4:]))
+print(f"次のチャンク {nxt.meta['index']} の先頭:")
+print("    " + "\n    ".join(nxt.text.splitlines()[:4]))
+print(f"次のチャンクに見出し「{heading}」はあるか: {heading in nxt.text}")
+
+# %% [markdown]
+# 次のチャンクは表の途中から始まります。「2日」「1日」が何の日数なのか、見出しも表の列名もこのチャンクにはありません。
+# 条文の区切りで切れば、この問題は起きません。ただし条文チャンクにも失うものがあります。
+# 規程名は文書の 1 行目にしかないので、2 つ目以降のチャンクは**どの規程の条文なのか**を自分では言えません。
+
+# %%
+yukyu = next(d for d in lab.docs if d.file == "hr_yukyu_2025.txt")
+arts = lab.chunks("articles")
+i_carry = next(i for i, c in enumerate(arts) if c.doc_id == yukyu.file and "第6条" in c.meta["articles"])
+carry = arts[i_carry]
+print(carry.text[:160] + " …")
+print()
+print(f"規程名「{yukyu.title}」を含むか: {yukyu.title in carry.text}　「有給」を含むか: {'有給' in carry.text}")
+print(f"文書の構造から付けられる見出し: {rag_lab.situate(carry, yukyu.text, yukyu.title, lab.spans[yukyu.file])}")
+
+# %% [markdown]
+# このチャンクは「有給の繰越上限は？」という質問の答え（繰越しできる日数の上限）を持っていますが、本文は略称の「年休」で書かれ、
+# 「有給」という語も規程名もありません。見出しを前に付ければ、この欠けを埋められます（4 で扱います）。
+#
+# ## 3. 測り方: 事実の recall@k
+#
+# 記事の recall@20 は「正解のチャンクのうち上位 20 件に入った割合」です。ここでは、固定長と条文でチャンクの切り方が違っても
+# 比べられるように、チャンクではなく**事実**で数えます。
+#
+# - 質問ごとに、答えに欠かせない事実（`key_facts`、例: 「20日」）と、それが書かれたファイル（`gold_files`）が決まっています（08 と同じ）。
+# - チャンクが**関連する**のは、正解のファイルから来ていて、**モデルに渡る文面**（文脈付きの方式では見出しを含む）に key fact を 1 つ以上含むときです。
+# - 質問の recall@k = 上位 k 件の関連チャンクに含まれた key facts の割合。方式の recall@k はその 25 問の平均、表には 1 − recall@k を載せます。
+#
+# 「関連チャンクが 1 つでも入れば 1」という数え方（any-hit）もありますが、複数の事実が要る質問で半分しか届かなくても満点になるので、
+# ここでは事実の割合を使い、最後まで同じ定義で通します。1 問の例で、上位 5 件を見ます。
+
+# %%
+q = lab.question("q20")
+qi = lab.questions.index(q)
+texts, files = lab.texts("bm25_articles"), lab.files("bm25_articles")
+print(f"{q.id}「{q.question}」 key_facts={list(q.key_facts)} gold_files={list(q.gold_files)}")
+for rank, i in enumerate(lab.rankings("bm25_articles")[qi][:5], start=1):
+    held = rag_lab.facts_held(texts[i], q.key_facts) if files[i] in q.gold_files else set()
+    print(f"  {rank}. {lab.sets['articles'].headers[i][:48]:48s} 関連={'○ ' + ','.join(held) if held else '—'}")
+for k in (1, 5, 20):
+    print(f"recall@{k} = {lab.per_question('bm25_articles', k)[qi]:.2f}")
+
+# %% [markdown]
+# 2 つのチャンク分割を、文脈を付けない BM25 で測ります。取りこぼした質問も並べます。
+
+# %%
+K = 20
+for name in ("bm25_size", "bm25_articles"):
+    per_q = lab.per_question(name, K)
+    missed = [f"{q.id}({r:.2f})" for q, r in zip(lab.questions, per_q) if r < 1]
+    print(f"{rag_lab.METHODS[name].label:18s} 1 − recall@{K} = {1 - lab.recall(name, K):.1%}   取りこぼし: {' '.join(missed)}")
+    print(f"{'':18s} any-hit で数えると {1 - lab.recall(name, K, any_hit=True):.1%}")
+
+# %% [markdown]
+# 条文チャンクのほうが良いとは限りません。条文チャンクだけが落とした質問を、1 つ開いて理由を確かめます。
+
+# %%
+only_articles = [q for q, a, b in zip(lab.questions, lab.per_question("bm25_size", K), lab.per_question("bm25_articles", K))
+                 if b < a]
+q = only_articles[0]
+fact = q.key_facts[0]
+q_terms = set(retrieval.tokenize(q.question))
+print(f"{q.id}「{q.question}」 答えに要る事実: {fact}（{q.gold_files[0]}）")
+for name in ("articles", "size"):
+    s = lab.sets[name]
+    i = next(i for i, c in enumerate(s.chunks) if c.doc_id == q.gold_files[0] and fact in c.text)
+    shared = sorted(q_terms & set(retrieval.tokenize(s.chunks[i].text)))
+    print(f"  {s.label}: 事実を含むチャンク「{rag_lab.situate(s.chunks[i], lab.doc_text(q.gold_files[0]), None, lab.spans[q.gold_files[0]])}」")
+    print(f"      質問と共通の語: {shared}")
+
+# %% [markdown]
+# 条文チャンクでは、答えの「25日」がある支払日の条と、質問の「振り込む」がある支払方法の条が別のチャンクに分かれました。
+# 固定長チャンクは両方の条をまたいでいたので、質問の語で見つかりました。条文で切ると、**隣の条が持っていた手がかり**を失います。
+# どちらの切り方が良いかは文書と質問の書き方で変わるので、自分の質問で測って決めます。
+#
+# ## 4. 文脈付きチャンク
+#
+# 記事の提案は、索引に入れる前に、各チャンクの前へ「文書全体のどこにある、何についての部分か」という短い文脈を付けることです。
+#
+# ### 4.1 オフライン: 決まった手順の文脈付与
+#
+# オフラインでは、文書の構造から決まった手順で見出しを作ります。規程名 > 章 > 条の範囲です。
+# モデルは使わないので費用はかからず、何度作っても同じ結果になります。Claude が書く文脈とは別物なので、出力にはそう明記します。
+
+# %%
+print(rag_lab.OFFLINE_CONTEXT_LABEL)
+arts_set = lab.sets["articles"]
+for i in (i_carry, i_carry + 1):
+    print("  " + arts_set.headers[i])
+size_set = lab.sets["size"]
+print("固定長チャンクにも、位置から同じ形の見出しを付けられます:")
+print("  " + size_set.headers[size_set.chunks.index(nxt)])
+
+# %% [markdown]
+# ### 4.2 オンライン: Claude に文脈を書かせ、文書はキャッシュする
+#
+# 記事の方法では、チャンクごとに Claude を呼び、文書全体とチャンクを渡して 50〜100 トークンほどの文脈を書かせます。
+# 記事のプロンプトを日本語で書き直したものが `rag_lab.context_request` です。要点は並べ方にあります。
+#
+# - 文書全体を先頭のブロックに置き、そこに `cache_control` を付ける（ブレークポイント）。
+# - チャンクと指示は、ブレークポイントの**後ろ**に置く。
+#
+# こうすると、同じ文書の 2 つ目以降のチャンクは文書部分をキャッシュから読み、新しく払うのはチャンクと指示だけになります。
+# 最初の応答が始まるまでキャッシュは使えないので、1 つの文書の呼び出しは並列にせず順に送ります。
+
+# %%
+req = rag_lab.context_request("（ここに文書全体）", "（ここにチャンク）")
+for block in req["messages"][0]["content"]:
+    print(f"--- cache_control={block.get('cache_control')}")
+    print(block["text"])
+
+# %% [markdown]
+# いちばん長い規程の最初の 3 チャンクで、実際に送ってみます。オンラインでは料金が発生するので、先に見積もりを `budget.check` に通します。
+# オフラインの sandbox は文脈を書けません（文書から文を抜き出して返すだけです）。ここで確かめるのは、料金を決める `usage` の欄です。
+
+# %%
+big = max(lab.docs, key=lambda d: estimate.estimate_text(d.text))
+demo = [c for c in lab.chunks("articles") if c.doc_id == big.file][:3]
+est = rag_lab.context_cost(estimate.estimate_text(big.text), [c.meta["tokens"] for c in demo])
+budget.check(est.total, client, f"文脈付与の実演（{big.title}・{len(demo)} チャンク、{rag_lab.CONTEXT_MODEL}）")
+for c in demo:
+    msg = client.messages.create(**rag_lab.context_request(big.text, c.text))
+    u = msg.usage
+    print(f"書き込み {u.cache_creation_input_tokens:>5,}  読み出し {u.cache_read_input_tokens:>5,}  "
+          f"キャッシュ外の入力 {u.input_tokens:>4,}  出力 {u.output_tokens:>3}  → ${pricing.usage_cost(u, rag_lab.CONTEXT_MODEL).total:.4f}")
+
+# %% [markdown]
+# 1 回目が文書を書き込み、2 回目からは読み出しています。キャッシュ外の入力は、チャンクと指示の分だけです。
+#
+# ### 4.3 一度きりの費用を計算する
+#
+# 1 つの文書（ブロック全体で $D$ トークン）を $n$ 個のチャンク（$c_i$ トークン）に分け、指示が $p$ トークン、文脈の出力が $o$ トークンのとき、
+# 入力単価 $P_\mathrm{in}$、出力単価 $P_\mathrm{out}$、書き込み倍率 $w$、読み出し倍率 $r$ で
+#
+# $$\text{費用} = P_\mathrm{in}\Big(wD + (n-1)\,rD + \sum_i (c_i + p)\Big) + P_\mathrm{out}\, n\, o$$
+#
+# です（1 回目が書き込み、残りの $n-1$ 回が読み出し）。キャッシュしなければ、毎回 $D$ を通常単価で払います。
+# 記事の前提（8k トークンの文書、800 トークンのチャンク）と、このコースの価格表で計算します。
+
+# %%
+published_cost = published.figures()["contextual_retrieval"]["cost_usd_per_million_document_tokens"]
+m = pricing.get_model(rag_lab.CONTEXT_MODEL)
+with_cache = rag_lab.cost_per_million_document_tokens(8000, 800)
+no_cache = rag_lab.cost_per_million_document_tokens(8000, 800, cache=False)
+print(f"{m.display_name}（入力 ${m.input_usd_per_mtok} / 出力 ${m.output_usd_per_mtok}、書き込み {m.cache_write_5m_multiplier}x、"
+      f"読み出し {m.cache_read_multiplier}x）、指示 p = {rag_lab.CHUNK_PROMPT_TOKENS} トークン、出力 o = {rag_lab.CONTEXT_OUTPUT_TOKENS} トークン")
+print(f"  キャッシュあり: 100 万文書トークンあたり ${with_cache.per_million_document_tokens:.2f}"
+      f"（書き込み ${with_cache.cache_write:.4f} + 読み出し ${with_cache.cache_read:.4f} + チャンクと指示 ${with_cache.uncached_input:.4f}"
+      f" + 出力 ${with_cache.output:.4f}、1 文書 {with_cache.calls} 回の呼び出し）")
+print(f"  キャッシュなし: ${no_cache.per_million_document_tokens:.2f}")
+print(f"記事の見積もり（公表値）: ${published_cost}")
+scale = published_cost / with_cache.per_million_document_tokens
+print(f"  → 同じ式で ${published_cost} になるのは、単価がこの表の {scale:.2f} 倍"
+      f"（入力 ${m.input_usd_per_mtok * scale:.2f} / 出力 ${m.output_usd_per_mtok * scale:.2f}）のモデル")
+
+# %% [markdown]
+# 記事の数字は、当時の安い小型モデルの単価で出したものです。式は同じで、単価が変われば費用もそのまま比例します。
+# 次に、この規程集を実際のチャンクで見積もります。ここで効いてくるのが**最小キャッシュ長**です。これより短い文書は、
+# `cache_control` を付けてもキャッシュされず（エラーにもなりません）、チャンクごとに文書全体を通常単価で払います。
+
+# %%
+arts = lab.chunks("articles")
+cached_docs = sum(estimate.estimate_text(d.text) + rag_lab.DOC_WRAPPER_TOKENS >= m.min_cacheable_tokens for d in lab.docs)
+ours = rag_lab.corpus_context_cost(lab.docs, arts)
+print(f"{m.display_name} の最小キャッシュ長 {m.min_cacheable_tokens:,} トークン以上の文書: {len(lab.docs)} 件中 {cached_docs} 件")
+print(f"条文チャンク {ours.calls} 個の文脈付与: 合計 ${ours.total:.2f}、100 万文書トークンあたり ${ours.per_million_document_tokens:.2f}")
+
+# %% [markdown]
+# 規程は 1 本が数千トークンと短く、多くが最小キャッシュ長に届きません。記事の前提（8k トークンの文書）より割高になるのはそのためです。
+# ここで使っている日本語のトークン数は推定（1 文字 = 1 トークン）で、実際のトークナイザーはもっと多く数えることがあります。
+# しきい値の近くで決めるときは、オンラインで `count_tokens` を使って数え直してください（01）。
+#
+# ### 4.4 文脈を付けて索引を作り直す
+#
+# `rag_lab.contextualize` は、オンラインなら Claude で全チャンクの文脈を書き（見積もりが `CTXLAB_BUDGET_USD` に収まるときだけ）、
+# オフラインや予算超過のときは 4.1 の見出しを返します。どちらを使ったかは `method` に残ります。
+
+# %%
+ctx = rag_lab.contextualize(lab.chunks("articles"), lab.docs, client)
+lab.use_context("articles", ctx)
+print(f"条文チャンクの文脈: {ctx.method}（{len(ctx.headers)} 件）")
+
+# %% [markdown]
+# ## 5. BM25 と文脈付き BM25
+#
+# 同じ条文チャンクで、文脈なしと文脈付きを比べます。文脈付きでは、見出しもチャンクの一部として索引に入り、モデルにも渡ります。
+
+# %%
+base, ctx_bm25 = "bm25_articles", "ctx_bm25_articles"
+print(f"1 − recall@{K}: {rag_lab.METHODS[base].label} {1 - lab.recall(base, K):.1%} → {rag_lab.METHODS[ctx_bm25].label} {1 - lab.recall(ctx_bm25, K):.1%}")
+for q, a, b in zip(lab.questions, lab.per_question(base, K), lab.per_question(ctx_bm25, K)):
+    if a != b:
+        print(f"  {q.id}（{q.category}）{a:.2f} → {b:.2f}  {q.question}")
+raw = lab.recall(ctx_bm25, K, judge="raw")
+print(f"文脈付きの順位のまま、関連の判定を本文だけで行うと: {1 - raw:.1%}")
+
+# %% [markdown]
+# 最後の行が大事です。文脈付きの順位で並べても、本文だけで判定すると改善が消えるなら、効いたのは**順位**ではなく、
+# 見出しが運んだ**中身**（ここでは規程名）です。「30 万円以上で稟議が要ると書いてある規程はどれか」という質問は、
+# 条文を見つけるだけでなく、それが**どの規程か**が分からないと答えられません。
+#
+# 順位のほうはどうでしょうか。答えの事実を持つ最初のチャンク（本文で判定）が何位に来たかを、質問ごとに比べます。
+
+# %%
+moved = [(q, lab.first_relevant(base, q), lab.first_relevant(ctx_bm25, q)) for q in lab.questions]
+moved = [(q, a, b) for q, a, b in moved if a != b]
+print(f"最初の関連チャンクの順位が変わった質問: {len(lab.questions)} 問中 {len(moved)} 問")
+for q, a, b in moved:
+    print(f"  {q.id} {a} 位 → {b} 位  {q.question}")
+
+# %% [markdown]
+# オフラインの決まった手順の見出しが足すのは、規程名・章・条の見出しの語だけです。ここの質問は話し言葉で、規程名や条の見出しをほとんど口にしないので、
+# 順位はあまり動きません。記事が勧めるように、Claude に書かせる文脈のプロンプトへ**用語集**（「給料 = 給与」「有給 = 年休」のような
+# 社内の言い換え）を足せば、質問の語が文脈に入り、順位にも効く見込みがあります。オンラインで試すなら
+# `rag_lab.contextualize(..., glossary={"給料": "給与", ...})` と渡します。用語集はどの呼び出しでも同じなので、system に置かれ、文書と一緒にキャッシュされます。
+# 用語集は評価に使う 25 問から作らず、問い合わせの履歴など別の資料から作ってください。25 問に合わせて作ると、測った数字が実力より良く出ます。
+
+# %% [markdown]
+# ## 6. ハイブリッド検索と順位の融合（RRF）
+#
+# 記事は、意味の近さで探す**埋め込み検索**と、語の一致で探す **BM25** を組み合わせ、2 つの順位を**ランク融合**でまとめています。
+# 埋め込みは、質問の「給料」と規程の「給与」のような言い換えに強く、BM25 は固有名詞や数字、専門用語に強いからです。
+
+# %%
+backend = rag_lab.embedding_backend()
+e = rag_lab.EMBEDDING_MODEL
+if backend is None:
+    print(f"埋め込みモデルはインストールされていないので、この節では使いません（オフラインで動くものだけを使うため）。")
+    print(f"使うなら: {e['name']}（{e['licence']} ライセンス、{e['note']}）")
+else:
+    print(f"{backend} が使えます。{e['name']} をローカルに置けば、埋め込みの順位も RRF に加えられます。")
+
+# %% [markdown]
+# 埋め込みの代わりに、ここでは**もう 1 つのトークン分割**を使います。形態素解析は語を辞書形にそろえますが、辞書にない複合語や、
+# 語の切れ目の違いには弱いことがあります。**文字 bigram**（2 文字ずつずらして切る）は辞書を使わず、語の一部でも一致します。
+
+# %%
+for text in ("有給休暇の繰越上限", "給与の支払日"):
+    print(f"{text}: 形態素 {retrieval.tokenize(text)}  bigram {rag_lab.bigram_tokens(text)}")
+
+
+# %% [markdown]
+# 2 つの索引は、スコアの尺度がまったく違います。そこで**スコアではなく順位**を足し合わせるのが RRF（Reciprocal Rank Fusion）です。
+# 文書 $d$ の融合スコアは、各ランキングでの順位 $\mathrm{rank}(d)$（1 から数える）を使って
+#
+# $$\mathrm{RRF}(d) = \sum_{\text{ランキング}} \frac{1}{k + \mathrm{rank}(d)}$$
+#
+# で、そのランキングに現れない文書は 0 を足します。$k$（慣例で 60）は、上位の 1 位と 2 位の差をどれだけ効かせるかを決めます。
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "rrf-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# ### 演習 1（3 点）: RRF を実装して、基準線の recall@20 を超える
+#
+# 関数 `rrf(rankings, k=60)` を書いてください。
+#
+# - `rankings` は、ランキング（チャンク番号のリスト、良い順）のリストです。
+# - 戻り値は、融合スコアの高い順に並べたチャンク番号のリストです。どれかのランキングに現れた番号をすべて 1 回ずつ含めます。
+# - 順位は 1 から数えます。同点の並びは問いません。
+#
+# できたら、`lab.recall_with(rrf)` が、文脈付き条文チャンクの「形態素 BM25」と「文字 bigram BM25」の順位をあなたの `rrf` で融合し、
+# recall@20 を測ります。基準線（文脈なしの BM25・条文チャンク）を超えれば合格です。
+
+# %% nbgrader={"grade": false, "grade_id": "rrf", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def rrf(rankings, k=60):
+    ### BEGIN SOLUTION
+    score, first_seen = {}, {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking, start=1):
+            score[item] = score.get(item, 0.0) + 1.0 / (k + rank)
+            first_seen.setdefault(item, len(first_seen))
+    return sorted(score, key=lambda item: (-score[item], first_seen[item]))
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>ヒント（開くと表示）</summary>
+#
+# 辞書に「番号 → ここまでの合計スコア」をためていきます。各ランキングを `enumerate(ranking, start=1)` で読めば、順位が 1 から取れます。
+# 最後に、合計スコアの大きい順に番号を並べます（`sorted` の `key` に、スコアの符号を反転したものを使うと便利です）。
+#
+# </details>
+
+# %% nbgrader={"grade": true, "grade_id": "rrf-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+fused = rrf([[1, 2, 3], [3, 1, 2]])
+assert list(fused) == [1, 3, 2], f"1 は 1 位と 2 位、3 は 3 位と 1 位、2 は 2 位と 3 位なので [1, 3, 2] のはずです: {list(fused)}"
+mine, baseline = lab.recall_with(rrf, K), lab.recall(rag_lab.BASELINE, K)
+print(f"あなたの rrf で融合: 1 − recall@{K} = {1 - mine:.1%}　基準線（{rag_lab.METHODS[rag_lab.BASELINE].label}）: {1 - baseline:.1%}")
+assert mine > baseline, "基準線の recall@20 を超えていません。順位は 1 から数え、1/(k + 順位) を足し合わせていますか"
+### BEGIN HIDDEN TESTS
+assert list(rrf([])) == []
+assert list(rrf([[5, 4, 3]])) == [5, 4, 3]
+assert sorted(rrf([[1, 2], [3, 4]])) == [1, 2, 3, 4]
+assert list(rrf([["a", "b"], ["b", "c"]]))[0] == "b"
+assert len(list(rrf([[1, 2], [2, 1], [1]]))) == 2
+assert list(rrf([[7, 8], [9, 8]]))[0] == 8
+big, small = rrf([["x", "y"], ["q", "y", "p", "x"]], k=60), rrf([["x", "y"], ["q", "y", "p", "x"]], k=1)
+assert list(big).index("y") < list(big).index("x") and list(small).index("x") < list(small).index("y"), "k must change the order"
+assert lab.recall_with(rrf, K) > lab.recall(rag_lab.BASELINE, K) + 0.02
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 7. リランキング（オンラインの手順）
+#
+# 記事はさらに、最初の検索で多め（150 件）に取り、より精度の高いモデルで並べ直して上位 20 件を使う**リランキング**を加えています。
+# `rag_lab.rerank` は、融合した順位の上位 50 件を Claude に渡して並べ直させる実装です。呼び出しは質問ごとに 1 回で、見積もりを `budget.check` に通してから送ります。
+# sandbox は文書から文を抜き出すだけで順位を付けられないので、オフラインでは実行しません。
+
+# %%
+reranked = rag_lab.rerank(lab, client, "ctx_hybrid_articles", candidates=50, top_n=K)
+rerank_row = None
+if reranked is not None:
+    rerank_row = {"label": "+ リランキング（Claude）", "one_minus_recall": 1 - lab.recall("ctx_hybrid_articles", K, rankings=reranked),
+                  "questions": len(lab.questions)}
+
+# %% [markdown]
+# ## 8. 方式の表と、公表値との違い
+#
+# 記事と同じ形の表にします。上がこの規程集での測定、下が記事の公表値（測定ではありません）です。
+
+# %%
+measured = lab.table(K)
+if rerank_row is not None:
+    measured.append(rerank_row)
+extra = [] if rerank_row else [("+ リランキング", "オンラインのみ（オフラインでは未実行）")]
+print(rag_lab.format_table(measured, rag_lab.published_rows(), K, extra=extra))
+
+# %% [markdown]
+# 数字をそのまま並べて「記事と同じくらい効いた」と読むのは早計です。条件がいくつも違います。
+
+# %%
+n_q = len(lab.questions)
+facts_per_q = sorted(len(q.key_facts) for q in lab.questions)
+top_share = K * sum(c.meta["tokens"] for c in arts) / len(arts) / doc_tokens
+print(f"質問 {n_q} 問: 1 問をまるごと落とすと 1 − recall が {1 / n_q:.1%} 動く"
+      f"（事実が {facts_per_q[-1]} 個の質問なら、事実 1 個で {1 / n_q / facts_per_q[-1]:.1%}）")
+print(f"チャンク {len(arts)} 個: 上位 {K} 件で、規程集全体のおよそ {top_share:.0%} を渡している")
+print(f"埋め込み: {'使っていない（BM25 の 2 つのトークン分割で代用）' if rag_lab.embedding_backend() is None else '使える'}")
+
+# %% [markdown]
+# - **規模**: 記事の知識ベースは大きく、上位 20 件は全体のごく一部です。ここで上位 20 件が規程集に占める割合（上の 2 行目）はそれよりずっと大きく、取りこぼしがもともと起きにくい条件です。
+# - **粒度**: 25 問では、1 問の差が数ポイントになります。方式の差が 1〜2 問分しかないなら、偶然と区別できません（08 で見た「30 問集める」理由です）。
+# - **言語と語彙**: 日本語は語の切れ目がないので、BM25 の前に形態素解析が要ります。質問は話し言葉（「給料」「有給」）、規程は書き言葉（「給与」「年休」）で、この言い換えを拾うのは本来は埋め込みの役目です。
+# - **方式そのもの**: 記事の基準線は埋め込み検索で、ここの基準線は BM25 です。行の名前が似ていても、同じものを比べてはいません。
+# - **数え方**: 記事はチャンク単位、ここは事実単位の再現率です。
+#
+# ## 9. 図: k を変えたときの recall
+#
+# 表は k = 20 の 1 点だけです。k を 1 から 50 まで動かすと、方式の差がどこで開き、どこで消えるかが見えます。
+
+# %%
+# %matplotlib inline
+import matplotlib.pyplot as plt
+
+ks = list(range(1, 51))
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [3, 2]})
+for name, method in rag_lab.METHODS.items():
+    ax1.plot(ks, lab.curve(name, ks), label=method.label)
+ax1.axvline(K, ls=":", color="gray")
+ax1.set_xlabel("k（上位何件のチャンクを渡すか）")
+ax1.set_ylabel(f"recall@k（{len(lab.questions)} 問の平均）")
+ax1.set_title("事実の再現率と k")
+ax1.legend(fontsize=8, loc="lower right")
+ax1.grid(alpha=0.3)
+
+pub = rag_lab.published_rows()
+labels = ([rag_lab.METHODS[r["method"]].short if r.get("method") in rag_lab.METHODS else r["label"] for r in measured]
+          + [f"公表: {r['label']}" for r in pub])
+values = [r["one_minus_recall"] * 100 for r in measured] + [r["one_minus_recall"] * 100 for r in pub]
+colors = ["tab:blue"] * len(measured) + ["lightgray"] * len(pub)
+ax2.barh(range(len(labels)), values, color=colors)
+ax2.set_yticks(range(len(labels)), labels, fontsize=8)
+ax2.invert_yaxis()
+ax2.set_xlabel(f"1 − recall@{K} (%)")
+ax2.set_title("青: この規程集で測定　灰: 記事の公表値（測定ではない）", fontsize=9)
+plt.tight_layout()
+
+# %% [markdown]
+# ## 10. 検索の限界: 全体を見渡す質問
+#
+# 08 で `whole` に分類した質問は、答えの事実が何本もの規程に散らばっています。上位 k 件を返す検索は、
+# **関連しそうな上位**を返すのであって、**該当するものをすべて**返すわけではありません。
+
+# %%
+best = "ctx_hybrid_articles"
+mean_chunk = sum(c.meta["tokens"] for c in arts) / len(arts)
+whole = [q for q in lab.questions if q.category == "whole"]
+print(f"recall@{K}  {'正解ファイル数':8s}" + "".join(f"{m.short:>12s}" for m in rag_lab.METHODS.values())
+      + f"   全部そろう k（{rag_lab.METHODS[best].short}）")
+for q in whole:
+    i = lab.questions.index(q)
+    cells = "".join(f"{lab.per_question(n, K)[i]:>12.2f}" for n in rag_lab.METHODS)
+    need = lab.needed_k(best, q)
+    need_txt = f"{need} 件 ≈ {need * mean_chunk / doc_tokens:.0%} の規程集" if need else "圏外"
+    print(f"{q.id:10s}{len(q.gold_files):>8d}{cells}   {need_txt}")
+q = max(whole, key=lambda q: lab.needed_k(best, q) or 10**9)
+r = lab.rankings(best)[lab.questions.index(q)][:K]
+got = {f for i in r if lab.files(best)[i] in q.gold_files for f in rag_lab.facts_held(lab.texts(best)[i], q.key_facts)}
+print(f"{q.id}「{q.question}」 上位 {K} 件に届かなかった事実: {sorted(set(q.key_facts) - got)}")
+never = [q.id for q in whole if all(lab.per_question(n, K)[lab.questions.index(q)] < 1 for n in rag_lab.METHODS)]
+print(f"どの方式でも recall@{K} が 1 に届かない whole の質問: {', '.join(never) or 'なし'}")
+
+
+# %% [markdown]
+# 最後の行の質問は、どの方式でも事実を上位 20 件に集められませんでした。全部そろえるには、右端の列のとおり規程集の大きな割合を渡す必要があります。
+# これは検索の調整では直りません。seed 002 の言う判断の基準、「必要な部分集合に名前をつけられるか」で考えます。
+# つけられるなら検索すればよく、つけられない（質問がコーパス全体にまたがる）なら、ウィンドウに全体を入れるのが本来の使い方です。
+#
+# ## 11. 1 − recall@k を自分で計算する
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "failure-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# ### 演習 2（3 点）: ランキングから 1 − recall@k を出す
+#
+# 関数 `one_minus_recall_at_k(rankings, questions, texts, files, k=20)` を書いてください。この節の定義どおりに計算します。
+#
+# - `rankings[j]` は `questions[j]` のランキング（チャンク番号のリスト、良い順）、`texts[i]` と `files[i]` はチャンク `i` の文面とファイル名です。
+# - チャンクが関連するのは、`files[i]` が質問の `gold_files` にあり、文面に `key_facts` の 1 つ以上を含むとき（`rag_lab.facts_held(text, facts)` が使えます）。
+# - 質問の recall@k = 上位 k 件の関連チャンクに含まれた key facts の割合（同じ事実は 1 回だけ数える）。
+# - `key_facts` のない質問（記載のない質問）は除いて平均し、1 − 平均 を返します。残る質問がなければ、また `k` が 1 未満なら `ValueError` を投げてください。
+
+# %% nbgrader={"grade": false, "grade_id": "one_minus_recall_at_k", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def one_minus_recall_at_k(rankings, questions, texts, files, k=20):
+    ### BEGIN SOLUTION
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    values = []
+    for ranking, q in zip(rankings, questions):
+        facts = set(q.key_facts)
+        if not facts:
+            continue
+        found = set()
+        for i in list(ranking)[:k]:
+            if files[i] in q.gold_files:
+                found |= rag_lab.facts_held(texts[i], facts)
+        values.append(len(found) / len(facts))
+    if not values:
+        raise ValueError("no answerable question")
+    return 1 - sum(values) / len(values)
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>ヒント（開くと表示）</summary>
+#
+# 質問ごとに「見つかった事実」の集合を作ります。上位 `k` 件（`ranking[:k]`）を順に見て、正解のファイルから来たチャンクだけ、
+# 含む事実を集合に足します。集合なので、同じ事実が 2 つのチャンクにあっても 1 回です。recall は「見つかった数 ÷ 事実の数」。
+# `key_facts` が空の質問は平均に入れません。
+#
+# </details>
+
+# %% nbgrader={"grade": true, "grade_id": "failure-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+name = "bm25_articles"
+mine = one_minus_recall_at_k(lab.rankings(name), lab.questions, lab.texts(name), lab.files(name), K)
+print(f"あなたの計算: {mine:.4f}　Lab の値: {1 - lab.recall(name, K):.4f}")
+assert abs(mine - (1 - lab.recall(name, K))) < 1e-9, "この節の表の値と一致しません。正解のファイル以外のチャンクを数えていないか、事実を重複して数えていないか確かめてください"
+### BEGIN HIDDEN TESTS
+Q = corpus.Question
+t = ["上限は20日", "20日と12文字以上", "上限は20日", "無関係"]
+f = ["a.txt", "a.txt", "b.txt", "a.txt"]
+q1 = Q("x1", "?", "", ("20日", "12文字以上"), ("a.txt",), "single")
+q0 = Q("x0", "?", "", (), (), "unanswerable")
+assert abs(one_minus_recall_at_k([[3, 2, 0, 1]], [q1], t, f, 2) - 1.0) < 1e-9
+assert abs(one_minus_recall_at_k([[3, 2, 0, 1]], [q1], t, f, 3) - 0.5) < 1e-9
+assert abs(one_minus_recall_at_k([[0, 1]], [q1], t, f, 50) - 0.0) < 1e-9
+assert abs(one_minus_recall_at_k([[0, 2]], [q1], t, f, 2) - 0.5) < 1e-9
+assert abs(one_minus_recall_at_k([[1], [0]], [q0, q1], t, f, 1) - 0.5) < 1e-9
+assert abs(one_minus_recall_at_k([[], [1]], [q1, q1], t, f, 5) - 0.5) < 1e-9
+for bad in [([[0]], [q0], t, f, 1), ([[0]], [q1], t, f, 0)]:
+    try:
+        one_minus_recall_at_k(*bad)
+        raise AssertionError(f"ValueError expected for {bad[-1]=}")
+    except ValueError:
+        pass
+name = "ctx_hybrid_articles"
+for k in (1, 5, 50):
+    assert abs(one_minus_recall_at_k(lab.rankings(name), lab.questions, lab.texts(name), lab.files(name), k)
+               - (1 - lab.recall(name, k))) < 1e-9
+### END HIDDEN TESTS
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "rag-decision-prompt", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# ### 演習 3（記述・2 点）
+#
+# 上司が「記事の表では、文脈付き検索とリランキングで検索の失敗が大きく減っている。うちの規程検索にもすぐ入れよう」と言っています。
+# この節で**測った**数字を 2 つ以上使って、あなたの返答を書いてください（入れる・入れない・先に測ることのどれでも構いません。理由が大事です）。
+
+# %% [markdown] nbgrader={"grade": true, "grade_id": "rag-decision", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
+# ### BEGIN SOLUTION
+# （例・数字はノートブックが表示した値を引く）この規程集は 1 で表示したとおり記事の目安（20 万トークン）より小さいので、
+# まずは全体をキャッシュして渡す方式が候補になる。RAG にする場合でも、8 の表で文脈なし BM25 と「文脈付き + RRF」の差は数問分で、
+# 25 問では 1 問で 4 ポイント動くため、公表値と同じ効き方をしたとは言えない。5 では、文脈付きの改善は
+# 判定を本文だけにすると消えた（効いたのは規程名が載ったこと）。文脈付与は一度きりで 4.3 の見積もりでは安いが、
+# 規程が短く最小キャッシュ長に届かないので記事の単価より割高になる。10 の whole の質問は、どの方式でも上位 20 件に事実がそろわなかった。
+# したがって「すぐ入れる」ではなく、実際の問い合わせを増やして測り直し、全体を見渡す質問が多いならロングコンテキストを選ぶ、と返す。
+# （採点の目安: 測定値を 2 つ以上正しく引いている 1 点、規模・質問数・whole の限界・費用のいずれかで公表値との違いを説明し、判断につなげている 1 点）
+# ### END SOLUTION
+
+# %% [markdown]
+# ## まとめ
+#
+# - チャンク分割は何かを失う。固定長は条文を途中で切り、見出しと中身を分ける。条文チャンクは規程名と、隣の条が持っていた手がかりを失う。
+# - 検索は「答えに要る事実のうち、上位 k 件に届いた割合」で測る。定義を決めたら、全部の方式に同じ定義を使う。
+# - 文脈付与は、オフラインなら文書の構造から決まった手順で、オンラインなら Claude と文書のキャッシュで作る。費用は価格表と式から出せ、最小キャッシュ長に届かない短い文書では割高になる。
+# - 2 つの順位は、スコアの尺度が違っても RRF で融合できる。埋め込みが使えない環境では、2 つのトークン分割の融合で代用して効き目を測れる。
+# - 公表値は条件の違う測定。自分の文書と質問で測り直し、差が何問分かを確かめる。全体を見渡す質問は、上位 k 件の検索では答えられない。
