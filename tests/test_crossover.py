@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from ctxlab.costs import compare, crossover, pricing
+from ctxlab.costs import compare, crossover, formulas, pricing
 
 MODELS = list(pricing.models())
 
@@ -152,8 +152,8 @@ def test_map_colours_match_relative_cost():
     for _ in range(300):
         j, i = rng.integers(len(m.k)), rng.integers(len(m.rho))
         k, rho = float(m.k[j]), float(m.rho[i])
-        costs = {"full": 1.0, "cache": pricing.relative_cost(1, k, 0, 0, 1.25, 0.1),
-                 "retrieval": pricing.relative_cost(0, k, rho, 0.02, 1.25, 0.1)}
+        costs = {"full": 1.0, "cache": formulas.relative_cost(1, k, 0, 0, 1.25, 0.1),
+                 "retrieval": formulas.relative_cost(0, k, rho, 0.02, 1.25, 0.1)}
         best = min(costs.values())
         assert costs[crossover.METHODS[m.index[i, j]]] == best
         assert crossover.cheapest(k, rho, 1.25, 0.1, 0.02) == crossover.METHODS[m.index[i, j]]
@@ -170,7 +170,7 @@ def test_map_boundaries_are_seed_001s():
     assert full.share("cache") > full.share("retrieval") > full.share("full")
     # retrieval wins just below the limit and loses just above it
     for k in (2.0, 5.0, 15.0):
-        lim = pricing.rho_limit(k, 1.25, 0.1, 0.02)
+        lim = formulas.rho_limit(k, 1.25, 0.1, 0.02)
         assert crossover.cheapest(k, lim - 1e-6, 1.25, 0.1, 0.02) == "retrieval"
         assert crossover.cheapest(k, lim + 1e-6, 1.25, 0.1, 0.02) == "cache"
 
@@ -182,8 +182,8 @@ def test_profile_point_reproduces_the_dollars():
         mo = crossover.monthly(d, p)
         n = p.questions_per_month
         common = crossover.monthly(0, p)["long_context"]  # question, instructions and answer: every path pays them
-        lc = pricing.relative_cost(1, pt.k, 0, 0, pt.w, pt.r) * pt.unit_usd * n + common
-        rag = pricing.relative_cost(0, pt.k, pt.rho, pt.s, pt.w, pt.r) * pt.unit_usd * n + common
+        lc = formulas.relative_cost(1, pt.k, 0, 0, pt.w, pt.r) * pt.unit_usd * n + common
+        rag = formulas.relative_cost(0, pt.k, pt.rho, pt.s, pt.w, pt.r) * pt.unit_usd * n + common
         assert lc == pytest.approx(mo["long_context"], rel=1e-9)
         assert rag == pytest.approx(mo["rag"], rel=1e-9)
         assert (pt.rho < pt.rho_limit) == (mo["rag"] < mo["long_context"])
@@ -280,11 +280,11 @@ def test_map_widget_redraws(wc):
     image = rk.plot.image
     rk.controls["s"].value = 0.12                     # the DB fee as a per-call cost at 20 questions a day
     assert rk.result["asymptote"] == pytest.approx(-0.02)
-    assert rk.result["rho_limit"][5] == pytest.approx(pricing.rho_limit(5, 1.25, 0.1, 0.12))
+    assert rk.result["rho_limit"][5] == pytest.approx(formulas.rho_limit(5, 1.25, 0.1, 0.12))
     assert rk.image.value != png0 and rk.plot.image is image
     assert rk.result["points"]["seed"] == "retrieval"
     rk.set(w=2.0)
-    assert rk.result["breakeven_k"] == pytest.approx(pricing.breakeven_reuses(2.0, 0.1))
+    assert rk.result["breakeven_k"] == pytest.approx(formulas.breakeven_reuses(2.0, 0.1))
 
 
 def test_display_bundle_has_widget_and_static_fallback(wc):

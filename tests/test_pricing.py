@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from ctxlab.costs import pricing
+from ctxlab.costs import formulas, pricing
 
 W5, W1, R, S = 1.25, 2.0, 0.1, 0.02
 
@@ -23,20 +23,20 @@ def test_price_table_has_the_seed_models_with_dates_and_sources():
 
 
 def test_breakeven_matches_seed_001():
-    assert round(pricing.breakeven_reuses(W5, R), 2) == 1.28
-    assert round(pricing.breakeven_reuses(W1, R), 2) == 2.11
+    assert round(formulas.breakeven_reuses(W5, R), 2) == 1.28
+    assert round(formulas.breakeven_reuses(W1, R), 2) == 2.11
     # seed 000: 5m pays from the 2nd call, 1h from the 3rd
-    assert pricing.first_paying_call(W5, R) == 2
-    assert pricing.first_paying_call(W1, R) == 3
+    assert formulas.first_paying_call(W5, R) == 2
+    assert formulas.first_paying_call(W1, R) == 3
     # exact ties are not cheaper yet: (1.15 - 0.85) / (1 - 0.85) = 2 exactly
-    assert pricing.first_paying_call(1.15, 0.85) == 3
-    assert pricing.first_paying_call(2.0, 0.0) == 3
+    assert formulas.first_paying_call(1.15, 0.85) == 3
+    assert formulas.first_paying_call(2.0, 0.0) == 3
     # a write premium below 1 pays from the first call
-    assert pricing.first_paying_call(0.9, 0.1) == 1
+    assert formulas.first_paying_call(0.9, 0.1) == 1
     for w100 in range(100, 300, 7):
         for r100 in range(0, 95, 5):
             w, r = w100 / 100, r100 / 100
-            k = pricing.first_paying_call(w, r)
+            k = formulas.first_paying_call(w, r)
             # caching is not cheaper at k - 1 calls and is cheaper at k calls (exact arithmetic in cents)
             assert w100 + (k - 1) * r100 < k * 100
             assert k == 1 or w100 + (k - 2) * r100 >= (k - 1) * 100
@@ -48,8 +48,8 @@ SEED_001_TABLE = {1: (1.250, 2.000), 2: (0.675, 1.050), 3: (0.483, 0.733), 5: (0
 
 @pytest.mark.parametrize("k", [1, 2, 3, 5, 10, 20])
 def test_per_call_table(k):
-    got5 = pricing.relative_cost(1.0, k, 0.0, 0.0, W5, R)
-    got1 = pricing.relative_cost(1.0, k, 0.0, 0.0, W1, R)
+    got5 = formulas.relative_cost(1.0, k, 0.0, 0.0, W5, R)
+    got1 = formulas.relative_cost(1.0, k, 0.0, 0.0, W1, R)
     # closed form, and the rows printed in the seed
     assert math.isclose(got5, (W5 + (k - 1) * R) / k)
     assert math.isclose(got1, (W1 + (k - 1) * R) / k)
@@ -59,17 +59,17 @@ def test_per_call_table(k):
 
 
 def test_relative_cost_adds_retrieval_and_search():
-    assert math.isclose(pricing.relative_cost(0.0, 1, 0.3, S, W5, R), 0.32)
-    assert math.isclose(pricing.relative_cost(0.5, 2, 0.1, S, W5, R), 0.5 * 0.675 + 0.12)
+    assert math.isclose(formulas.relative_cost(0.0, 1, 0.3, S, W5, R), 0.32)
+    assert math.isclose(formulas.relative_cost(0.5, 2, 0.1, S, W5, R), 0.5 * 0.675 + 0.12)
 
 
 def test_seed_001_totals_meet_at_fifth_call():
     # cache total 1.25 + 0.1 (n - 1) against retrieval 0.05 + 0.32 n (E = 0.05, rho = 0.3)
     def cache_total(n):
-        return pricing.relative_cost(1.0, n, 0, 0, W5, R) * n
+        return formulas.relative_cost(1.0, n, 0, 0, W5, R) * n
 
     def retrieval_total(n):
-        return 0.05 + pricing.relative_cost(0.0, 1, 0.3, S, W5, R) * n
+        return 0.05 + formulas.relative_cost(0.0, 1, 0.3, S, W5, R) * n
 
     # they meet at the 5th call (1.65 each); from the 6th the cache is cheaper
     assert math.isclose(cache_total(5), retrieval_total(5))
@@ -78,11 +78,11 @@ def test_seed_001_totals_meet_at_fifth_call():
 
 
 def test_rho_limits_of_seed_001():
-    assert round(pricing.rho_limit(2, W5, R, S), 2) == 0.66
-    assert round(pricing.rho_limit(10, W5, R, S), 2) == 0.20
-    assert round(pricing.rho_limit(20, W5, R, S), 2) == 0.14
-    assert math.isclose(pricing.rho_asymptote(R, S), 0.08)
-    assert pricing.rho_limit(10_000, W5, R, S) == pytest.approx(0.08, abs=1e-3)
+    assert round(formulas.rho_limit(2, W5, R, S), 2) == 0.66
+    assert round(formulas.rho_limit(10, W5, R, S), 2) == 0.20
+    assert round(formulas.rho_limit(20, W5, R, S), 2) == 0.14
+    assert math.isclose(formulas.rho_asymptote(R, S), 0.08)
+    assert formulas.rho_limit(10_000, W5, R, S) == pytest.approx(0.08, abs=1e-3)
 
 
 def test_call_cost_reproduces_seed_000_rows():
@@ -127,10 +127,10 @@ def test_ttft_model_is_calibrated_on_seed_000():
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: pricing.breakeven_reuses(1.25, 1.0), "below 1"),
-    (lambda: pricing.breakeven_reuses(1.25, 1.5), "below 1"),
-    (lambda: pricing.relative_cost(1, 0.5, 0, 0, 1.25, 0.1), "k"),
-    (lambda: pricing.relative_cost(1, 2, 1.5, 0, 1.25, 0.1), "between 0 and 1"),
+    (lambda: formulas.breakeven_reuses(1.25, 1.0), "below 1"),
+    (lambda: formulas.breakeven_reuses(1.25, 1.5), "below 1"),
+    (lambda: formulas.relative_cost(1, 0.5, 0, 0, 1.25, 0.1), "k"),
+    (lambda: formulas.relative_cost(1, 2, 1.5, 0, 1.25, 0.1), "between 0 and 1"),
     (lambda: pricing.call_cost("claude-opus-5", input_tokens=-1), ">= 0"),
     (lambda: pricing.call_cost("gpt-unknown", input_tokens=1), "claude-opus-5"),
     (lambda: pricing.monthly_cost(600, cost_miss=1, hit_rate=1.2), "between 0 and 1"),

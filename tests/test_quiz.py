@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ctxlab.costs import pricing
+from ctxlab.costs import formulas, pricing
 from ctxlab import quiz as qz
 from ctxlab.widgets.quiz import Quiz, progress_text
 
@@ -72,13 +72,13 @@ def test_figures_in_the_bank_match_the_library(bank):
     opus = pricing.get_model("claude-opus-5")
     w5, w1, r = opus.cache_write_5m_multiplier, opus.cache_write_1h_multiplier, opus.cache_read_multiplier
     # q5: 5m pays from the 2nd call, 1h from the 3rd; two calls 20 minutes apart
-    assert pricing.first_paying_call(w5, r) == 2 and pricing.first_paying_call(w1, r) == 3
+    assert formulas.first_paying_call(w5, r) == 2 and formulas.first_paying_call(w1, r) == 3
     assert "2.1" in bank.question("q5").explanation and round(w1 + r, 2) == 2.1
     assert "2.5" in bank.question("q5").explanation and 2 * w5 == 2.5
     # q6: rho < r - s = 0.08, k = 50 -> about 0.12 per call, retrieval 0.17
-    assert round(pricing.rho_asymptote(r, 0.02), 2) == 0.08
-    assert round(pricing.cached_cost_per_call(50, w5, r), 2) == 0.12
-    assert round(pricing.relative_cost(0, 1, 0.15, 0.02, w5, r), 2) == 0.17
+    assert round(formulas.rho_asymptote(r, 0.02), 2) == 0.08
+    assert round(formulas.cached_cost_per_call(50, w5, r), 2) == 0.12
+    assert round(formulas.relative_cost(0, 1, 0.15, 0.02, w5, r), 2) == 0.17
     assert "0.08" in bank.question("q6").explanation and "2.4 万" in bank.question("q6").explanation
     assert round(0.08 * 300_000) == 24_000
     # q4: writing every time raises the input bill by about a quarter ("2 割以上")

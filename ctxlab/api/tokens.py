@@ -10,6 +10,7 @@ from typing import Any, Iterable, Mapping
 
 from ctxlab.api.client import is_offline
 from ctxlab.costs import pricing
+from ctxlab.costs._checks import nonneg
 from ctxlab.estimate import estimate_request, estimate_text
 
 METHOD_API = "count_tokens API"
@@ -70,5 +71,5 @@ def count_documents(texts: Iterable[str], client=None, model: str = pricing.DEFA
 
 def window_usage(tokens: int, model: str = pricing.DEFAULT_MODEL) -> float:
     """Share of the model's context window that ``tokens`` fill (0.2 = 20%)."""
-    pricing._nonneg("tokens", tokens)
+    nonneg("tokens", tokens)
     return tokens / pricing.get_model(model).context_window

@@ -5,10 +5,10 @@ assumptions); :func:`format_table` renders it in Japanese for the terminal or a 
 """
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import asdict, dataclass, field
 
 from ctxlab.costs import pricing
+from ctxlab.costs._checks import nonneg, share
 from ctxlab import _text
 
 
@@ -31,8 +31,8 @@ class Profile:
         pricing.get_model(self.model)
         for name in ("prompt_tokens", "output_tokens", "questions_per_month", "db_monthly",
                      "filter_files", "rag_chunks", "chunk_tokens"):
-            pricing._nonneg(name, getattr(self, name))
-        pricing._share("hit_rate", self.hit_rate)
+            nonneg(name, getattr(self, name))
+        share("hit_rate", self.hit_rate)
         if self.ttl not in ("5m", "1h"):
             raise ValueError(f"ttl must be '5m' or '1h', got {self.ttl!r}")
 
@@ -71,7 +71,7 @@ def compare(doc_tokens: int, n_files: int, profile: Profile | None = None, *, ch
     """Compute the rows and the month for documents of ``doc_tokens`` tokens in ``n_files`` files."""
     p = profile or Profile()
     p.check()
-    pricing._nonneg("doc_tokens", doc_tokens)
+    nonneg("doc_tokens", doc_tokens)
     if n_files < 1:
         raise ValueError(f"n_files must be >= 1, got {n_files!r}")
     m = pricing.get_model(p.model)

@@ -22,7 +22,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from ctxlab.costs import compare, pricing
+from ctxlab.costs import compare, formulas, pricing
+from ctxlab.costs._checks import nonneg
 
 DAYS_PER_MONTH = 30          # seed 000: 20 questions a day = 600 a month
 SEED_FILES = 50              # seed 000: 50 files; the filter keeps 5 of them
@@ -48,7 +49,7 @@ def profile(questions_per_day: float = 20, **fields) -> compare.Profile:
 
     Other fields (``model``, ``hit_rate``, ``rag_chunks``, ``db_monthly``, ...) pass through.
     """
-    pricing._nonneg("questions_per_day", questions_per_day)
+    nonneg("questions_per_day", questions_per_day)
     p = compare.Profile(questions_per_month=questions_per_day * DAYS_PER_MONTH, **fields)
     p.check()
     return p
@@ -134,7 +135,7 @@ def max_tokens_for_ttft(limit_s: float = TTFT_LIMIT_S, prompt_tokens: int = 400)
     measurement): documents read from the cache, question and instructions uncached.
     Returns 0.0 when even no documents exceed the limit.
     """
-    pricing._nonneg("limit_s", limit_s)
+    nonneg("limit_s", limit_s)
 
     def ttft(d: float) -> float:
         return pricing.ttft_seconds(prompt_tokens, d)
@@ -216,9 +217,9 @@ def cheapest(k: float, rho: float, w: float, r: float, s: float) -> str:
     Ties go to the simpler method (full, then cache).
     """
     costs = {
-        "full": pricing.relative_cost(0.0, k, 1.0, 0.0, w, r),
-        "cache": pricing.relative_cost(1.0, k, 0.0, 0.0, w, r),
-        "retrieval": pricing.relative_cost(0.0, k, rho, s, w, r),
+        "full": formulas.relative_cost(0.0, k, 1.0, 0.0, w, r),
+        "cache": formulas.relative_cost(1.0, k, 0.0, 0.0, w, r),
+        "retrieval": formulas.relative_cost(0.0, k, rho, s, w, r),
     }
     return min(METHODS, key=lambda name: costs[name])
 
@@ -251,17 +252,17 @@ def rho_k_map(w: float = 1.25, r: float = 0.1, s: float = 0.02, *,
     """
     ks = np.linspace(1, 20, 381) if k is None else np.asarray(k, dtype=float)
     rhos = np.linspace(0, 1, 401) if rho is None else np.asarray(rho, dtype=float)
-    full = pricing.relative_cost(0.0, 1, 1.0, 0.0, w, r)
-    cache = np.array([pricing.relative_cost(1.0, float(x), 0.0, 0.0, w, r) for x in ks])
-    retrieval = np.array([pricing.relative_cost(0.0, 1, float(y), s, w, r) for y in rhos])
+    full = formulas.relative_cost(0.0, 1, 1.0, 0.0, w, r)
+    cache = np.array([formulas.relative_cost(1.0, float(x), 0.0, 0.0, w, r) for x in ks])
+    retrieval = np.array([formulas.relative_cost(0.0, 1, float(y), s, w, r) for y in rhos])
     stack = np.stack([
         np.full((len(rhos), len(ks)), full),
         np.broadcast_to(cache[None, :], (len(rhos), len(ks))),
         np.broadcast_to(retrieval[:, None], (len(rhos), len(ks))),
     ])
     index = np.argmin(stack, axis=0)  # ties go to the first: full, then cache
-    limit = np.array([pricing.rho_limit(float(x), w, r, s) for x in ks])
-    return RhoKMap(ks, rhos, index, limit, pricing.rho_asymptote(r, s), pricing.breakeven_reuses(w, r), w, r, s)
+    limit = np.array([formulas.rho_limit(float(x), w, r, s) for x in ks])
+    return RhoKMap(ks, rhos, index, limit, formulas.rho_asymptote(r, s), formulas.breakeven_reuses(w, r), w, r, s)
 
 
 @dataclass(frozen=True)
@@ -279,8 +280,8 @@ class ProfilePoint:
     def rho_limit(self) -> float:
         """pricing.rho_limit at this point's k and s (inf k: the asymptote r - s)."""
         if math.isinf(self.k):
-            return pricing.rho_asymptote(self.r, self.s)
-        return pricing.rho_limit(self.k, self.w, self.r, self.s)
+            return formulas.rho_asymptote(self.r, self.s)
+        return formulas.rho_limit(self.k, self.w, self.r, self.s)
 
     @property
     def cheapest(self) -> str:

@@ -1,26 +1,23 @@
-"""Price table and cost formulas.
+"""The price table (``data/pricing.json``) and dollar costs: per request, per usage, per month.
 
-All prices come from ``data/pricing.json`` (dated, with sources). Two families of
-formulas live here:
-
-* dollars: :func:`call_cost` for one request, :func:`monthly_cost` for a month of traffic;
-* seed 001's relative model, in units of "the whole text sent once at the base price":
-  :func:`breakeven_reuses`, :func:`relative_cost`, :func:`rho_limit`.
-
-Every function checks its input and raises :class:`ValueError` with a message that says
-what is allowed.
+Prices are dated and sourced in the table, which is read against a pydantic schema (a broken
+file reports every problem at once). :func:`call_cost` prices one request, :func:`usage_cost`
+a response's ``usage``, :func:`monthly_cost` a month of traffic; :func:`ttft_seconds` is the
+simulated time to first token of the table's latency model. The relative (unit-free) cost
+model is in :mod:`ctxlab.costs.formulas`. Bad input raises ValueError saying what is allowed.
 """
 from __future__ import annotations
 
-import json
-import math
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import lru_cache
-from pathlib import Path
-from typing import Mapping
+from typing import Annotated, Mapping
+
+import pydantic
+import pydantic.dataclasses
 
 from ctxlab._paths import DATA_DIR
+from ctxlab._schema import STRICT, Strict, load_json
+from ctxlab.costs._checks import nonneg, share
 from ctxlab.costs.usage import usage_dict
 
 PRICING_PATH = DATA_DIR / "pricing.json"
@@ -29,19 +26,22 @@ MTOK = 1_000_000
 DEFAULT_MODEL = "claude-opus-5"
 
 
-@dataclass(frozen=True)
+_Positive = Annotated[float, pydantic.Field(gt=0)]
+
+
+@pydantic.dataclasses.dataclass(frozen=True, config=STRICT)
 class ModelPrice:
     """One row of the price table."""
 
-    id: str
+    id: Annotated[str, pydantic.Field(min_length=1)]
     display_name: str
-    input_usd_per_mtok: float
-    output_usd_per_mtok: float
-    context_window: int
-    cache_write_5m_multiplier: float
-    cache_write_1h_multiplier: float
-    cache_read_multiplier: float
-    min_cacheable_tokens: int
+    input_usd_per_mtok: _Positive
+    output_usd_per_mtok: _Positive
+    context_window: Annotated[int, pydantic.Field(gt=0)]
+    cache_write_5m_multiplier: _Positive
+    cache_write_1h_multiplier: _Positive
+    cache_read_multiplier: Annotated[float, pydantic.Field(ge=0, lt=1)]
+    min_cacheable_tokens: Annotated[int, pydantic.Field(ge=0)]
     sources: Mapping[str, Mapping[str, str]]
 
     @property
@@ -60,15 +60,45 @@ class ModelPrice:
         raise ValueError(f"ttl must be '5m' or '1h', got {ttl!r}")
 
 
+class LatencyModel(Strict):
+    """The simulated time-to-first-token model (calibrated on published figures, not measured)."""
+
+    description: str
+    base_s: Annotated[float, pydantic.Field(ge=0)]
+    uncached_s_per_token: Annotated[float, pydantic.Field(ge=0)]
+    cached_s_per_token: Annotated[float, pydantic.Field(ge=0)]
+    retrieval_s: Annotated[float, pydantic.Field(ge=0)]
+    output_tokens_per_s: _Positive
+
+
+class PriceTable(Strict):
+    """``data/pricing.json``."""
+
+    currency: str
+    unit: str
+    as_of: Annotated[str, pydantic.Field(pattern=r"^\d{4}-\d{2}-\d{2}$")]
+    notes: str
+    models: tuple[ModelPrice, ...]
+    latency_model: LatencyModel
+
+    @pydantic.model_validator(mode="after")
+    def _unique_ids(self):
+        ids = [m.id for m in self.models]
+        if not ids:
+            raise ValueError("the table lists no model")
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"model ids must be unique, got {ids}")
+        return self
+
+
 @lru_cache(maxsize=1)
-def _table() -> dict:
-    with open(PRICING_PATH, encoding="utf-8") as f:
-        return json.load(f)
+def _table() -> PriceTable:
+    return load_json(PRICING_PATH, PriceTable)
 
 
 def models() -> dict[str, ModelPrice]:
     """All models of the price table, keyed by model id, in table order."""
-    return {m["id"]: ModelPrice(**m) for m in _table()["models"]}
+    return {m.id: m for m in _table().models}
 
 
 def get_model(model: str | ModelPrice) -> ModelPrice:
@@ -86,109 +116,11 @@ def get_model(model: str | ModelPrice) -> ModelPrice:
 
 def latency_model() -> dict:
     """Parameters of the simulated time-to-first-token model (see data/pricing.json)."""
-    return dict(_table()["latency_model"])
+    return _table().latency_model.model_dump()
 
 
 def price_table_date() -> str:
-    return _table()["as_of"]
-
-
-# ---------------------------------------------------------------- checks
-
-def _nonneg(name: str, value: float) -> float:
-    if value is None or not isinstance(value, (int, float)) or value != value:
-        raise ValueError(f"{name} must be a number >= 0, got {value!r}")
-    if value < 0:
-        raise ValueError(f"{name} must be >= 0 (a count or an amount), got {value!r}")
-    return value
-
-
-def _share(name: str, value: float) -> float:
-    _nonneg(name, value)
-    if value > 1:
-        raise ValueError(f"{name} is a share and must be between 0 and 1, got {value!r}")
-    return value
-
-
-def _check_multipliers(w: float, r: float) -> None:
-    _nonneg("w (cache write multiplier)", w)
-    _nonneg("r (cache read multiplier)", r)
-    if r >= 1:
-        raise ValueError(
-            f"r (cache read multiplier) must be below 1, otherwise caching never pays; got {r!r}"
-        )
-
-
-def _check_k(k: float) -> None:
-    _nonneg("k (calls that reuse the cached text)", k)
-    if k < 1:
-        raise ValueError(f"k (calls that share one cache write) must be >= 1, got {k!r}")
-
-
-# ---------------------------------------------------------------- seed 001's relative model
-
-def breakeven_reuses(w: float, r: float) -> float:
-    """Reuse count above which caching is cheaper than sending the text each time.
-
-    With a write multiplier ``w`` and a read multiplier ``r`` (both relative to the base
-    input price), ``k`` calls cost ``w + (k - 1) r`` with the cache and ``k`` without it.
-    Caching wins when ``k > (w - r) / (1 - r)``: 1.28 for the 5-minute TTL (w = 1.25,
-    r = 0.1), so from the 2nd call, and 2.11 for the 1-hour TTL (w = 2), from the 3rd.
-    """
-    _check_multipliers(w, r)
-    return (w - r) / (1 - r)
-
-
-def first_paying_call(w: float, r: float) -> int:
-    """The first call number at which caching has become cheaper (smallest integer k > break-even).
-
-    Computed in exact decimal fractions, so a break-even that is a whole number (a tie:
-    caching costs the same, not less) is not rounded the wrong way by floating point.
-    """
-    breakeven_reuses(w, r)  # checks the input
-    fw, fr = Fraction(str(w)), Fraction(str(r))
-    k = (fw - fr) / (1 - fr)
-    return max(1, math.floor(k) + 1)
-
-
-def relative_cost(m0: float, k: float, rho: float, s: float, w: float, r: float) -> float:
-    """Seed 001's per-call cost in units of "the whole text sent once".
-
-    ``m0``: share of the text that goes into the cached prefix (1 = all of it);
-    ``k``: calls that share one cache write; ``rho``: share of the text retrieved and sent
-    uncached per call; ``s``: per-call search cost in the same unit; ``w``/``r``: write
-    and read multipliers. Per call: ``m0 * (w + (k - 1) r) / k + rho + s``.
-    """
-    _share("m0 (cached share of the text)", m0)
-    _check_k(k)
-    _share("rho (retrieved share of the text)", rho)
-    _nonneg("s (search cost per call)", s)
-    _check_multipliers(w, r)
-    return m0 * (w + (k - 1) * r) / k + rho + s
-
-
-def cached_cost_per_call(k: float, w: float, r: float) -> float:
-    """Per-call cost of sending the whole text through the cache: (w + (k - 1) r) / k."""
-    return relative_cost(1.0, k, 0.0, 0.0, w, r)
-
-
-def rho_limit(k: float, w: float, r: float, s: float) -> float:
-    """Largest retrieved share rho for which retrieval beats caching the whole text at k.
-
-    Retrieval costs ``rho + s`` per call, the cache ``(w + (k - 1) r) / k``; retrieval is
-    cheaper when ``rho < (w + (k - 1) r) / k - s``. As k grows the limit falls towards
-    ``r - s`` (0.08 for r = 0.1, s = 0.02). The result can be negative: then retrieval
-    never wins at that k.
-    """
-    _nonneg("s (search cost per call)", s)
-    return cached_cost_per_call(k, w, r) - s
-
-
-def rho_asymptote(r: float, s: float) -> float:
-    """The limit of :func:`rho_limit` for many reuses: r - s."""
-    _check_multipliers(1.0, r)
-    _nonneg("s (search cost per call)", s)
-    return r - s
+    return _table().as_of
 
 
 # ---------------------------------------------------------------- dollars
@@ -235,7 +167,7 @@ def call_cost(
         ("cache_write_1h_tokens", cache_write_1h_tokens),
         ("cache_read_tokens", cache_read_tokens),
     ):
-        _nonneg(name, v)
+        nonneg(name, v)
     p = m.input_per_token
     return CallCost(
         uncached_input=input_tokens * p,
@@ -273,13 +205,13 @@ def monthly_cost(
     ``cost_hit`` when it reads the cache (defaults to ``cost_miss``: no caching);
     ``fixed_monthly`` holds costs that do not depend on traffic, such as a vector database.
     """
-    _nonneg("calls_per_month", calls_per_month)
-    _nonneg("cost_miss", cost_miss)
-    _share("hit_rate", hit_rate)
-    _nonneg("fixed_monthly", fixed_monthly)
+    nonneg("calls_per_month", calls_per_month)
+    nonneg("cost_miss", cost_miss)
+    share("hit_rate", hit_rate)
+    nonneg("fixed_monthly", fixed_monthly)
     if cost_hit is None:
         cost_hit = cost_miss
-    _nonneg("cost_hit", cost_hit)
+    nonneg("cost_hit", cost_hit)
     return calls_per_month * ((1 - hit_rate) * cost_miss + hit_rate * cost_hit) + fixed_monthly
 
 
@@ -289,8 +221,8 @@ def ttft_seconds(uncached_tokens: float, cached_tokens: float = 0, *, retrieval:
     A model calibrated on seed 000's figures, not a measurement: base + uncached tokens at
     one rate + cached tokens at a faster rate (+ retrieval time for RAG).
     """
-    _nonneg("uncached_tokens", uncached_tokens)
-    _nonneg("cached_tokens", cached_tokens)
+    nonneg("uncached_tokens", uncached_tokens)
+    nonneg("cached_tokens", cached_tokens)
     lm = latency_model()
     t = lm["base_s"] + uncached_tokens * lm["uncached_s_per_token"] + cached_tokens * lm["cached_s_per_token"]
     if retrieval:

@@ -23,6 +23,8 @@ import math
 from typing import Any, Iterable, Mapping, Sequence
 
 from ctxlab.costs import pricing
+from ctxlab.costs._checks import nonneg
+from ctxlab.costs import formulas
 from ctxlab.costs.usage import call_kind, total_input, usage_dict
 from ctxlab import _text
 
@@ -174,11 +176,11 @@ def total_costs(n: float, *, w: float = SEED_001["w"], r: float = SEED_001["r"],
     """
     if isinstance(n, bool) or not isinstance(n, (int, float)) or n != n or n < 1:
         raise ValueError(f"n (number of calls) must be >= 1, got {n!r}")
-    pricing._nonneg("E (one-off index cost)", E)
+    nonneg("E (one-off index cost)", E)
     return {
         "full": float(n),
-        "cache": n * pricing.cached_cost_per_call(n, w, r),
-        "retrieval": E + n * pricing.relative_cost(0.0, 1, rho, s, w, r),
+        "cache": n * formulas.cached_cost_per_call(n, w, r),
+        "retrieval": E + n * formulas.relative_cost(0.0, 1, rho, s, w, r),
     }
 
 
@@ -190,8 +192,8 @@ def meeting_call(*, w: float = SEED_001["w"], r: float = SEED_001["r"], rho: flo
     rho + s is not above the read price r (the cache never catches up); a value below 1
     means the cache is cheaper from the first call.
     """
-    pricing.relative_cost(0.0, 1, rho, s, w, r)  # checks the arguments
-    pricing._nonneg("E (one-off index cost)", E)
+    formulas.relative_cost(0.0, 1, rho, s, w, r)  # checks the arguments
+    nonneg("E (one-off index cost)", E)
     slope = rho + s - r
     if slope <= 0:
         return math.inf
@@ -202,7 +204,7 @@ def per_call_table(ks: Iterable[int] = (1, 2, 3, 5, 10, 20), ws: Iterable[float]
                    r: float = SEED_001["r"]) -> list[dict]:
     """Per-call cost of caching the whole text, (w + (k - 1) r) / k, for each k and write multiplier."""
     ws = list(ws)
-    return [{"k": k, **{w: pricing.cached_cost_per_call(k, w, r) for w in ws}} for k in ks]
+    return [{"k": k, **{w: formulas.cached_cost_per_call(k, w, r) for w in ws}} for k in ks]
 
 
 def plot_seed001(*, w: float = SEED_001["w"], r: float = SEED_001["r"], rho: float = SEED_001["rho"],
@@ -242,8 +244,8 @@ def plot_seed001(*, w: float = SEED_001["w"], r: float = SEED_001["r"], rho: flo
 
     ks = [1 + i * (k_max - 1) / 200 for i in range(201)]
     for wv in ws:
-        line, = right.plot(ks, [pricing.cached_cost_per_call(k, wv, r) for k in ks], label=f"キャッシュ w = {wv}")
-        be = pricing.breakeven_reuses(wv, r)
+        line, = right.plot(ks, [formulas.cached_cost_per_call(k, wv, r) for k in ks], label=f"キャッシュ w = {wv}")
+        be = formulas.breakeven_reuses(wv, r)
         right.axvline(be, color=line.get_color(), ls=":", lw=1)
         right.annotate(f"k > {be:.2f}", (be, 0.45 - 0.15 * list(ws).index(wv)), xytext=(4, 0),
                        textcoords="offset points", fontsize=9, color=line.get_color())

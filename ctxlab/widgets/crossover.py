@@ -39,7 +39,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import FuncFormatter
 
-from ctxlab.costs import compare, crossover, pricing
+from ctxlab.costs import compare, crossover, formulas, pricing
 from ctxlab import plots  # noqa: F401  (Japanese font)
 
 PATH_COLORS = {"long_context": "#1f77b4", "filter": "#2ca02c", "rag": "#d62728"}
@@ -485,7 +485,7 @@ class RhoKPlot:
             "w": w, "r": r, "s": s,
             "breakeven_k": m.breakeven_k,
             "asymptote": m.asymptote,
-            "rho_limit": {k: float(pricing.rho_limit(k, w, r, s)) for k in (2, 5, 10, 20)},
+            "rho_limit": {k: float(formulas.rho_limit(k, w, r, s)) for k in (2, 5, 10, 20)},
             "share": {name: m.share(name) for name in crossover.METHODS},
             "points": {label: crossover.cheapest(min(k, 1e12), min(rho, 1.0), w, r, s)
                        for label, k, rho in self.points},

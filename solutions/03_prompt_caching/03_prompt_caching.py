@@ -23,7 +23,7 @@ import ctxlab
 from ctxlab.api import budget, messages, tokens
 from ctxlab.labs import prompt_caching
 from ctxlab import corpus
-from ctxlab.costs import pricing
+from ctxlab.costs import formulas, pricing
 
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
@@ -418,8 +418,8 @@ opus = pricing.get_model("claude-opus-5")
 r = opus.cache_read_multiplier
 for ttl in ("5m", "1h"):
     w = opus.write_multiplier(ttl)
-    print(f"TTL {ttl}: w = {w}, r = {r} → k > {pricing.breakeven_reuses(w, r):.2f}"
-          f" → {pricing.first_paying_call(w, r)} 回目から安い")
+    print(f"TTL {ttl}: w = {w}, r = {r} → k > {formulas.breakeven_reuses(w, r):.2f}"
+          f" → {formulas.first_paying_call(w, r)} 回目から安い")
 
 # %% [markdown]
 # 1 時間 TTL の書き込みも `usage` で確かめます（別の規程で前置きを作ります）。内訳は `ephemeral_1h_input_tokens` に入り、

@@ -20,7 +20,7 @@ import math
 from dataclasses import replace
 
 import ctxlab
-from ctxlab.costs import compare, crossover, pricing
+from ctxlab.costs import compare, crossover, formulas, pricing
 from ctxlab import corpus
 from ctxlab.api import tokens
 
@@ -337,7 +337,7 @@ assert max_questions_per_day(500_000, crossover.profile(db_monthly=0.0)) == 0.0
 # ## 7. seed 001 の図: 単価だけで見る
 #
 # ここからは単位を変えます。seed 001 は、金額を「文書全体を通常単価で 1 回送る代金 aM」を 1 として測りました。
-# この単位では、1 回あたりのコストは次の 3 つです（`pricing.relative_cost`）。
+# この単位では、1 回あたりのコストは次の 3 つです（`formulas.relative_cost`）。
 #
 # | 方式 | 1 回あたり |
 # |---|---|
@@ -347,7 +347,7 @@ assert max_questions_per_day(500_000, crossover.profile(db_monthly=0.0)) == 0.0
 #
 # w は書き込みの倍率、r は読み出しの倍率、k は 1 回の書き込みを何回の呼び出しで分け合うか、ρ は 1 回に引く割合、s は検索 1 回の費用です。
 # 横軸に k、縦軸に ρ を取り、各点で最も安い方式の色で塗ります。黒い線が、検索がキャッシュに勝つ ρ の上限
-# `pricing.rho_limit(k)`、破線が k を大きくしたときの極限 r − s です。
+# `formulas.rho_limit(k)`、破線が k を大きくしたときの極限 r − s です。
 
 # %%
 W5 = pricing.get_model(base.model).write_multiplier("5m")
@@ -385,8 +385,8 @@ explorer
 pt = crossover.profile_point(doc_tokens, base)
 n = base.questions_per_month
 common = crossover.monthly(0, base)["long_context"]     # 質問・指示・回答: どの方式も払う分
-lc_rel = pricing.relative_cost(1, pt.k, 0, 0, pt.w, pt.r)
-rag_rel = pricing.relative_cost(0, pt.k, pt.rho, pt.s, pt.w, pt.r)
+lc_rel = formulas.relative_cost(1, pt.k, 0, 0, pt.w, pt.r)
+rag_rel = formulas.relative_cost(0, pt.k, pt.rho, pt.s, pt.w, pt.r)
 print(f"k = {pt.k:.2f}, ρ = {pt.rho:.4f}, s = {pt.s:.4f}, aM = ${pt.unit_usd:.4f}")
 print(f"キャッシュ: {lc_rel:.4f} aM/回 → 月 ${lc_rel * pt.unit_usd * n + common:,.2f}（compare: ${now['monthly_long_context']:,.2f}）")
 print(f"検索     : {rag_rel:.4f} aM/回 → 月 ${rag_rel * pt.unit_usd * n + common:,.2f}（compare: ${now['monthly_rag']:,.2f}）")

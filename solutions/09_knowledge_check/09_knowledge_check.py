@@ -199,14 +199,14 @@ for qid in result.wrong + result.unanswered:
 # k > (w − r) / (1 − r) で得になります。
 
 # %%
-from ctxlab.costs import pricing
+from ctxlab.costs import formulas, pricing
 
 opus = pricing.get_model("claude-opus-5")
 r = opus.cache_read_multiplier
 TTL = {"5 分": (5, opus.cache_write_5m_multiplier), "1 時間": (60, opus.cache_write_1h_multiplier)}
 for name, (_, w) in TTL.items():
-    print(f"TTL {name}: 書き込み {w}x・読み出し {r}x → k > {pricing.breakeven_reuses(w, r):.2f}、"
-          f"{pricing.first_paying_call(w, r)} 回目から得")
+    print(f"TTL {name}: 書き込み {w}x・読み出し {r}x → k > {formulas.breakeven_reuses(w, r):.2f}、"
+          f"{formulas.first_paying_call(w, r)} 回目から得")
 
 
 # %% [markdown]
@@ -235,14 +235,14 @@ for calls in (2, 3):
 # %%
 w5 = opus.cache_write_5m_multiplier
 s, rho, k, doc_tokens = 0.02, 0.15, 50, 300_000
-cache = pricing.relative_cost(1.0, k, 0.0, 0.0, w5, r)
-rag = pricing.relative_cost(0.0, 1, rho, s, w5, r)
-limit = pricing.rho_asymptote(r, s)
+cache = formulas.relative_cost(1.0, k, 0.0, 0.0, w5, r)
+rag = formulas.relative_cost(0.0, 1, rho, s, w5, r)
+limit = formulas.rho_asymptote(r, s)
 print(f"k = {k}: キャッシュ {cache:.3f} / 回、検索（ρ = {rho}）{rag:.3f} / 回")
 print(f"検索が勝つ境目（k が大きいとき）: ρ < r − s = {limit:.2f}"
       f"（{doc_tokens:,} トークンなら 1 回 {limit * doc_tokens:,.0f} トークンまで）")
 for k_ in (2, 10, 50):
-    print(f"  k = {k_:>2}: 引いてよい割合の上限 {pricing.rho_limit(k_, w5, r, s):.2f}")
+    print(f"  k = {k_:>2}: 引いてよい割合の上限 {formulas.rho_limit(k_, w5, r, s):.2f}")
 
 # %% [markdown]
 # キャッシュが一度も読まれないとき（`cache_read_input_tokens` が 0 のまま）に、入力の料金がどれだけ増えるか。
