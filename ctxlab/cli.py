@@ -1,7 +1,8 @@
-"""The ``ctxlab`` command: ``compare`` (seed 000's table for a folder) and ``release``.
+"""The ``ctxlab`` command, every subcommand of the course: compare, release, grade, quiz.
 
 Errors are reported in one or two lines with what to do, and a non-zero exit code; the
-command never shows a traceback for bad input.
+command never shows a traceback for bad input. A subcommand's implementation is imported
+when it runs, so ``ctxlab compare`` does not pay for nbgrader or the SDK.
 """
 from __future__ import annotations
 
@@ -112,6 +113,29 @@ def cmd_grade(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def cmd_quiz(args: argparse.Namespace) -> int:
+    import yaml
+
+    from ctxlab import quiz
+
+    if args.action == "key":
+        with open(quiz.bank_path(args.bank), encoding="utf-8") as f:
+            salt = ((yaml.safe_load(f) or {}).get("salt") or "").strip()
+        if not salt:
+            print(f"{args.bank}: the bank needs a salt first", file=sys.stderr)
+            return 1
+        print(quiz.key_hash(salt, args.question, args.choice))
+        return 0
+    ok = True
+    for path in sorted(quiz.QUIZZES.glob("*.yaml")):
+        try:
+            print(f"{path.name}: {len(quiz.load(path))} questions OK")
+        except quiz.QuizError as e:
+            ok = False
+            print(e)
+    return 0 if ok else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="ctxlab", description="RAG か ロングコンテキストか: course tools")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -146,6 +170,15 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser("grade", help="提出物（LMS のフォルダか zip）を nbgrader で並列に採点し、成績 CSV とフィードバックを作る")
     grade_arguments(g)
     g.set_defaults(func=cmd_grade)
+
+    q = sub.add_parser("quiz", help="問題集 (quizzes/*.yaml) を検査する、正解のキーを作る")
+    qs = q.add_subparsers(dest="action", required=True)
+    qs.add_parser("check", help="validate every bank in quizzes/")
+    k = qs.add_parser("key", help="print the key of a correct choice")
+    k.add_argument("bank")
+    k.add_argument("question")
+    k.add_argument("choice")
+    q.set_defaults(func=cmd_quiz)
     return ap
 
 

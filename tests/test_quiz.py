@@ -7,7 +7,9 @@ import pytest
 import yaml
 
 from ctxlab.costs import formulas, pricing
+from ctxlab import cli
 from ctxlab import quiz as qz
+from ctxlab.plots import quiz as quiz_plots
 from ctxlab.widgets.quiz import Quiz, progress_text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -181,16 +183,16 @@ def test_plot_by_lesson(bank):
     import matplotlib
     matplotlib.use("Agg")
     right = {q.id: q.correct_id() for q in bank}
-    ax = qz.plot_by_lesson(bank, dict(right, q1="a"))
+    ax = quiz_plots.by_lesson(bank, dict(right, q1="a"))
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert labels[0] == "00_start_here" and "03_prompt_caching" in labels
     assert "9 問中 8 問正解" in ax.get_title()
 
 
 def test_key_cli(capsys):
-    assert qz.main(["key", "knowledge_check", "q1", "b"]) == 0
+    assert cli.main(["quiz", "key", "knowledge_check", "q1", "b"]) == 0
     assert capsys.readouterr().out.strip() == qz.key_hash(qz.load().questions[0].salt, "q1", "b")
-    assert qz.main(["check"]) == 0
+    assert cli.main(["quiz", "check"]) == 0
 
 
 # ------------------------------------------------------------------ shuffle

@@ -181,8 +181,10 @@ assert key_hash("ctxlab-knowledge-check-2026-11", "q9", answers["q9"]) == "9f6fb
 # %matplotlib inline
 import matplotlib.pyplot as plt
 
+from ctxlab.plots import quiz as quiz_plots
+
 result = qz.score(bank, answers)
-qz.plot_by_lesson(bank, answers)
+quiz_plots.by_lesson(bank, answers)
 plt.tight_layout()
 print(result)
 for qid in result.wrong + result.unanswered:
