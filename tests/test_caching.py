@@ -7,6 +7,7 @@ from types import SimpleNamespace as NS
 import pytest
 
 from ctxlab.labs import prompt_caching as caching
+from ctxlab.plots.prompt_caching import cost_curves
 from ctxlab import corpus
 from ctxlab.api import messages
 from ctxlab.costs import pricing
@@ -157,14 +158,14 @@ def test_plot_seed001_draws_two_panels():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig = caching.plot_seed001(n_max=8, k_max=10)
+    fig = cost_curves(n_max=8, k_max=10)
     left, right = fig.axes
     assert len(left.lines) == 3 and len(left.lines[0].get_xdata()) == 8
     assert [ln.get_label() for ln in right.lines][:1] == ["キャッシュ w = 1.25"]
     assert any("並ぶ" in t.get_text() for t in left.texts)
     plt.close(fig)
     with pytest.raises(ValueError):
-        caching.plot_seed001(n_max=1)
+        cost_curves(n_max=1)
 
 
 # ---------------------------------------------------------------- the cache breakers, through the SDK

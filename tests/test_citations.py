@@ -6,6 +6,7 @@ import anthropic
 import pytest
 
 from ctxlab.labs import citations
+from ctxlab.plots.citations import citation_map
 from ctxlab import corpus
 from ctxlab.api import messages
 from ctxlab.api.client import make_client
@@ -103,12 +104,12 @@ def test_cite_builds_a_valid_sdk_citation_and_checks_the_range():
 
 
 def test_doc_accessors():
-    assert citations.doc_name(TOY[0]) == "a.txt" and citations.doc_title(TOY[0]) == "A"
-    assert citations.doc_name(TOY[1]) == "B の規程" and citations.doc_text(TOY[1]).startswith("<b>")
+    assert messages.doc_name(TOY[0]) == "a.txt" and messages.doc_title(TOY[0]) == "A"
+    assert messages.doc_name(TOY[1]) == "B の規程" and messages.doc_text(TOY[1]).startswith("<b>")
     d = corpus.by_file()["hr_keicho.txt"]
-    assert citations.doc_title(d) == d.label and citations.doc_name(d) == "hr_keicho.txt"
+    assert messages.doc_title(d) == d.label and messages.doc_name(d) == "hr_keicho.txt"
     with pytest.raises(TypeError):
-        citations.doc_text(SimpleNamespace(file="x"))
+        messages.doc_text(SimpleNamespace(file="x"))
 
 
 # ---------------------------------------------------------------- bundle
@@ -213,7 +214,7 @@ def test_plot_citation_map_draws_one_bar_per_document_plus_the_cited_ranges(resp
     import matplotlib.pyplot as plt
 
     cites = citations.collect(resp)
-    ax = citations.plot_citation_map(docs, cites + [citations.char_location(99, 0, 1, "x")], boundaries=[100])
+    ax = citation_map(docs, cites + [citations.char_location(99, 0, 1, "x")], boundaries=[100])
     assert len(ax.patches) == len(docs) + len(cites)  # the citation of a missing document is skipped
     by_height = sorted((t.get_position()[1], t.get_text()) for t in ax.get_yticklabels())
     assert [name for _, name in by_height] == [d.file for d in docs][::-1]  # the first document on top

@@ -6,12 +6,53 @@ the cache breakpoint on the last document, then the question (what changes every
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
 SYSTEM_PROMPT = (
     "あなたは株式会社みなと計測の社内規程に基づいて社員の質問に答えるアシスタントです。"
     "渡された規程の内容だけを根拠に答え、規程に記載がないことは「規程に記載がありません」と答えてください。"
 )
+
+
+# ---------------------------------------------------------------- documents of any shape
+
+
+def field_of(obj: Any, name: str, default: Any = None) -> Any:
+    """``obj[name]`` for a dict, ``obj.name`` otherwise (SDK objects and plain dicts alike)."""
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def doc_text(doc: Any) -> str:
+    """The text of a document: ``doc.text``, ``doc["text"]`` or the second item of a pair."""
+    if isinstance(doc, tuple):
+        return doc[1]
+    if isinstance(doc, str):
+        return doc
+    text = field_of(doc, "text")
+    if not isinstance(text, str):
+        raise TypeError(f"a document needs a text (a .text attribute or a (title, text) pair), got {type(doc).__name__}")
+    return text
+
+
+def doc_title(doc: Any) -> str | None:
+    """The title sent with a document (``label`` of a corpus Doc, else ``title``, else the pair's first item)."""
+    if isinstance(doc, tuple):
+        return doc[0]
+    if isinstance(doc, str):
+        return None
+    return field_of(doc, "label") or field_of(doc, "title")
+
+
+def doc_name(doc: Any) -> str:
+    """A short name for a document: the file name when there is one, else the title."""
+    if isinstance(doc, tuple):
+        return doc[0]
+    return field_of(doc, "file") or doc_title(doc) or "(無題)"
+
+
+# ---------------------------------------------------------------- reading a response
 
 
 def document_block(text: str, title: str | None = None, *, citations: bool = False,
@@ -40,13 +81,7 @@ def cache_control(ttl: str = "5m") -> dict:
 def doc_blocks(docs: Iterable, *, citations: bool = False, cache_ttl: str | None = "5m") -> list[dict]:
     """One block per corpus document (objects with ``.text`` and ``.label`` or ``.title``,
     or (title, text) pairs); the breakpoint goes on the last one."""
-    blocks = []
-    for d in docs:
-        if isinstance(d, tuple):
-            title, text = d
-        else:
-            title, text = getattr(d, "label", None) or getattr(d, "title", None), d.text
-        blocks.append(document_block(text, title, citations=citations))
+    blocks = [document_block(doc_text(d), doc_title(d), citations=citations) for d in docs]
     if not blocks:
         raise ValueError("no documents to send")
     if cache_ttl is not None:

@@ -34,51 +34,12 @@ from typing import Any, Iterable, Sequence
 
 from anthropic.types import CitationCharLocation
 
+from ctxlab.api.messages import doc_name, doc_text, doc_title, field_of
+
 __all__ = [
-    "collect", "collect_pairs", "render", "char_location", "cite", "doc_name", "doc_title", "doc_text",
-    "Bundle", "Part", "bundle", "numbered_docs", "numbered_instruction", "NumberedRef",
-    "parse_numbered_refs", "plot_citation_map",
+    "collect", "collect_pairs", "render", "char_location", "cite",     "Bundle", "Part", "bundle", "numbered_docs", "numbered_instruction", "NumberedRef",
+    "parse_numbered_refs",
 ]
-
-
-# ---------------------------------------------------------------- access helpers
-
-
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
-
-
-def doc_text(doc: Any) -> str:
-    """The text of a document: ``doc.text``, ``doc["text"]`` or the second item of a pair."""
-    if isinstance(doc, tuple):
-        return doc[1]
-    if isinstance(doc, str):
-        return doc
-    text = _get(doc, "text")
-    if not isinstance(text, str):
-        raise TypeError(f"a document needs a text (a .text attribute or a (title, text) pair), got {type(doc).__name__}")
-    return text
-
-
-def doc_title(doc: Any) -> str | None:
-    """The title sent with a document (``label`` of a corpus Doc, else ``title``, else the pair's first item)."""
-    if isinstance(doc, tuple):
-        return doc[0]
-    if isinstance(doc, str):
-        return None
-    return _get(doc, "label") or _get(doc, "title")
-
-
-def doc_name(doc: Any) -> str:
-    """A short name for a document: the file name when there is one, else the title."""
-    if isinstance(doc, tuple):
-        return doc[0]
-    return _get(doc, "file") or doc_title(doc) or "(無題)"
-
-
-# ---------------------------------------------------------------- reading a response
 
 
 def collect_pairs(response: Any) -> list[tuple[str, Any]]:
@@ -87,15 +48,15 @@ def collect_pairs(response: Any) -> list[tuple[str, Any]]:
     Walks ``response.content``: text blocks without citations are skipped, a block with
     several citations gives several pairs with the same text.
     """
-    content = _get(response, "content")
+    content = field_of(response, "content")
     if content is None:
         raise TypeError("collect() needs a Messages API response (an object with .content)")
     out = []
     for block in content:
-        if _get(block, "type") != "text":
+        if field_of(block, "type") != "text":
             continue
-        for c in _get(block, "citations") or []:
-            out.append((_get(block, "text", ""), c))
+        for c in field_of(block, "citations") or []:
+            out.append((field_of(block, "text", ""), c))
     return out
 
 
@@ -105,13 +66,13 @@ def collect(response: Any) -> list[Any]:
 
 
 def _range_label(c: Any) -> str:
-    kind = _get(c, "type")
+    kind = field_of(c, "type")
     if kind == "char_location":
-        return f"文字 {_get(c, 'start_char_index')}–{_get(c, 'end_char_index')}"
+        return f"文字 {field_of(c, 'start_char_index')}–{field_of(c, 'end_char_index')}"
     if kind == "page_location":
-        return f"ページ {_get(c, 'start_page_number')}–{_get(c, 'end_page_number')}"
+        return f"ページ {field_of(c, 'start_page_number')}–{field_of(c, 'end_page_number')}"
     if kind == "content_block_location":
-        return f"ブロック {_get(c, 'start_block_index')}–{_get(c, 'end_block_index')}"
+        return f"ブロック {field_of(c, 'start_block_index')}–{field_of(c, 'end_block_index')}"
     return str(kind)
 
 
@@ -126,24 +87,24 @@ def render(response: Any, *, width: int = 70) -> str:
 
     The same citation (document and range) keeps its number when it is cited again.
     """
-    content = _get(response, "content")
+    content = field_of(response, "content")
     if content is None:
         raise TypeError("render() needs a Messages API response (an object with .content)")
     numbers: dict[tuple, int] = {}
     refs: list[str] = []
     parts: list[str] = []
     for block in content:
-        if _get(block, "type") != "text":
+        if field_of(block, "type") != "text":
             continue
-        text = _get(block, "text", "")
+        text = field_of(block, "text", "")
         marks = []
-        for c in _get(block, "citations") or []:
-            key = (_get(c, "document_index"), _get(c, "type"), _range_label(c))
+        for c in field_of(block, "citations") or []:
+            key = (field_of(c, "document_index"), field_of(c, "type"), _range_label(c))
             if key not in numbers:
                 numbers[key] = len(numbers) + 1
-                title = _get(c, "document_title") or f"文書 {_get(c, 'document_index')}"
-                refs.append(f"[{numbers[key]}] {title}  {_range_label(c)}  (document_index={_get(c, 'document_index')})\n"
-                            f"    「{_one_line(_get(c, 'cited_text', ''), width)}」")
+                title = field_of(c, "document_title") or f"文書 {field_of(c, 'document_index')}"
+                refs.append(f"[{numbers[key]}] {title}  {_range_label(c)}  (document_index={field_of(c, 'document_index')})\n"
+                            f"    「{_one_line(field_of(c, 'cited_text', ''), width)}」")
             marks.append(f"[{numbers[key]}]")
         parts.append(text + "".join(marks))
     answer = "".join(parts).strip()
@@ -300,38 +261,3 @@ def parse_numbered_refs(text: str) -> list[NumberedRef]:
 
 
 # ---------------------------------------------------------------- a picture
-
-
-def plot_citation_map(docs: Sequence[Any], cites: Iterable[Any], ax=None, *, boundaries: Iterable[int] = (),
-                      title: str | None = None, names: Sequence[str] | None = None):
-    """One bar per document (its length in characters) with the cited ranges marked.
-
-    ``boundaries`` draws dotted lines at those offsets (e.g. where the files of a bundle
-    begin, which only one's own bookkeeping knows). Returns the axes.
-    """
-    import matplotlib.pyplot as plt
-
-    from ctxlab import plots  # noqa: F401  (Japanese font)
-
-    docs = list(docs)
-    if ax is None:
-        _, ax = plt.subplots(figsize=(7, 0.45 * len(docs) + 1))
-    labels = list(names) if names is not None else [doc_name(d) for d in docs]
-    lengths = [len(doc_text(d)) for d in docs]
-    ys = list(range(len(docs)))[::-1]
-    ax.barh(ys, lengths, color="#e7e6e6", height=0.6)
-    for c in cites:
-        k = _get(c, "document_index")
-        a, b = _get(c, "start_char_index"), _get(c, "end_char_index")
-        if k is None or a is None or not 0 <= k < len(docs):
-            continue
-        ax.barh(ys[k], max(b - a, max(lengths) / 400), left=a, color="#c00000", height=0.6)
-    for x in boundaries:
-        ax.axvline(x, color="#7f7f7f", ls=":", lw=0.8)
-    ax.set_yticks(ys)
-    ax.set_yticklabels(labels, fontsize=8)
-    ax.set_xlim(0, max(lengths) * 1.01)
-    ax.set_xlabel("文書の中の文字位置")
-    if title:
-        ax.set_title(title, fontsize=10)
-    return ax

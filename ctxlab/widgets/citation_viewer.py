@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 import ipywidgets as widgets
 
-from ctxlab.labs.citations import _get, doc_name, doc_text
+from ctxlab.api.messages import doc_name, doc_text, field_of as _get
 
 __all__ = ["highlight_html", "CitationViewer", "MARK_STYLE"]
 

@@ -454,8 +454,10 @@ for row in table:
 # %matplotlib inline
 import matplotlib.pyplot as plt
 
+from ctxlab.plots.prompt_caching import cost_curves
+
 seed = prompt_caching.SEED_001
-fig = prompt_caching.plot_seed001(**seed, n_max=10, k_max=20)
+fig = cost_curves(**seed, n_max=10, k_max=20)
 plt.show()
 
 # %% [markdown]

@@ -160,13 +160,14 @@ for p, q in zip(bundle.parts, old_bundle.parts):
 # %%
 # %matplotlib inline
 import matplotlib.pyplot as plt
-import ctxlab.plots  # noqa: F401  (日本語フォント)
+
+from ctxlab.plots.citations import citation_map
 
 fig, (top, bottom) = plt.subplots(2, 1, figsize=(7.5, 4.6), gridspec_kw={"height_ratios": [1, 3.2]})
-citations.plot_citation_map([bundle.as_document()], bcites, ax=top, names=["連結した 1 文書"],
+citation_map([bundle.as_document()], bcites, ax=top, names=["連結した 1 文書"],
                             boundaries=[p.start for p in bundle.parts[1:]],
                             title="1 つの文書に連結: 位置は通し番号。点線は自分の表からしか描けない")
-citations.plot_citation_map(docs, cites, ax=bottom, title="1 ファイル 1 ブロック: 番号と位置がそのままファイルと位置")
+citation_map(docs, cites, ax=bottom, title="1 ファイル 1 ブロック: 番号と位置がそのままファイルと位置")
 plt.tight_layout()
 
 # %% [markdown]
