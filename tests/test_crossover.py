@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from ctxlab.costs import compare, crossover, formulas, pricing
+from ctxlab.plots import crossover as crossover_plots
+from ctxlab.widgets._png import png_rgba
 
 MODELS = list(pricing.models())
 
@@ -215,10 +217,10 @@ def _is_png(data: bytes):
 def test_png_encoder_round_trip(wc):
     from PIL import Image
     a = np.random.default_rng(1).integers(0, 256, size=(7, 5, 4), dtype=np.uint8)
-    im = Image.open(io.BytesIO(wc.png_rgba(a)))
+    im = Image.open(io.BytesIO(png_rgba(a)))
     assert np.array_equal(np.asarray(im.convert("RGBA")), a)
     with pytest.raises(ValueError):
-        wc.png_rgba(np.zeros((2, 2, 3), dtype=np.uint8))
+        png_rgba(np.zeros((2, 2, 3), dtype=np.uint8))
 
 
 def test_simulator_shows_the_numbers_and_redraws_in_place(wc):
@@ -266,9 +268,9 @@ def test_simulator_marks_crossover_and_shades_the_window(wc):
 def test_static_figures(wc):
     import matplotlib.pyplot as plt
 
-    plot = wc.plot_monthly(197_000, crossover.profile())
+    plot = crossover_plots.plot_monthly(197_000, crossover.profile())
     assert plot.result["crossover_tokens"] == pytest.approx(90_101, abs=1)
-    rk = wc.plot_rho_k(points=[("A", 5.0, 0.03)])
+    rk = crossover_plots.plot_rho_k(points=[("A", 5.0, 0.03)])
     assert rk.result["points"]["A"] == "retrieval"
     plt.close("all")
 

@@ -76,9 +76,10 @@ for note in compare.compare(doc_tokens, len(docs), base).notes:
 # %matplotlib inline
 import matplotlib.pyplot as plt
 import numpy as np
+from ctxlab.plots.crossover import RhoKPlot, plot_monthly, plot_rho_k
 from ctxlab.widgets import crossover as xw
 
-xw.plot_monthly(doc_tokens, base, n_files=len(docs));
+plot_monthly(doc_tokens, base, n_files=len(docs));
 
 # %%
 lc = crossover.line("long_context", base)
@@ -353,7 +354,7 @@ assert max_questions_per_day(500_000, crossover.profile(db_monthly=0.0)) == 0.0
 W5 = pricing.get_model(base.model).write_multiplier("5m")
 R = pricing.get_model(base.model).cache_read_multiplier
 S = 0.02   # seed 001 の検索 1 回の費用（aM を 1 とした単位）
-rk = xw.plot_rho_k(W5, R, S)
+rk = plot_rho_k(W5, R, S)
 for k, limit in rk.result["rho_limit"].items():
     print(f"k = {k:>2}: 検索が勝つのは ρ < {limit:.3f}")
 print(f"k を大きくした極限: ρ < r − s = {rk.result['asymptote']:.3f}"
@@ -399,7 +400,7 @@ fig, axes = plt.subplots(1, 2, figsize=(12.5, 3.9), sharey=True)
 for ax, per_day in zip(axes, (20, 5)):
     p = replace(base, questions_per_month=per_day * crossover.DAYS_PER_MONTH)
     pt = crossover.profile_point(doc_tokens, p)
-    plot = xw.RhoKPlot(ax, points=[(f"1 日 {per_day} 問", pt.k, pt.rho)], legend=ax is axes[-1])
+    plot = RhoKPlot(ax, points=[(f"1 日 {per_day} 問", pt.k, pt.rho)], legend=ax is axes[-1])
     plot.update(pt.w, pt.r, pt.s)
     ax.set_title(f"1 日 {per_day} 問: s = {pt.s:.3f}、k = {pt.k:.0f} での上限 ρ < {pt.rho_limit:.3f}", fontsize=10)
     print(f"1 日 {per_day:>2} 問: ρ = {pt.rho:.3f}、上限 {pt.rho_limit:.3f} → 最も安いのは {crossover.METHOD_LABELS[pt.cheapest]}"
