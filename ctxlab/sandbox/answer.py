@@ -9,12 +9,9 @@ exactly ``document[start_char_index:end_char_index]``.
 """
 from __future__ import annotations
 
-import hashlib
 import json
-import re
-import threading
-from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ctxlab import retrieval
@@ -42,13 +39,15 @@ class Unit:
     block: int | None = None  # content documents: index of the block
 
 
-@dataclass
+@dataclass(frozen=True)
 class Source:
+    """A text the answer may quote. Equal (and cached alike) when text, kind, title and blocks are."""
+
     text: str
     kind: str  # "text" (plain-text document), "content" (custom content document), "plain" (user text)
-    doc_index: int | None
+    doc_index: int | None = field(compare=False)
     title: str | None
-    blocks: list[str] | None = None
+    blocks: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -60,21 +59,6 @@ class Answer:
     quoted: list[str]
 
 
-# ---------------------------------------------------------------- caches
-
-_lock = threading.Lock()
-_SENTENCES: "OrderedDict[bytes, Analysis]" = OrderedDict()
-_INDEXES: "OrderedDict[tuple, tuple[list[Unit], retrieval.BM25Index]]" = OrderedDict()
-_MAX_TEXTS = 256
-_MAX_INDEXES = 64
-
-
-def _digest(text: str) -> bytes:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-
-
-
-
 @dataclass
 class Analysis:
     """Sentences of one text: spans, search tokens (with context) and which are quotable."""
@@ -84,6 +68,7 @@ class Analysis:
     quotable: list[bool]
 
 
+@lru_cache(maxsize=256)
 def _analyse(text: str) -> Analysis:
     """Split into sentences; give each the words of its title, chapter and article heading.
 
@@ -118,25 +103,9 @@ def _analyse(text: str) -> Analysis:
     return Analysis(spans, toks, quotable)
 
 
-def _sentences(text: str, key: bytes) -> Analysis:
-    """:func:`_analyse`, cached by the text's hash."""
-    with _lock:
-        hit = _SENTENCES.get(key)
-        if hit is not None:
-            _SENTENCES.move_to_end(key)
-            return hit
-    result = _analyse(text)
-    with _lock:
-        _SENTENCES[key] = result
-        while len(_SENTENCES) > _MAX_TEXTS:
-            _SENTENCES.popitem(last=False)
-    return result
-
-
 def clear_caches() -> None:
-    with _lock:
-        _SENTENCES.clear()
-        _INDEXES.clear()
+    _analyse.cache_clear()
+    _index.cache_clear()
 
 
 # ---------------------------------------------------------------- material
@@ -189,7 +158,7 @@ def _gather(messages: list) -> tuple[list[Source], str]:
                     sources.append(Source(src.get("data", ""), "text", k, title))
                 elif src.get("type") == "content":
                     blocks = _content_doc_blocks(b)
-                    sources.append(Source("\n".join(blocks), "content", k, title, blocks))
+                    sources.append(Source("\n".join(blocks), "content", k, title, tuple(blocks)))
                 # pdf / url / file sources carry no text the sandbox can read
             elif t == "text":
                 is_question = i == qi and j == qj
@@ -206,22 +175,11 @@ def _gather(messages: list) -> tuple[list[Source], str]:
     return sources, query.strip()
 
 
-def _source_keys(sources: list[Source]) -> tuple:
-    keys = []
-    for s in sources:
-        title = (s.title or "").encode("utf-8", "surrogatepass")
-        if s.kind == "content":
-            keys.append((b"c" + b"".join(_digest(t) for t in (s.blocks or [])), title))
-        else:
-            keys.append((_digest(s.text), title))
-    return tuple(keys)
-
-
-def _units(sources: list[Source], keys: tuple) -> tuple[list[Unit], list[tuple[str, ...]]]:
+def _units(sources: tuple[Source, ...]) -> tuple[list[Unit], list[tuple[str, ...]]]:
     """Quotable units of all sources and their search tokens (a document's title included)."""
     units: list[Unit] = []
     toks: list[tuple[str, ...]] = []
-    for si, (s, (key, _)) in enumerate(zip(sources, keys)):
+    for si, s in enumerate(sources):
         title = retrieval._tokens(s.title) if s.title else ()
         if s.kind == "content":
             for bi, text in enumerate(s.blocks or []):
@@ -229,7 +187,7 @@ def _units(sources: list[Source], keys: tuple) -> tuple[list[Unit], list[tuple[s
                     units.append(Unit(si, 0, len(text), bi))
                     toks.append(retrieval._tokens(text) + title)
             continue
-        an = _sentences(s.text, key)
+        an = _analyse(s.text)
         for (a, b), t, q in zip(an.spans, an.tokens, an.quotable):
             if q:
                 units.append(Unit(si, a, b))
@@ -237,21 +195,11 @@ def _units(sources: list[Source], keys: tuple) -> tuple[list[Unit], list[tuple[s
     return units, toks
 
 
-def _index(sources: list[Source]) -> tuple[list[Unit], retrieval.BM25Index]:
-    """Units of the sources and their BM25 index, cached by the sources' hashes."""
-    key = _source_keys(sources)
-    with _lock:
-        hit = _INDEXES.get(key)
-        if hit is not None:
-            _INDEXES.move_to_end(key)
-            return hit
-    units, toks = _units(sources, key)
-    built = (units, retrieval.BM25Index(tokens=toks, b=BM25_B))
-    with _lock:
-        _INDEXES[key] = built
-        while len(_INDEXES) > _MAX_INDEXES:
-            _INDEXES.popitem(last=False)
-    return built
+@lru_cache(maxsize=64)
+def _index(sources: tuple[Source, ...]) -> tuple[list[Unit], retrieval.BM25Index]:
+    """Units of the sources and their BM25 index, cached by the sources' content."""
+    units, toks = _units(sources)
+    return units, retrieval.BM25Index(tokens=toks, b=BM25_B)
 
 
 def _unit_text(sources: list[Source], u: Unit) -> str:
@@ -262,7 +210,7 @@ def _unit_text(sources: list[Source], u: Unit) -> str:
 
 
 def _select(sources: list[Source], query: str) -> list[Unit]:
-    units, index = _index(sources)
+    units, index = _index(tuple(sources))
     if not units:
         return []
     hits = index.search(query, k=30)

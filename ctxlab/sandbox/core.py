@@ -9,17 +9,18 @@ import secrets
 import threading
 import time
 import warnings
-from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterator
 
 import httpx2
 
 from ctxlab.costs import pricing
-from ctxlab.estimate import estimate_text
 from ctxlab.sandbox._client import BASE_URL, bind
+from ctxlab.sandbox._stream import sse
 from ctxlab.sandbox.answer import build_answer
 from ctxlab.sandbox.cache import TTL_SECONDS, PromptCache
+from ctxlab.sandbox.clock import Clock
 from ctxlab.sandbox.errors import ApiError, invalid, not_found
+from ctxlab.sandbox.log import LogEntry
 from ctxlab.sandbox.request import ParsedRequest, parse_request
 
 #: time scale of the simulated waits when nothing else is set (a notebook stays quick)
@@ -34,59 +35,6 @@ _B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 def _new_id(prefix: str) -> str:
     return prefix + "01" + "".join(secrets.choice(_B58) for _ in range(22))
-
-
-class Clock:
-    """Simulated seconds: real (monotonic) time since creation plus what :meth:`advance` added.
-
-    With ``realtime=False`` the clock moves only when advanced, which makes a replay exact.
-    """
-
-    def __init__(self, *, realtime: bool = True, start: float = 0.0):
-        self.realtime = realtime
-        self._t0 = time.monotonic()
-        self._offset = float(start)
-
-    def now(self) -> float:
-        if self.realtime:
-            return time.monotonic() - self._t0 + self._offset
-        return self._offset
-
-    def advance(self, seconds: float) -> float:
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds != seconds:
-            raise ValueError(f"advance() needs a number of seconds, got {seconds!r}")
-        if seconds < 0:
-            raise ValueError(f"the clock only moves forward: advance({seconds!r}) is negative")
-        self._offset += float(seconds)
-        return self.now()
-
-
-@dataclass
-class LogEntry:
-    """One request the sandbox served (or refused)."""
-
-    request_id: str
-    endpoint: str
-    time_s: float
-    status: int
-    model: str | None = None
-    message_id: str | None = None
-    stream: bool = False
-    usage: dict | None = None
-    simulated_ttft_s: float | None = None
-    simulated_total_s: float | None = None
-    cost: pricing.CallCost | None = None
-    error: str | None = None
-
-    @property
-    def cost_usd(self) -> float:
-        return self.cost.total if self.cost is not None else 0.0
-
-    def as_dict(self) -> dict:
-        d = asdict(self)
-        d["cost_usd"] = self.cost_usd
-        d["cost"] = None if self.cost is None else asdict(self.cost)
-        return d
 
 
 def _usage(plan, output_tokens: int) -> dict:
@@ -451,68 +399,11 @@ class Sandbox:
             message["diagnostics"] = diagnostics
         message["sandbox"] = extra
         if parsed.stream:
-            gen = self._sse(message, ttft * scale, (1.0 / lm["output_tokens_per_s"]) * scale)
+            gen = sse(message, ttft * scale, (1.0 / lm["output_tokens_per_s"]) * scale, self.sleep)
             return httpx2.Response(200, headers=self._headers(rid, "text/event-stream"), content=gen)
         if scale > 0:
             self.sleep(total * scale)
         return httpx2.Response(200, headers=self._headers(rid), content=json.dumps(message, ensure_ascii=False).encode())
-
-    def _sse(self, message: dict, ttft_wait: float, per_token_wait: float) -> Iterator[bytes]:
-        """The response as server-sent events; a failure mid-stream becomes an ``error`` event."""
-        try:
-            yield from self._sse_events(message, ttft_wait, per_token_wait)
-        except Exception as e:  # the SDK raises an APIStatusError for an error event
-            body = {"type": "error", "error": {"type": "api_error",
-                                               "message": f"Internal error in the offline sandbox while streaming "
-                                                          f"({type(e).__name__}: {e})"}}
-            yield f"event: error\ndata: {json.dumps(body)}\n\n".encode()
-
-    def _sse_events(self, message: dict, ttft_wait: float, per_token_wait: float) -> Iterator[bytes]:
-
-        def ev(name: str, data: dict) -> bytes:
-            return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
-
-        usage = message["usage"]
-        start = dict(message, content=[], stop_reason=None, stop_sequence=None,
-                     usage=dict(usage, output_tokens=1))
-        yield ev("message_start", {"type": "message_start", "message": start})
-        yield ev("ping", {"type": "ping"})
-        waited_first = False
-        for i, block in enumerate(message["content"]):
-            head = {"type": "text", "text": ""}
-            if "citations" in block:
-                head["citations"] = []
-            yield ev("content_block_start", {"type": "content_block_start", "index": i, "content_block": head})
-            text = block["text"]
-            step = 12
-            for k in range(0, len(text), step):
-                piece = text[k : k + step]
-                if not waited_first:
-                    waited_first = True
-                    if ttft_wait > 0:
-                        self.sleep(ttft_wait)
-                yield ev("content_block_delta", {"type": "content_block_delta", "index": i,
-                                                 "delta": {"type": "text_delta", "text": piece}})
-                if per_token_wait > 0:
-                    self.sleep(estimate_text(piece) * per_token_wait)
-            for c in block.get("citations") or []:
-                yield ev("content_block_delta", {"type": "content_block_delta", "index": i,
-                                                 "delta": {"type": "citations_delta", "citation": c}})
-            yield ev("content_block_stop", {"type": "content_block_stop", "index": i})
-        yield ev(
-            "message_delta",
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": message["stop_sequence"]},
-                "usage": {
-                    "input_tokens": usage["input_tokens"],
-                    "cache_creation_input_tokens": usage["cache_creation_input_tokens"],
-                    "cache_read_input_tokens": usage["cache_read_input_tokens"],
-                    "output_tokens": usage["output_tokens"],
-                },
-            },
-        )
-        yield ev("message_stop", {"type": "message_stop"})
 
 
 __all__ = ["Sandbox", "Clock", "LogEntry", "DEFAULT_TIME_SCALE", "BASE_URL", "TTL_SECONDS"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ctxlab.costs import pricing
@@ -336,31 +337,18 @@ def parse_request(body: Any, endpoint: str) -> ParsedRequest:
     )
 
 
-_TOKEN_MEMO: dict[tuple[bytes, bytes], int] = {}
-_MEMO_MIN_BYTES = 512
-_MEMO_MAX_BYTES = 64 * 1024 * 1024
-_memo_bytes = 0
+@lru_cache(maxsize=2048)
+def _string_tokens(text: str) -> int:
+    """Token estimate of a string block, remembered: re-sending the same documents (the usual
+    pattern with prompt caching) does not re-scan them."""
+    return tok.estimate_text(text)
 
 
-def _memo_tokens(tag: bytes, raw: bytes, compute) -> int:
-    """Token estimate of a long text/document block, remembered by its bytes.
-
-    The estimate depends only on the block's content, so re-sending the same documents
-    (the usual pattern with prompt caching) does not re-scan them.
-    """
-    global _memo_bytes
-    if len(raw) < _MEMO_MIN_BYTES:
-        return compute()
-    key = (tag, raw)
-    n = _TOKEN_MEMO.get(key)
-    if n is None:
-        n = compute()
-        if _memo_bytes + len(raw) > _MEMO_MAX_BYTES:
-            _TOKEN_MEMO.clear()
-            _memo_bytes = 0
-        _TOKEN_MEMO[key] = n
-        _memo_bytes += len(raw)
-    return n
+@lru_cache(maxsize=2048)
+def _block_tokens(raw: bytes) -> int:
+    """Token estimate of a text or document block from its JSON bytes (without cache_control,
+    which the estimate ignores), remembered like :func:`_string_tokens`."""
+    return tok.estimate_blocks([json.loads(raw)])[0]
 
 
 def _flatten(body: dict, model: str, citations: bool) -> tuple[list[Block], list[int], dict]:
@@ -389,12 +377,11 @@ def _flatten(body: dict, model: str, citations: bool) -> tuple[list[Block], list
             breakpoints.append(len(blocks) - 1)
 
     def string_count(text: str):
-        return lambda raw: _memo_tokens(b"s", raw, lambda: tok.estimate_text(text))
+        return lambda raw: _string_tokens(text)
 
     def block_count(block: Any):
         if isinstance(block, dict) and block.get("type") in ("text", "document"):
-            # these estimates ignore cache_control, so the memo key (without it) is exact
-            return lambda raw: _memo_tokens(b"b", raw, lambda: tok.estimate_blocks([block])[0])
+            return _block_tokens
         return lambda raw: tok.estimate_blocks([block])[0]
 
     for i, t in enumerate(body.get("tools") or []):
