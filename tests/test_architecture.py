@@ -122,13 +122,19 @@ def test_no_import_cycle_between_modules():
             visit(m)
 
 
-def test_no_function_level_import_of_a_lower_or_equal_ctxlab_module():
+#: modules that import ctxlab code inside functions on purpose, and why
+LAZY_ON_PURPOSE = {
+    "ctxlab.cli": "a subcommand's implementation loads when it runs, so `ctxlab compare` does not pay for nbgrader",
+}
+
+
+def test_no_function_level_import_of_a_ctxlab_module():
     """A function-level import of a ctxlab module is how a cycle hides: there should be none.
 
     (Importing a heavy third-party library inside a function is fine; this checks ctxlab only.)
     """
     bad = [f"{m}: imports {t} inside a function" for m, p in MODULES.items()
-           for t, top in _imports(p, m) if not top]
+           for t, top in _imports(p, m) if not top and m not in LAZY_ON_PURPOSE]
     assert not bad, "\n".join(bad)
 
 

@@ -1,0 +1,6 @@
+"""Talking to the Messages API: the client (real or sandbox), token counts, request building, the budget.
+
+:mod:`~ctxlab.api.client` chooses the real API or the offline sandbox; :mod:`~ctxlab.api.tokens`
+counts with ``count_tokens`` or the offline estimate; :mod:`~ctxlab.api.messages` builds requests
+over documents; :mod:`~ctxlab.api.budget` guards what online cells spend.
+"""

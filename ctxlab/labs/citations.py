@@ -1,4 +1,4 @@
-"""Citations of the Messages API: read them, print them, map them back, and a fallback.
+"""Lesson 07: citations of the Messages API: read them, print them, map them back, and a fallback.
 
 With ``"citations": {"enabled": true}`` on every document block, an answer comes back as
 several text blocks; a block that rests on the documents carries ``char_location``

@@ -1,4 +1,4 @@
-"""Prompt caching, read from what the API returns: usage fields, dollars, request layout.
+"""Lesson 03: prompt caching read from what the API returns: usage fields, dollars, request layout.
 
 Lesson 03 uses this module to look at caching from the outside, as a learner would on the
 real API:
