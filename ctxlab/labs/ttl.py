@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
 from ctxlab.costs import pricing
+from ctxlab.costs._checks import nonneg
 from ctxlab.costs.usage import usage_dict
 
 #: the TTLs of the API, in seconds (the sandbox uses the same values)
@@ -233,7 +234,7 @@ def day_cost(times: Iterable[float], ttl: str | None, doc_tokens: float, *, mode
     (after the breakpoint) and the answer cost the same either way.
     """
     ts = _times(times)
-    pricing._nonneg("doc_tokens", doc_tokens)
+    nonneg("doc_tokens", doc_tokens)
     if ttl is None:
         one = pricing.call_cost(model, input_tokens=doc_tokens + question_tokens, output_tokens=output_tokens).total
         return one * len(ts)

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterator
 import httpx2
 
 from ctxlab.costs import pricing
+from ctxlab.costs.usage import FIELDS, summed, total_input
 from ctxlab.sandbox._client import BASE_URL, bind
 from ctxlab.sandbox._stream import sse
 from ctxlab.sandbox.answer import build_answer
@@ -162,21 +163,12 @@ class Sandbox:
         """Totals over the log: requests, tokens by kind, cost with and without the cache."""
         with self._lock:
             ok = [e for e in self.log if e.endpoint == "messages" and e.status == 200 and e.usage]
-            s = {
-                "requests": len(ok),
-                "input_tokens": sum(e.usage["input_tokens"] for e in ok),
-                "cache_creation_input_tokens": sum(e.usage["cache_creation_input_tokens"] for e in ok),
-                "cache_read_input_tokens": sum(e.usage["cache_read_input_tokens"] for e in ok),
-                "output_tokens": sum(e.usage["output_tokens"] for e in ok),
-                "cost_usd": sum(e.cost_usd for e in ok),
-            }
+            total = summed(e.usage for e in ok)
+            s = {"requests": len(ok), **{name: total[name] for name in FIELDS},
+                 "cost_usd": sum(e.cost_usd for e in ok)}
             s["cost_usd_without_cache"] = sum(
-                pricing.call_cost(
-                    e.model,
-                    input_tokens=e.usage["input_tokens"] + e.usage["cache_creation_input_tokens"]
-                    + e.usage["cache_read_input_tokens"],
-                    output_tokens=e.usage["output_tokens"],
-                ).total
+                pricing.call_cost(e.model, input_tokens=total_input(e.usage),
+                                  output_tokens=e.usage["output_tokens"]).total
                 for e in ok
             )
             reads = [e for e in ok if e.usage["cache_read_input_tokens"] > 0]
