@@ -16,6 +16,7 @@ from ctxlab.retrieval import (
     split_sentences,
     tokenize,
 )
+from ctxlab.retrieval import tokens as search_tokens
 from ctxlab.estimate import estimate_text
 
 REGULATION = """年次有給休暇取扱規程
@@ -73,9 +74,9 @@ def test_tokenizer_drops_punctuation_and_normalizes():
 
 def test_tagger_is_created_once():
     tokenize("一度目")
-    tagger = retrieval._tagger
+    tagger = search_tokens._tagger
     tokenize("二度目の呼び出し")
-    assert tagger is not None and retrieval._tagger is tagger
+    assert tagger is not None and search_tokens._tagger is tagger
 
 
 def test_tokenize_rejects_non_strings():
