@@ -92,8 +92,8 @@ def hybrid_times(lemma: retrieval.BM25Index, bigram: retrieval.BM25Index, questi
             search_tokens._TOKEN_CACHE.pop(q, None)
             t0 = time.perf_counter()
             a = [i for i, _ in lemma.search(q, k=50)]
-            b = [i for i, _ in bigram.search(rag.bigram_tokens(q), k=50)]
-            rag.rrf([a, b])[:20]
+            b = [i for i, _ in bigram.search(retrieval.bigram_tokens(q), k=50)]
+            retrieval.rrf([a, b])[:20]
             times.append(time.perf_counter() - t0)
     return times
 
@@ -119,7 +119,7 @@ def main() -> None:
         chunks, idx = build(docs)
         quantiles(f"BM25 query, top 20 ({len(chunks):,} chunks, tokenization incl.)",
                   query_times(idx, questions, rounds=5), goal=GOAL_QUERY_S)
-        bigram = retrieval.BM25Index(tokens=[rag.bigram_tokens(c.text) for c in chunks])
+        bigram = retrieval.BM25Index(tokens=[retrieval.bigram_tokens(c.text) for c in chunks])
         quantiles(f"hybrid query: BM25 + bigram BM25 + RRF ({len(chunks):,} chunks)",
                   hybrid_times(idx, bigram, questions, rounds=5))
 
