@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _util import measure, report  # noqa: E402
 
 from ctxlab import corpus, retrieval
+from ctxlab.retrieval import tokens as search_tokens  # its token cache is cleared between runs
 from ctxlab.labs import rag_lab as rag  # noqa: E402
 
 GOAL_BUILD_S = 2.0
@@ -54,13 +55,13 @@ def chunk(docs) -> list[retrieval.Chunk]:
 
 
 def build(docs) -> tuple[list[retrieval.Chunk], retrieval.BM25Index]:
-    retrieval._TOKEN_CACHE.clear()
+    search_tokens._TOKEN_CACHE.clear()
     chunks = chunk(docs)
     return chunks, retrieval.BM25Index.from_chunks(chunks)
 
 
 def parts(docs) -> None:
-    retrieval._TOKEN_CACHE.clear()
+    search_tokens._TOKEN_CACHE.clear()
     t0 = time.perf_counter()
     chunks = chunk(docs)
     t1 = time.perf_counter()
@@ -76,7 +77,7 @@ def query_times(idx: retrieval.BM25Index, questions: list[str], rounds: int) -> 
     times = []
     for _ in range(rounds):
         for q in questions:
-            retrieval._TOKEN_CACHE.pop(q, None)
+            search_tokens._TOKEN_CACHE.pop(q, None)
             t0 = time.perf_counter()
             idx.search(q, k=20)
             times.append(time.perf_counter() - t0)
@@ -88,11 +89,11 @@ def hybrid_times(lemma: retrieval.BM25Index, bigram: retrieval.BM25Index, questi
     times = []
     for _ in range(rounds):
         for q in questions:
-            retrieval._TOKEN_CACHE.pop(q, None)
+            search_tokens._TOKEN_CACHE.pop(q, None)
             t0 = time.perf_counter()
             a = [i for i, _ in lemma.search(q, k=50)]
-            b = [i for i, _ in bigram.search(rag.bigram_tokens(q), k=50)]
-            rag.rrf([a, b])[:20]
+            b = [i for i, _ in bigram.search(retrieval.bigram_tokens(q), k=50)]
+            retrieval.rrf([a, b])[:20]
             times.append(time.perf_counter() - t0)
     return times
 
@@ -118,14 +119,14 @@ def main() -> None:
         chunks, idx = build(docs)
         quantiles(f"BM25 query, top 20 ({len(chunks):,} chunks, tokenization incl.)",
                   query_times(idx, questions, rounds=5), goal=GOAL_QUERY_S)
-        bigram = retrieval.BM25Index(tokens=[rag.bigram_tokens(c.text) for c in chunks])
+        bigram = retrieval.BM25Index(tokens=[retrieval.bigram_tokens(c.text) for c in chunks])
         quantiles(f"hybrid query: BM25 + bigram BM25 + RRF ({len(chunks):,} chunks)",
                   hybrid_times(idx, bigram, questions, rounds=5))
 
     print("== the lesson's work on the real corpus (10_rag_lab)")
 
     def lesson() -> None:
-        retrieval._TOKEN_CACHE.clear()
+        search_tokens._TOKEN_CACHE.clear()
         lab = rag.Lab()
         lab.table(20)
         for name in rag.METHODS:

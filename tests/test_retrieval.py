@@ -16,6 +16,7 @@ from ctxlab.retrieval import (
     split_sentences,
     tokenize,
 )
+from ctxlab.retrieval import tokens as search_tokens
 from ctxlab.estimate import estimate_text
 
 REGULATION = """年次有給休暇取扱規程
@@ -73,9 +74,9 @@ def test_tokenizer_drops_punctuation_and_normalizes():
 
 def test_tagger_is_created_once():
     tokenize("一度目")
-    tagger = retrieval._tagger
+    tagger = search_tokens._tagger
     tokenize("二度目の呼び出し")
-    assert tagger is not None and retrieval._tagger is tagger
+    assert tagger is not None and search_tokens._tagger is tagger
 
 
 def test_tokenize_rejects_non_strings():
@@ -242,6 +243,80 @@ def test_recall_at_k():
         recall_at_k(ranked, set(), k=5)
     with pytest.raises(ValueError):
         recall_at_k(ranked, {1}, k=0)
+
+
+def test_fact_recall_counts_facts_of_gold_files_once():
+    texts = ["上限は20日", "20日と12文字以上", "上限は 20 日", "無関係"]
+    files = ["a", "a", "b", "a"]
+    facts, gold = ("20日", "12文字以上"), ("a",)
+    assert retrieval.fact_recall([3, 2, 0, 1], texts, files, facts, gold, 2) == 0.0   # b is not a gold file
+    assert retrieval.fact_recall([3, 2, 0, 1], texts, files, facts, gold, 3) == 0.5
+    assert retrieval.fact_recall([0, 1], texts, files, facts, gold, 50) == 1.0
+    assert retrieval.fact_recall([0, 0, 0], texts, files, ("20日", "20日"), gold, 3) == 1.0
+    assert retrieval.hit_recall([3, 0], texts, files, facts, gold, 2) == 1.0
+    assert retrieval.hit_recall([3, 2], texts, files, facts, gold, 2) == 0.0
+    with pytest.raises(ValueError):
+        retrieval.fact_recall([0], texts, files, (), gold, 1)
+    with pytest.raises(ValueError):
+        retrieval.fact_recall([0], texts, files, facts, gold, 0)
+
+
+def test_facts_held_normalizes_width_and_separators():
+    assert retrieval.facts_held("上限は５０，０００円", ["50,000円"]) == {"50,000円"}
+    assert retrieval.facts_held("上限は 50000 円", ["50,000円", "20日"]) == {"50,000円"}
+
+
+def test_rrf():
+    assert retrieval.rrf([[1, 2, 3], [3, 1, 2]]) == [1, 3, 2]
+    assert retrieval.rrf([]) == []
+    assert retrieval.rrf([[5, 4, 3]]) == [5, 4, 3]
+    assert retrieval.rrf([[1, 2], [3, 4]]) == [1, 3, 2, 4]  # ties keep first appearance
+    assert retrieval.rrf([[1, 1, 2]]) == [1, 2]
+    # x at ranks 1 and 4, y at 2 and 2: k decides
+    rankings = [["x", "y"], ["q", "y", "p", "x"]]
+    assert retrieval.rrf(rankings, k=60).index("y") < retrieval.rrf(rankings, k=60).index("x")
+    assert retrieval.rrf(rankings, k=1).index("x") < retrieval.rrf(rankings, k=1).index("y")
+    with pytest.raises(ValueError):
+        retrieval.rrf([[1]], k=-1)
+
+
+def test_bigram_tokens():
+    assert retrieval.bigram_tokens("繰越上限") == ["繰越", "越上", "上限"]
+    assert retrieval.bigram_tokens("Ａ・支払日") == ["a", "支払", "払日"]
+    assert retrieval.bigram_tokens("") == []
+    with pytest.raises(TypeError):
+        retrieval.bigram_tokens(3)
+
+
+def test_one_recall_measure_by_ids_and_by_facts():
+    """recall_at_k and fact_recall are the same curve: the share of the relevant items covered so far."""
+    assert retrieval.recall_curve([["a"], [], ["b", "x"]], {"a", "b"}, 5) == [0.5, 0.5, 1.0, 1.0, 1.0]
+    assert retrieval.recall_curve([[], ["b"]], {"a", "b"}, 3, any_hit=True) == [0.0, 1.0, 1.0]
+    assert retrieval.recall_curve([], {"a"}, 2) == [0.0, 0.0]
+    texts, files = ["20日まで", "無関係", "12文字以上"], ["a", "a", "a"]
+    as_ids = ["20日", "—", "12文字以上"]  # what each chunk covers, written as an id
+    for k, expected in ((1, 0.5), (2, 0.5), (3, 1.0)):
+        assert retrieval.fact_recall([0, 1, 2], texts, files, ("20日", "12文字以上"), ("a",), k) == expected
+        assert recall_at_k(as_ids, {"20日", "12文字以上"}, k) == expected
+    with pytest.raises(ValueError, match="depth"):
+        retrieval.recall_curve([["a"]], {"a"}, 0)
+
+
+def test_recall_edge_cases_of_the_unified_measure():
+    # a bool is not a count (recall_at_k once took k=True as 1)
+    with pytest.raises(ValueError, match="positive int"):
+        recall_at_k(["a"], {"a"}, k=True)
+    # hit_recall of a question without key facts is an error, as for fact_recall (it once returned 0.0)
+    with pytest.raises(ValueError, match="unanswerable"):
+        retrieval.hit_recall([0], ["x"], ["a"], (), ("a",), 1)
+    with pytest.raises(ValueError, match="no questions"):
+        mean_recall_at_k([], k=5)
+
+
+def test_fact_key_folds_width_case_spaces_and_separators():
+    assert retrieval.fact_key("上限は ５０，０００ 円") == "上限は50000円"
+    assert retrieval.fact_key("暗号化ＵＳＢメモリ") == retrieval.fact_key("暗号化usbメモリ") == "暗号化usbメモリ"
+    assert retrieval.facts_held("暗号化USBメモリを使う", ["暗号化ｕｓｂメモリ"]) == {"暗号化ｕｓｂメモリ"}
 
 
 def test_every_regulation_of_the_corpus_has_article_boundaries():

@@ -33,6 +33,7 @@ from ctxlab import estimate
 from ctxlab.corpus import CATEGORIES, Question
 from ctxlab import _text
 from ctxlab.costs.usage import total_input
+from ctxlab.retrieval import BM25Index, chunk_by_articles
 
 LEVELS = ("correct", "partial", "wrong")
 
@@ -382,8 +383,6 @@ class RAG(Method):
 
     def reindex(self) -> None:
         """Read the source again and rebuild the chunks and the index."""
-        from ctxlab.retrieval import BM25Index, chunk_by_articles
-
         docs = _read(self.source)
         self.chunks = [c for d in docs for c in chunk_by_articles(d.text, self.chunk_tokens, doc_id=d.file,
                                                                   title=getattr(d, "label", None) or d.title)]
