@@ -55,13 +55,13 @@ def chunk(docs) -> list[retrieval.Chunk]:
 
 
 def build(docs) -> tuple[list[retrieval.Chunk], retrieval.BM25Index]:
-    search_tokens._TOKEN_CACHE.clear()
+    search_tokens.clear_cache()
     chunks = chunk(docs)
     return chunks, retrieval.BM25Index.from_chunks(chunks)
 
 
 def parts(docs) -> None:
-    search_tokens._TOKEN_CACHE.clear()
+    search_tokens.clear_cache()
     t0 = time.perf_counter()
     chunks = chunk(docs)
     t1 = time.perf_counter()
@@ -77,7 +77,7 @@ def query_times(idx: retrieval.BM25Index, questions: list[str], rounds: int) -> 
     times = []
     for _ in range(rounds):
         for q in questions:
-            search_tokens._TOKEN_CACHE.pop(q, None)
+            search_tokens.clear_cache()
             t0 = time.perf_counter()
             idx.search(q, k=20)
             times.append(time.perf_counter() - t0)
@@ -89,7 +89,7 @@ def hybrid_times(lemma: retrieval.BM25Index, bigram: retrieval.BM25Index, questi
     times = []
     for _ in range(rounds):
         for q in questions:
-            search_tokens._TOKEN_CACHE.pop(q, None)
+            search_tokens.clear_cache()
             t0 = time.perf_counter()
             a = [i for i, _ in lemma.search(q, k=50)]
             b = [i for i, _ in bigram.search(retrieval.bigram_tokens(q), k=50)]
@@ -126,7 +126,7 @@ def main() -> None:
     print("== the lesson's work on the real corpus (10_rag_lab)")
 
     def lesson() -> None:
-        search_tokens._TOKEN_CACHE.clear()
+        search_tokens.clear_cache()
         lab = rag.Lab()
         lab.table(20)
         for name in rag.METHODS:

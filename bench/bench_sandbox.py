@@ -32,7 +32,6 @@ sys.path.insert(0, str(ROOT))
 from ctxlab import estimate
 from ctxlab import retrieval
 from ctxlab.retrieval import tokens as search_tokens  # its token cache is cleared between runs
-from ctxlab.api import tokens  # noqa: E402
 from ctxlab.api.client import make_client  # noqa: E402
 from ctxlab.sandbox import Sandbox  # noqa: E402
 from ctxlab.sandbox import answer as sandbox_answer  # noqa: E402
@@ -115,7 +114,7 @@ def main() -> None:
     print(f"request: {len(docs)} document blocks, {total_tokens:,} input tokens (sandbox estimate), model {model}")
 
     sandbox_answer.clear_caches()
-    search_tokens._TOKEN_CACHE.clear()
+    search_tokens.clear_cache()
     t = time.perf_counter()
     first = client.messages.create(model=model, max_tokens=600, messages=messages)
     cold_ms = (time.perf_counter() - t) * 1000
@@ -150,7 +149,7 @@ def main() -> None:
     corpus = corpus[:200_000]
 
     def build():
-        search_tokens._TOKEN_CACHE.clear()
+        search_tokens.clear_cache()
         chunks = retrieval.chunk_by_size(corpus, size_tokens=800, overlap_tokens=100)
         return chunks, retrieval.BM25Index.from_chunks(chunks)
 
@@ -160,11 +159,11 @@ def main() -> None:
     queries = ["年次有給休暇の繰越の上限", "出張の宿泊料", "パスワードの変更", "育児休業の申出", "個人情報の漏えい時の報告"]
     for q in queries:
         index.search(q, k=20)  # tokenizer cache warm-up is part of a real session too
-    search_tokens._TOKEN_CACHE.clear()
+    search_tokens.clear_cache()
     q_times = []
     for _ in range(20):
         for q in queries:
-            search_tokens._TOKEN_CACHE.pop(q, None)
+            search_tokens.clear_cache()
             t = time.perf_counter()
             index.search(q, k=20)
             q_times.append((time.perf_counter() - t) * 1000)

@@ -20,12 +20,10 @@ from ctxlab.retrieval.metrics import (
     fact_key, fact_recall, facts_held, hit_recall, mean_recall_at_k, recall_at_k, recall_curve,
 )
 from ctxlab.retrieval.sentences import split_sentences
-from ctxlab.retrieval.tokens import TOKENIZER_DESCRIPTION, bigram_tokens, line_tokens, tokenize, tokenize_many
-# the cached tuple form of tokenize(), which the sandbox's sentence index reads (ctxlab.sandbox.answer)
-from ctxlab.retrieval.tokens import _tokens  # noqa: F401
+from ctxlab.retrieval.tokens import TOKENIZER_DESCRIPTION, bigram_tokens, line_tokens, terms, tokenize, tokenize_many
 
 __all__ = [
     "BM25Index", "Chunk", "TOKENIZER_DESCRIPTION", "article_spans", "bigram_tokens", "chunk_by_articles",
     "chunk_by_size", "fact_key", "fact_recall", "facts_held", "hit_recall", "line_tokens", "mean_recall_at_k",
-    "recall_at_k", "recall_curve", "rrf", "split_sentences", "tokenize", "tokenize_many",
+    "recall_at_k", "recall_curve", "rrf", "split_sentences", "terms", "tokenize", "tokenize_many",
 ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ctxlab.retrieval.chunk import Chunk
-from ctxlab.retrieval.tokens import _tokens
+from ctxlab.retrieval.tokens import terms
 
 __all__ = ["BM25Index"]
 
@@ -43,7 +43,7 @@ class BM25Index:
         if tokens is None:
             if isinstance(texts, str):
                 raise TypeError("texts must be a list of strings, not one string")
-            tokens = [_tokens(t) for t in texts]
+            tokens = [terms(t) for t in texts]
         self._np = np
         vocab: dict[str, int] = {}
         ids: list[list[int]] = []
@@ -77,7 +77,7 @@ class BM25Index:
     def scores(self, query: str | Sequence[str]) -> Any:
         """BM25 score of every document for ``query`` (a string or a token list), as a numpy array."""
         np = self._np
-        toks = _tokens(query) if isinstance(query, str) else list(query)
+        toks = terms(query) if isinstance(query, str) else list(query)
         if self._retriever is None:
             return np.zeros(0, dtype="float32")
         ids = [self.vocab[t] for t in toks if t in self.vocab]

@@ -23,6 +23,7 @@ import os
 import re
 import tempfile
 import threading
+from functools import lru_cache
 from typing import Any, Iterable
 
 from ctxlab import _text
@@ -116,26 +117,31 @@ def _tokenize_line(line: str) -> list[str]:
     return toks
 
 
-_TOKEN_CACHE: dict[str, tuple[str, ...]] = {}
-_TOKEN_CACHE_MAX = 50_000
+#: texts shorter than this (sentences, queries, chunks) have their terms remembered
+CACHE_BELOW_CHARS = 5_000
 
-def _tokens(text: str) -> tuple[str, ...]:
-    """Cached tokenization (a tuple, shared between callers: do not mutate)."""
-    cached = _TOKEN_CACHE.get(text)
-    if cached is not None:
-        return cached
+
+def _analyse(text: str) -> tuple[str, ...]:
     norm = _text.fold(text)
     result: list[str] = []
     with _tagger_lock:
         for line in norm.splitlines():
             if line and not line.isspace():
                 result.extend(_tokenize_line(line))
-    tup = tuple(result)
-    if len(text) < 5_000:  # cache short texts (sentences, queries, chunks)
-        if len(_TOKEN_CACHE) >= _TOKEN_CACHE_MAX:
-            _TOKEN_CACHE.clear()
-        _TOKEN_CACHE[text] = tup
-    return tup
+    return tuple(result)
+
+
+_cached = lru_cache(maxsize=50_000)(_analyse)
+
+
+def terms(text: str) -> tuple[str, ...]:
+    """The search terms of a text as a tuple (remembered for short texts; shared, so never mutated)."""
+    return _cached(text) if len(text) < CACHE_BELOW_CHARS else _analyse(text)
+
+
+def clear_cache() -> None:
+    """Forget the remembered terms (benchmarks measure cold tokenization with it)."""
+    _cached.cache_clear()
 
 
 def tokenize(text: str) -> list[str]:
@@ -148,12 +154,12 @@ def tokenize(text: str) -> list[str]:
     """
     if not isinstance(text, str):
         raise TypeError(f"tokenize() needs a str, got {type(text).__name__}")
-    return list(_tokens(text))
+    return list(terms(text))
 
 
 def tokenize_many(texts: Iterable[str]) -> list[list[str]]:
     """Tokenize several texts (same rules as :func:`tokenize`)."""
-    return [list(_tokens(t)) for t in texts]
+    return [list(terms(t)) for t in texts]
 
 
 def bigram_tokens(text: str) -> list[str]:

@@ -85,7 +85,7 @@ def _analyse(text: str) -> Analysis:
     prev_heading = False
     for k, (a, b) in enumerate(spans):
         sent = text[a:b]
-        own = retrieval._tokens(sent)
+        own = retrieval.terms(sent)
         heading = True
         if k == 0 and len(spans) > 1 and len(sent) <= 40 and "。" not in sent:
             title = own
@@ -180,12 +180,12 @@ def _units(sources: tuple[Source, ...]) -> tuple[list[Unit], list[tuple[str, ...
     units: list[Unit] = []
     toks: list[tuple[str, ...]] = []
     for si, s in enumerate(sources):
-        title = retrieval._tokens(s.title) if s.title else ()
+        title = retrieval.terms(s.title) if s.title else ()
         if s.kind == "content":
             for bi, text in enumerate(s.blocks or []):
                 if text.strip():
                     units.append(Unit(si, 0, len(text), bi))
-                    toks.append(retrieval._tokens(text) + title)
+                    toks.append(retrieval.terms(text) + title)
             continue
         an = _analyse(s.text)
         for (a, b), t, q in zip(an.spans, an.tokens, an.quotable):
