@@ -98,7 +98,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_release(args: argparse.Namespace) -> int:
-    from .release import release
+    from .grading.release import release
 
     changed = release(Path(args.root), assignments=args.assignment or None)
     for name in changed:
@@ -107,7 +107,7 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from .grade_cli import run
+    from .grading.workflow import run
 
     return run(args)
 
@@ -141,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--root", default=".", help="course root (holds solutions/ and course/)")
     r.set_defaults(func=cmd_release)
 
-    from .grade_cli import add_arguments as grade_arguments
+    from .grading.workflow import add_arguments as grade_arguments
 
     g = sub.add_parser("grade", help="提出物（LMS のフォルダか zip）を nbgrader で並列に採点し、成績 CSV とフィードバックを作る")
     grade_arguments(g)

@@ -9,7 +9,7 @@ import pytest
 from nbclient import NotebookClient
 
 import nbbuild
-from ctxlab import release
+from ctxlab.grading import release
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = sorted((ROOT / "solutions").glob("*/*.ipynb"))
