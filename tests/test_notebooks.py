@@ -26,10 +26,12 @@ def test_solutions_are_built_from_lesson_scripts():
     assert not stale, f"run `make notebooks`: {stale}"
 
 
+@pytest.mark.slow  # runs nbgrader generate_assignment (one process for every lesson)
 def test_course_is_up_to_date_with_solutions():
     assert release.stale(ROOT) == [], "run `make release`"
 
 
+@pytest.mark.slow  # runs nbgrader generate_assignment twice
 def test_release_is_deterministic():
     names = release.assignments(ROOT)[:2]
     with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
