@@ -21,7 +21,7 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
-    "ctxlab.nbgrader_ext.LimitOutputSize",
+    "ctxlab.grading.preprocessors.LimitOutputSize",
     "nbgrader.preprocessors.SaveAutoGrades",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
@@ -31,7 +31,7 @@ c.Autograde.autograde_preprocessors = [
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
-    "ctxlab.nbgrader_ext.HideHiddenTestTracebacks",  # before ClearHiddenTests: it needs the hidden lines
+    "ctxlab.grading.preprocessors.HideHiddenTestTracebacks",  # before ClearHiddenTests: it needs the hidden lines
     "nbgrader.preprocessors.ClearHiddenTests",
 ]
 

@@ -1,6 +1,6 @@
 """Grading speed: nbgrader autograde per submission (serial), and a class of L learners x all
 assignments graded serially (one nbgrader process, one notebook after another) and in
-parallel (ctxlab.grading.grade_parallel: shards in worker course roots, merged after).
+parallel (ctxlab.grading.parallel.grade_parallel: shards in worker course roots, merged after).
 
     .venv/bin/python bench/bench_grading.py                 # L = 30 (takes a while)
     .venv/bin/python bench/bench_grading.py --learners 4    # a quick look
@@ -29,7 +29,10 @@ from _util import report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from ctxlab import grading, release  # noqa: E402
+sys.path.insert(0, str(ROOT / "tests"))
+from nbfixtures import make_variant  # noqa: E402
+
+from ctxlab.grading import _nbgrader, parallel, release  # noqa: E402
 
 GOAL_S, GOAL_N = 600.0, 300   # 300 submissions (30 x 10) in 10 minutes
 
@@ -48,21 +51,21 @@ def make_class(root: Path, names: list[str], learners: int, tmp: Path) -> int:
     n = 0
     for name in names:
         src = nbformat.read(ROOT / "solutions" / name / f"{name}.ipynb", as_version=4)
-        partial, _ = grading.make_variant(src, "partial")
+        partial, _ = make_variant(src, "partial")
         files = {"solution": tmp / f"{name}-solution.ipynb", "partial": tmp / f"{name}-partial.ipynb",
                  "untouched": root / "course" / name / f"{name}.ipynb"}
-        nbformat.write(grading.make_variant(src, "solution")[0], files["solution"])
+        nbformat.write(make_variant(src, "solution")[0], files["solution"])
         nbformat.write(partial, files["partial"])
         for i in range(learners):
             kind = ("solution", "partial", "untouched")[(i + names.index(name)) % 3]
-            grading.place_submission(root, f"learner{i:03d}", name, files[kind])
+            _nbgrader.place_submission(root, f"learner{i:03d}", name, files[kind])
             n += 1
     return n
 
 
-def grade_class(root: Path, workers: int) -> tuple[float, float, grading.GradeRun]:
+def grade_class(root: Path, workers: int) -> tuple[float, float, parallel.GradeRun]:
     cpu0, t0 = children_cpu(), time.perf_counter()
-    run = grading.grade_parallel(root, workers=workers, progress=True, desc=f"workers={workers}")
+    run = parallel.grade_parallel(root, workers=workers, progress=True, desc=f"workers={workers}")
     return time.perf_counter() - t0, children_cpu() - cpu0, run
 
 
@@ -81,19 +84,19 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ctxlab-bench-grading-") as tmpdir:
         tmp = Path(tmpdir)
         t0, cpu0 = time.perf_counter(), children_cpu()
-        base = grading.make_course_root(tmp / "base", names)
+        base = _nbgrader.make_course_root(tmp / "base", names)
         print(f"generate_assignment, all {len(names)} in one nbgrader process: "
               f"{time.perf_counter() - t0:.1f} s wall, {children_cpu() - cpu0:.1f} s CPU")
 
-        grading._copy_db(base / "gradebook.db", tmp / "pristine.db")  # before any submission
+        parallel.copy_db(base / "gradebook.db", tmp / "pristine.db")  # before any submission
 
         # 1. one submission per nbgrader process (how `nbgrader autograde A --student S` runs)
         single = base
         times, per = [], {}
         for name in names:
-            grading.place_submission(single, "one", name, ROOT / "solutions" / name / f"{name}.ipynb")
+            _nbgrader.place_submission(single, "one", name, ROOT / "solutions" / name / f"{name}.ipynb")
             t = time.perf_counter()
-            proc = grading.autograde(single, name, "one")
+            proc = _nbgrader.autograde(single, name, "one")
             per[name] = time.perf_counter() - t
             times.append(per[name])
             if proc.returncode != 0:
@@ -109,12 +112,12 @@ def main() -> None:
         for w in runs:
             root = tmp / f"class-w{w}"
             shutil.copytree(base, root, ignore=shutil.ignore_patterns("submitted", "autograded", "feedback", "logs"))
-            grading._copy_db(tmp / "pristine.db", root / "gradebook.db")
+            parallel.copy_db(tmp / "pristine.db", root / "gradebook.db")
             n = make_class(root, names, args.learners, tmp)
             print(f"\nclass: {n} submissions, workers={w}, {load()}")
             wall, cpu, run = grade_class(root, w)
             bad = [o for o in run.outcomes if not o.graded]
-            results[w] = (wall, cpu, n, {(s.student, s.assignment): s.code_score for s in grading.scores(root)})
+            results[w] = (wall, cpu, n, {(s.student, s.assignment): s.code_score for s in _nbgrader.scores(root)})
             report(f"class of {args.learners} x {len(names)}, workers={w} (autograde + feedback)", [wall])
             print(f"    per submission {wall / n:.2f} s wall, {cpu / n:.2f} s CPU; failed {len(bad)}; "
                   f"300-submission equivalent {wall * GOAL_N / n / 60:.1f} min "

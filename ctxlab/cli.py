@@ -99,7 +99,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_release(args: argparse.Namespace) -> int:
-    from ctxlab.release import release
+    from ctxlab.grading.release import release
 
     changed = release(Path(args.root), assignments=args.assignment or None)
     for name in changed:
@@ -108,7 +108,7 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from ctxlab.grade_cli import run
+    from ctxlab.grading.workflow import run
 
     return run(args)
 
@@ -165,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--root", default=".", help="course root (holds solutions/ and course/)")
     r.set_defaults(func=cmd_release)
 
-    from ctxlab.grade_cli import add_arguments as grade_arguments
+    from ctxlab.grading.workflow import add_arguments as grade_arguments
 
     g = sub.add_parser("grade", help="提出物（LMS のフォルダか zip）を nbgrader で並列に採点し、成績 CSV とフィードバックを作る")
     grade_arguments(g)

@@ -17,3 +17,12 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT
+
+
+@pytest.fixture(scope="session")
+def graded_class(tmp_path_factory) -> dict:
+    """The class export of tests/graded_class.py, graded once for every test that reads it
+    (end-to-end grading and feedback): the suite pays for each nbgrader autograde once."""
+    import graded_class
+
+    return graded_class.build(tmp_path_factory.mktemp("class"))

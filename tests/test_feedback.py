@@ -3,15 +3,14 @@
 nbgrader leaks hidden tests in two places (FACTS.md): the feedback shows a test cell's
 hidden lines unless ClearHiddenTests runs, and even then the traceback of a failing test
 prints the failing (hidden) line and its neighbours. nbgrader_config.py adds
-ClearHiddenTests and ctxlab.nbgrader_ext.HideHiddenTestTracebacks. Here, for each of two
-assignments, one submission fails a hidden test (the visible ones pass) and one fails a
-visible test; the feedback HTML, reduced to its text, must contain none of the hidden test
-lines of the source notebook, while the visible test's message is there.
+ClearHiddenTests and ctxlab.grading.preprocessors.HideHiddenTestTracebacks. Here, for each
+of two assignments, one submission fails a hidden test (the visible ones pass) and one
+fails a visible test (both in the class graded once for the session, tests/graded_class.py);
+the feedback HTML, reduced to its text, must contain none of the hidden test lines of the
+source notebook, while the visible test's message is there.
 """
 from __future__ import annotations
 
-import ast
-import copy
 import html
 import json
 import re
@@ -20,25 +19,14 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from ctxlab import grading, release
-from ctxlab.nbgrader_ext import HIDDEN_NOTE, TIMEOUT_NOTE, HideHiddenTestTracebacks, LimitOutputSize, hidden_lines
-
-ROOT = Path(__file__).resolve().parent.parent
-ASSIGNMENTS = release.assignments(ROOT)
-NAMES = [a for a in ("00_start_here", "09_knowledge_check") if a in ASSIGNMENTS]
-BEGIN, END = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"
-
-
-def source(name):
-    return nbformat.read(ROOT / "solutions" / name / f"{name}.ipynb", as_version=4)
-
-
-def gid(cell):
-    return cell.metadata.get("nbgrader", {}).get("grade_id")
-
-
-def visible_part(src: str) -> str:
-    return src.split("### " + BEGIN)[0]
+from ctxlab.grading._nbgrader import cell_scores
+from ctxlab.grading.preprocessors import HIDDEN_NOTE, TIMEOUT_NOTE, HideHiddenTestTracebacks, LimitOutputSize, hidden_lines
+from graded_class import FEEDBACK_NAMES as NAMES
+from graded_class import source
+from nbfixtures import BEGIN_HIDDEN as BEGIN
+from nbfixtures import END_HIDDEN as END
+from nbfixtures import grade_id as gid
+from nbfixtures import visible_part
 
 
 def secret_lines(src_nb, release_text: str) -> list[str]:
@@ -69,86 +57,20 @@ def html_text(path: Path) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", s))
 
 
-# --------------------------------------------------------------------------- submissions
-
-def _calls(tree, fname):
-    return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == fname]
-
-
-def function_submissions(src_nb):
-    """For an exercise whose visible test calls the learner's function with literal arguments
-    only: a submission whose function answers right exactly for those calls (passes the
-    visible test, fails the hidden one), and one whose function always answers wrong."""
-    answers, tests = grading.answer_cells(src_nb), grading.test_cells(src_nb)
-    for a in answers:
-        try:
-            defs = [n.name for n in ast.parse(src_nb.cells[a].source).body if isinstance(n, ast.FunctionDef)]
-        except SyntaxError:
-            continue
-        for t in (t for t in tests if t > a):
-            test_src = src_nb.cells[t].source
-            if BEGIN not in test_src:
-                continue
-            for fname in defs:
-                try:
-                    vis = _calls(ast.parse(visible_part(test_src)), fname)
-                    hid = _calls(ast.parse(test_src), fname)
-                    seen = [(tuple(ast.literal_eval(x) for x in c.args),
-                             tuple(sorted((k.arg, ast.literal_eval(k.value)) for k in c.keywords))) for c in vis]
-                except (SyntaxError, ValueError):
-                    continue
-                if not vis or len(hid) <= len(vis):
-                    continue
-
-                def wrapped(visible):
-                    nb = copy.deepcopy(src_nb)
-                    nb.cells[a].source += (
-                        f"\n\n_real_{fname} = {fname}\n_visible_calls = {visible!r}\n\n"
-                        f"def {fname}(*args, **kwargs):\n"
-                        f"    if (args, tuple(sorted(kwargs.items()))) in _visible_calls:\n"
-                        f"        return _real_{fname}(*args, **kwargs)\n"
-                        f"    return ('wrong', 'wrong')\n")
-                    return nb
-                return wrapped(seen), wrapped([]), gid(src_nb.cells[t])
-    return None
-
-
-_QUIZ = re.compile(r'^[ \t]*"(\w+)"\s*:\s*"[a-z]",?[ \t]*\n', re.M)
-
-
-def quiz_submissions(src_nb):
-    """For a quiz dictionary: one wrong choice (the shape is right: only the hidden test of
-    that question fails) and one question left out (the visible shape check fails)."""
-    nb, failing = grading.make_variant(src_nb, "partial")
-    if len(failing) != 1:
-        return None
-    missing = copy.deepcopy(src_nb)
-    cell = missing.cells[grading.answer_cells(src_nb)[0]]
-    entries = list(_QUIZ.finditer(cell.source))
-    if not entries:
-        return None
-    last = entries[-1]
-    cell.source = cell.source[: last.start()] + cell.source[last.end():]
-    return nb, missing, failing[0]
-
-
 @pytest.fixture(scope="module")
-def feedback(tmp_path_factory):
-    root = grading.make_course_root(tmp_path_factory.mktemp("feedback"), NAMES)
+def feedback(graded_class):
+    """The class's course root and, per assignment, the test cell the "hidden" learner fails
+    and the hidden test lines of the source notebook."""
+    root = graded_class["root"]
     cases = {}
     for name in NAMES:
-        src = source(name)
-        made = quiz_submissions(src) or function_submissions(src)
-        assert made, f"{name}: no exercise to build a hidden-test failure from (update this test)"
-        hidden_nb, visible_nb, cell = made
-        for student, nb in (("hidden", hidden_nb), ("visible", visible_nb)):
-            path = root / f"{student}-{name}.ipynb"
-            nbformat.write(nb, path)
-            grading.place_submission(root, student, name, path)
         release_text = (root / "course" / name / f"{name}.ipynb").read_text(encoding="utf-8")
-        cases[name] = {"cell": cell, "secrets": secret_lines(src, cell_sources(release_text))}
-    run = grading.grade_parallel(root, progress=False)
-    assert all(o.graded and o.feedback for o in run.outcomes), run.outcomes
+        cases[name] = {"cell": graded_class["hidden_cells"][name],
+                       "secrets": secret_lines(source(name), cell_sources(release_text))}
+    for student in ("hidden", "visible"):
+        for name in NAMES:
+            o = graded_class["outcomes"][(student, name)]
+            assert o.graded and o.feedback, o
     return root, cases
 
 
@@ -182,7 +104,7 @@ def test_hidden_failure_does_not_leak(feedback, name):
     first_visible = next(line.strip() for line in visible_part(src_cell.source).split("\n") if len(line.strip()) >= 8)
     assert first_visible in text
     # and only that cell's points are lost
-    cells = grading.cell_scores(root, "hidden", name)
+    cells = cell_scores(root, "hidden", name)
     assert cells[case["cell"]][0] == 0
     assert all(s == m for g, (s, m) in cells.items() if g != case["cell"] and g in {gid(c) for c in source(name).cells
                                                                                  if c.cell_type == "code"})

@@ -1,30 +1,128 @@
-"""nbgrader round trip: the solution as a submission gets full autograded marks, the release 0."""
-from pathlib import Path
+"""Grading's parts without an nbgrader process: one generate_assignment for all, sharding,
+nbgrader's failure log, the gradebook merge, tree comparison (fast).
+
+The nbgrader round trip itself (the solution as a submission gets full autograded marks,
+the untouched release 0) is graded once with the whole class: tests/test_grading_e2e.py,
+``test_solution_untouched_partial``.
+"""
+from __future__ import annotations
+
+import warnings
 
 import pytest
+from nbgrader import api as nbgrader_api
+from nbgrader.api import Gradebook
+from sqlalchemy.exc import SAWarning
 
-from ctxlab import grading, release
+from ctxlab.grading import _nbgrader, parallel
 
-ROOT = Path(__file__).resolve().parent.parent
-ASSIGNMENTS = release.assignments(ROOT)
-
-pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    return grading.roundtrip(ASSIGNMENTS, tmp_path_factory.mktemp("course"))
+_ALEMBIC_HEAD = "e43177bfe90b"  # `alembic heads` of nbgrader 0.9.6
 
 
-@pytest.mark.parametrize("name", ASSIGNMENTS)
-def test_solution_gets_full_autograded_marks(graded, name):
-    s = graded[("solution", name)]
-    assert s.max_code_score > 0
-    assert s.code_score == s.max_code_score
+def _solutions(root, names):
+    for name in names:
+        (root / "solutions" / name).mkdir(parents=True)
 
 
-@pytest.mark.parametrize("name", ASSIGNMENTS)
-def test_untouched_release_gets_zero(graded, name):
-    s = graded[("untouched", name)]
-    assert s.max_code_score > 0
-    assert s.code_score == 0
+@pytest.fixture
+def calls(monkeypatch):
+    made = []
+    monkeypatch.setattr(_nbgrader, "nbgrader", lambda root, *args, **kw: made.append(args))
+    return made
+
+
+def test_every_assignment_is_generated_in_one_nbgrader_process(tmp_path, calls):
+    _solutions(tmp_path, ["a", "b", "c"])
+    _nbgrader.generate_assignments(tmp_path, ["c", "a", "b"])
+    assert calls == [("generate_assignment", "*", "--force", "--log-level=WARN")]
+
+
+def test_some_assignments_are_generated_one_by_one_and_without_db_on_request(tmp_path, calls):
+    _solutions(tmp_path, ["a", "b", "c"])
+    _nbgrader.generate_assignments(tmp_path, ["a", "c"], db=False)
+    assert calls == [("generate_assignment", n, "--force", "--log-level=WARN", "--no-db") for n in ("a", "c")]
+
+
+def test_shard_deals_every_submission_once_with_the_same_mix():
+    pairs = [(f"s{i}", a) for i in range(5) for a in ("a1", "a2")]
+    shards = parallel.shard(pairs, 3)
+    assert sorted(p for s in shards for p in s) == sorted(pairs)
+    assert [len(s) for s in shards] == [4, 3, 3]
+    assert all({a for _, a in s} == {"a1", "a2"} for s in shards)  # light and heavy in every worker
+    assert parallel.shard(pairs[:2], 8) == [[pairs[0]], [pairs[1]]]  # no empty worker
+
+
+def test_failure_reasons_are_the_last_line_of_each_traceback():
+    log = "\n".join([
+        "[AutogradeApp | INFO] Grading submission /w/submitted/s1/a1",
+        "[AutogradeApp | ERROR] There was an error processing assignment: /w/submitted/s1/a1",
+        "[AutogradeApp | ERROR] Traceback (most recent call last):",
+        '  File "x.py", line 1, in run',
+        "nbclient.exceptions.DeadKernelError: Kernel died",
+        "",
+        "[AutogradeApp | INFO] Grading submission /w/submitted/s2/a1",
+        "[AutogradeApp | ERROR] There was an error processing assignment: /w/submitted/s2/a1",
+        "[AutogradeApp | INFO] next",
+    ])
+    reasons = parallel._failure_reasons(log)
+    assert reasons == {"/w/submitted/s1/a1": "nbclient.exceptions.DeadKernelError: Kernel died",
+                       "/w/submitted/s2/a1": "nbgrader autograde failed (see the log)"}
+
+
+def _gradebook(path, students):
+    """A gradebook with one assignment (a code and a written grade cell) and empty submissions."""
+    with warnings.catch_warnings(), Gradebook(f"sqlite:///{path}") as gb:
+        warnings.simplefilter("ignore", SAWarning)
+        if not gb.assignments:
+            gb.add_assignment("a1")
+            gb.add_notebook("a1", "a1")
+            gb.add_grade_cell("code", "a1", "a1", max_score=2, cell_type="code")
+            gb.add_grade_cell("essay", "a1", "a1", max_score=3, cell_type="markdown")
+            gb.add_solution_cell("essay", "a1", "a1")
+        for student in students:
+            gb.update_or_create_student(student)
+            gb.add_submission("a1", student)
+
+
+def test_merge_copies_auto_grades_and_keeps_manual_grades_given_meanwhile(tmp_path, monkeypatch):
+    # a new gradebook asks the `alembic` command for the schema version to stamp (seconds
+    # of imports): these throwaway gradebooks get the head of nbgrader 0.9.6 without it
+    monkeypatch.setattr(nbgrader_api, "get_alembic_version", lambda: _ALEMBIC_HEAD)
+    master, worker = tmp_path / "master.db", tmp_path / "worker.db"
+    _gradebook(master, ["s1"])
+    parallel.copy_db(master, worker)  # as a worker root starts
+    _gradebook(worker, ["s2"])
+    with Gradebook(f"sqlite:///{master}") as gb:  # graded by hand in formgrader during the run
+        gb.find_grade("essay", "a1", "a1", "s1").manual_score = 2.5
+        gb.find_comment("essay", "a1", "a1", "s1").manual_comment = "よく書けています"
+        gb.db.commit()
+    with Gradebook(f"sqlite:///{worker}") as gb:
+        for student in ("s1", "s2"):
+            gb.find_grade("code", "a1", "a1", student).auto_score = 2.0
+            gb.find_grade("essay", "a1", "a1", student).needs_manual_grade = True
+            gb.find_comment("essay", "a1", "a1", student).auto_comment = "auto"
+        gb.find_grade("essay", "a1", "a1", "s2").manual_score = 1.0
+        gb.db.commit()
+    parallel.merge_gradebook(master, worker, [("s1", "a1"), ("s2", "a1")])
+    with Gradebook(f"sqlite:///{master}") as gb:
+        for student in ("s1", "s2"):
+            assert gb.find_grade("code", "a1", "a1", student).auto_score == 2.0
+            assert gb.find_comment("essay", "a1", "a1", student).auto_comment == "auto"
+        assert gb.find_grade("essay", "a1", "a1", "s1").manual_score == 2.5
+        assert gb.find_comment("essay", "a1", "a1", "s1").manual_comment == "よく書けています"
+        assert gb.find_grade("essay", "a1", "a1", "s2").manual_score == 1.0  # the master had none
+        assert gb.find_submission("a1", "s2").score == 3.0
+
+
+def test_same_tree_compares_bytes_and_ignores_what_it_is_told(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for d in (a, b):
+        (d / "sub").mkdir(parents=True)
+        (d / "sub" / "x.ipynb").write_text("{}", encoding="utf-8")
+    assert _nbgrader.same_tree(a, b)
+    (b / ".ipynb_checkpoints").mkdir()
+    assert not _nbgrader.same_tree(a, b)
+    assert _nbgrader.same_tree(a, b, [".ipynb_checkpoints"])
+    (b / "sub" / "x.ipynb").write_text("{ }", encoding="utf-8")
+    assert not _nbgrader.same_tree(a, b, [".ipynb_checkpoints"])
+    assert not _nbgrader.same_tree(a, tmp_path / "missing")

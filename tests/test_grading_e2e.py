@@ -1,120 +1,36 @@
 """End-to-end grading of a class, as an instructor runs it (modelled on nbgrader's app tests).
 
-One LMS export (a zip mixing the three layouts ``ctxlab grade`` reads) holds, for every
-assignment in solutions/: the solution (full autograded marks), the untouched release (0)
-and a partly correct submission (0 < score < max). For two or three representative
-assignments it also holds the adversarial kinds: an infinite loop (times out, graded, the
-batch goes on), a first cell that raises, a visible test edited to ``pass`` (nbgrader
-restores it: still fails), deleted cells, a 10 MB output; plus a kernel that dies, a broken
-file, a notebook of no known assignment and a duplicate. The whole export is graded once,
-in parallel, through :func:`ctxlab.grade_cli.grade`; the tests then read the gradebook,
-the autograded notebooks, the feedback, the CSV and the summary.
+The class (tests/graded_class.py: every assignment's solution, untouched release and partly
+correct submission, the adversarial kinds for representative assignments, a broken file, a
+stray notebook, a duplicate) is graded once for the session, in parallel, through
+:func:`ctxlab.grading.workflow.grade` (the ``graded_class`` fixture); the tests then read
+the gradebook, the autograded notebooks, the feedback, the CSV and the summary. The second
+half reads LMS exports without nbgrader (fast).
 """
 from __future__ import annotations
 
 import csv
-import hashlib
-import os
 import zipfile
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from ctxlab import grade_cli, grading, release
-
-ROOT = Path(__file__).resolve().parent.parent
-ASSIGNMENTS = release.assignments(ROOT)
-REPRESENTATIVE = [a for a in ("00_start_here", "05_crossover", "09_knowledge_check") if a in ASSIGNMENTS]
-ADVERSARIAL = ("timeout", "import_error", "edited_test", "deleted_cells", "big_output")
-TIMEOUT_S = 10
-CANVAS_UID = {"timeout": 1001, "import_error": 1002, "edited_test": 1003, "deleted_cells": 1004,
-              "big_output": 1005, "kernel_dies": 1006}
-MOODLE_NAME = "部分 点子"
-
-
-def source(name):
-    return nbformat.read(ROOT / "solutions" / name / f"{name}.ipynb", as_version=4)
+import nbfixtures as nbf
+from ctxlab.grading import _nbgrader, lms, workflow
+from ctxlab.grading.report import format_summary
+from graded_class import ASSIGNMENTS, CANVAS_UID, MOODLE_NAME, REPRESENTATIVE, ROOT, source
 
 
 def grade_meta(nb):
     """grade_id -> points of the autograded test cells."""
     return {nb.cells[i].metadata["nbgrader"]["grade_id"]: float(nb.cells[i].metadata["nbgrader"].get("points", 0))
-            for i in grading.test_cells(nb)}
-
-
-def digest(folder: Path) -> dict[str, str]:
-    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+            for i in nbf.test_cells(nb)}
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("class")
-    root = tmp / "grading"
-    # the course root first: its release (generate_assignment) is what learners were given
-    grading.sync_course_root(root, ASSIGNMENTS, ROOT)
-    export = tmp / "export"
-    expected: dict[tuple[str, str], tuple[str, list | None]] = {}
-
-    def write(rel: str, nb, mtime: float = 1_764_000_000.0) -> None:
-        path = export / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(nb, path)
-        os.utime(path, (mtime, mtime))
-
-    moodle_id = grade_cli.learner_id(MOODLE_NAME)
-    for i, name in enumerate(ASSIGNMENTS):
-        src = source(name)
-        # a folder per learner, notebook directly inside
-        write(f"solution/{name}.ipynb", src)
-        expected[("solution", name)] = ("solution", [])
-        # a folder per learner, NN_name/NN_name.ipynb inside, as `nbgrader collect` leaves it
-        write(f"untouched/{name}/{name}.ipynb", nbformat.read(root / "course" / name / f"{name}.ipynb", 4))
-        (export / "untouched" / name / "timestamp.txt").write_text("2026-11-30 10:15:00.000000 UTC", encoding="utf-8")
-        (export / "untouched" / name / "submission_secret.txt").write_text(f"secret-{name}", encoding="utf-8")
-        expected[("untouched", name)] = ("untouched", list(grade_meta(src)))
-        # Moodle: one folder per learner and assignment, a participant id per assignment
-        nb, failing = grading.make_variant(src, "partial")
-        write(f"{MOODLE_NAME}_{5000 + i}_assignsubmission_file_/{name}.ipynb", nb)
-        expected[(moodle_id, name)] = ("partial", failing)
-    for name in REPRESENTATIVE:
-        for kind in ADVERSARIAL + (("kernel_dies",) if name == REPRESENTATIVE[0] else ()):
-            nb, failing = grading.make_variant(source(name), kind)
-            uid = CANVAS_UID[kind]
-            # Canvas: flat files, name_userid_submissionid_filename (names have no underscore)
-            write(f"{kind.replace('_', '')}_{uid}_{90000 + uid}_{name}.ipynb", nb)
-            expected[(str(uid), name)] = (kind, failing)
-    first = ASSIGNMENTS[0]
-    # duplicate: an older untouched copy and a newer solution (Canvas resubmission "-1")
-    write(f"dup_7001_1_{first}.ipynb", nbformat.read(root / "course" / first / f"{first}.ipynb", 4), 1_763_000_000.0)
-    write(f"dup_7001_2_{first}-1.ipynb", source(first), 1_764_000_000.0)
-    expected[("7001", first)] = ("solution", [])
-    # not JSON, a notebook of no known assignment, a file that is not a notebook, macOS junk
-    (export / "broken").mkdir()
-    (export / "broken" / f"{first}.ipynb").write_text('{"cells": [ this is not json', encoding="utf-8")
-    (export / "stray").mkdir()
-    nbformat.write(nbformat.v4.new_notebook(), export / "stray" / "homework.ipynb")
-    (export / "solution" / "readme.txt").write_text("not a notebook", encoding="utf-8")
-    (export / "__MACOSX").mkdir()
-    (export / "__MACOSX" / f"._{first}.ipynb").write_bytes(b"\x00\x05\x16\x07")
-
-    upload = tmp / "export.zip"
-    with zipfile.ZipFile(upload, "w", zipfile.ZIP_DEFLATED) as zf:
-        for p in sorted(export.rglob("*")):
-            if p.is_file():
-                zf.write(p, p.relative_to(export).as_posix())
-    before = digest(tmp / "export"), hashlib.sha256(upload.read_bytes()).hexdigest()
-
-    report = grade_cli.grade(upload, root, course=ROOT, workers=None, progress=False,
-                             config_args=[f"--ExecutePreprocessor.timeout={TIMEOUT_S}"])
-    after = digest(tmp / "export"), hashlib.sha256(upload.read_bytes()).hexdigest()
-    with open(report.csv, encoding="utf-8-sig", newline="") as fh:
-        rows = {r["learner_id"]: r for r in csv.DictReader(fh)}
-    return {"root": root, "report": report, "expected": expected, "before": before, "after": after,
-            "rows": rows, "scores": {(s.student, s.assignment): s for s in grading.scores(root)},
-            "outcomes": {(o.student, o.assignment): o for o in report.run.outcomes}, "moodle_id": moodle_id}
-
+def graded(graded_class):
+    return graded_class
 
 
 def autograded_nb(root: Path, learner: str, name: str):
@@ -168,7 +84,7 @@ def test_solution_untouched_partial(graded, name):
     sc = graded["scores"]
     full, zero, part = sc[("solution", name)], sc[("untouched", name)], sc[(graded["moodle_id"], name)]
     assert full.max_code_score > 0 and full.code_score == full.max_code_score
-    assert zero.code_score == 0
+    assert zero.max_code_score == full.max_code_score and zero.code_score == 0
     failing = graded["expected"][(graded["moodle_id"], name)][1]
     meta = grade_meta(source(name))
     assert part.code_score == pytest.approx(full.max_code_score - sum(meta[g] for g in failing))
@@ -185,7 +101,7 @@ def test_every_test_cell_scored_as_expected(graded):
         if kind == "kernel_dies":
             continue
         meta = grade_meta(source(name))
-        cells = grading.cell_scores(root, learner, name)
+        cells = _nbgrader.cell_scores(root, learner, name)
         ag = autograded_nb(root, learner, name)
         errored = {c.metadata["nbgrader"]["grade_id"] for c in ag.cells
                    if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")
@@ -267,7 +183,7 @@ def test_csv_has_a_row_per_learner_with_reasons(graded):
 
 @pytest.mark.slow
 def test_summary_says_what_failed_and_why(graded):
-    text = grade_cli.format_summary(graded["report"])
+    text = format_summary(graded["report"])
     assert "採点できなかった: 1 件" in text and "Kernel died" in text
     assert "時間切れのセルあり" in text and "壊れたノートブック" in text and "重複" in text
     print(text)
@@ -276,10 +192,10 @@ def test_summary_says_what_failed_and_why(graded):
 @pytest.mark.slow
 def test_regrading_the_same_export_grades_nothing_again(graded, tmp_path):
     """Submissions identical to the graded ones are skipped; the CSV is the same."""
-    report = grade_cli.grade(graded["root"].parent / "export", graded["root"], course=ROOT,
-                             progress=False, feedback=False, csv_path=tmp_path / "again.csv")
-    assert report.placed == [] and report.run.outcomes == []
-    assert len(report.unchanged) == len(graded["expected"])  # the failed one too: it did not change
+    again_report = workflow.grade(graded["export"], graded["root"], course=ROOT,
+                                  progress=False, feedback=False, csv_path=tmp_path / "again.csv")
+    assert again_report.placed == [] and again_report.run.outcomes == []
+    assert len(again_report.unchanged) == len(graded["expected"])  # the failed one too: it did not change
     with open(tmp_path / "again.csv", encoding="utf-8-sig", newline="") as fh:
         again = {r["learner_id"]: r for r in csv.DictReader(fh)}
     for lid, row in graded["rows"].items():
@@ -295,9 +211,9 @@ KNOWN = ["00_start_here", "01_count_tokens", "10_rag_lab"]
     ("alice/00_start_here.ipynb", "alice", "alice", "folder", "00_start_here"),
     ("export/alice/01_count_tokens/01_count_tokens.ipynb", "alice", "alice", "folder", "01_count_tokens"),
     ("Taro Yamada/00_start_here (1).ipynb", "Taro_Yamada", "Taro Yamada", "folder", "00_start_here"),
-    ("山田 太郎_12345_assignsubmission_file_/10_rag_lab.ipynb", grade_cli.learner_id("山田 太郎"), "山田 太郎",
+    ("山田 太郎_12345_assignsubmission_file_/10_rag_lab.ipynb", lms.learner_id("山田 太郎"), "山田 太郎",
      "moodle", "10_rag_lab"),
-    ("山田 太郎_777_assignsubmission_file_/sub/00_start_here.ipynb", grade_cli.learner_id("山田 太郎"), "山田 太郎",
+    ("山田 太郎_777_assignsubmission_file_/sub/00_start_here.ipynb", lms.learner_id("山田 太郎"), "山田 太郎",
      "moodle", "00_start_here"),
     ("yamadataro_12345_67890_00_start_here.ipynb", "12345", "yamadataro", "canvas", "00_start_here"),
     ("yamadataro_LATE_12345_67891_00_start_here-1.ipynb", "12345", "yamadataro", "canvas", "00_start_here"),
@@ -305,15 +221,15 @@ KNOWN = ["00_start_here", "01_count_tokens", "10_rag_lab"]
     ("00_start_here.ipynb", None, "", "", "00_start_here"),
 ])
 def test_identify(rel, learner, name, layout, assignment):
-    up = grade_cli.identify(rel, KNOWN)
+    up = lms.identify(rel, KNOWN)
     assert (up.learner, up.name, up.layout, up.assignment) == (learner, name, layout, assignment)
 
 
 def test_learner_ids_are_safe_and_stable():
-    assert grade_cli.learner_id("alice") == "alice"
-    assert grade_cli.learner_id("taro@example.com") == "taro_example.com"
-    jp = grade_cli.learner_id("山田 太郎")
-    assert jp == grade_cli.learner_id("山田　太郎") and jp.startswith("u") and len(jp) == 11 and jp.isascii()
+    assert lms.learner_id("alice") == "alice"
+    assert lms.learner_id("taro@example.com") == "taro_example.com"
+    jp = lms.learner_id("山田 太郎")
+    assert jp == lms.learner_id("山田　太郎") and jp.startswith("u") and len(jp) == 11 and jp.isascii()
 
 
 def test_zip_names_in_cp932_are_decoded(tmp_path):
@@ -328,14 +244,14 @@ def test_zip_names_in_cp932_are_decoded(tmp_path):
         zf.writestr(info, "{}")
     info = zipfile.ZipFile(upload).infolist()[0]
     assert not info.flag_bits & 0x800
-    grade_cli.extract_zip(upload, tmp_path / "out")
+    lms.extract_zip(upload, tmp_path / "out")
     assert (tmp_path / "out" / "山田_1_assignsubmission_file_" / "00_start_here.ipynb").exists()
 
 
 def test_newest_of_duplicates_is_kept():
-    a = grade_cli.Upload("x_1_1_00_start_here.ipynb", Path("a"), 100.0, "1", assignment="00_start_here")
-    b = grade_cli.Upload("x_1_2_00_start_here-1.ipynb", Path("b"), 200.0, "1", assignment="00_start_here")
-    kept, issues = grade_cli.newest([b, a])
+    a = lms.Upload("x_1_1_00_start_here.ipynb", Path("a"), 100.0, "1", assignment="00_start_here")
+    b = lms.Upload("x_1_2_00_start_here-1.ipynb", Path("b"), 200.0, "1", assignment="00_start_here")
+    kept, issues = lms.newest([b, a])
     assert kept == [b] and issues[0].kind == "duplicate" and a.rel in issues[0].detail
 
 
@@ -344,11 +260,11 @@ def test_broken_notebooks_are_recognized(tmp_path):
     for fname, content in cases.items():
         p = tmp_path / fname
         p.write_bytes(content if isinstance(content, bytes) else content.encode())
-        reason, _ = grade_cli.check_notebook(p)
+        reason, _ = lms.check_notebook(p)
         assert reason, fname
     good = tmp_path / "good.ipynb"
     nbformat.write(source("00_start_here") if "00_start_here" in ASSIGNMENTS else nbformat.v4.new_notebook(), good)
-    reason, cells = grade_cli.check_notebook(good)
+    reason, cells = lms.check_notebook(good)
     assert reason is None
 
 
@@ -365,9 +281,9 @@ def test_grade_command_reports_bad_input(tmp_path, capsys):
 def test_validate_reports_failures_with_an_exit_code(tmp_path, capsys):
     """`nbgrader validate` exits 0 when tests fail; `ctxlab grade --validate` returns 1 and says which cell."""
     name = ASSIGNMENTS[0]
-    nb, failing = grading.make_variant(source(name), "partial")
+    nb, failing = nbf.make_variant(source(name), "partial")
     path = tmp_path / f"{name}.ipynb"
     nbformat.write(nb, path)
-    assert grade_cli.validate([path]) == 1  # runs grading.validate (nbgrader's Validator) once
+    assert workflow.validate([path]) == 1  # runs _nbgrader.validate (nbgrader's Validator) once
     out = capsys.readouterr().out
     assert "失敗" in out and "NotImplementedError" in out

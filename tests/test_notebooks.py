@@ -9,7 +9,7 @@ import pytest
 from nbclient import NotebookClient
 
 import jupytext
-from ctxlab import release
+from ctxlab.grading import release
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = sorted((ROOT / "solutions").glob("*/*.ipynb"))
@@ -32,10 +32,12 @@ def test_each_solution_notebook_matches_its_percent_script(nb_path):
     assert cells(nb) == cells(py), f"{nb_path.name} and {script.name} differ: run `make notebooks`"
 
 
+@pytest.mark.slow  # runs nbgrader generate_assignment (one process for every lesson)
 def test_course_is_up_to_date_with_solutions():
     assert release.stale(ROOT) == [], "run `make release`"
 
 
+@pytest.mark.slow  # runs nbgrader generate_assignment twice
 def test_release_is_deterministic():
     names = release.assignments(ROOT)[:2]
     with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:

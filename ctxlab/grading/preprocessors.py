@@ -1,4 +1,4 @@
-"""nbgrader preprocessors of the course.
+"""nbgrader preprocessors of the course: hidden tests stay out of feedback, outputs stay small.
 
 :class:`HideHiddenTestTracebacks` closes the second leak of hidden tests in feedback:
 ``ClearHiddenTests`` removes the hidden lines from a test cell's source, but the failing

@@ -1,0 +1,12 @@
+"""Grading with nbgrader: the learner release, LMS intake, parallel autograde, grades CSV.
+
+The modules, from the bottom up (each imports only the ones above it in this list):
+
+- :mod:`~ctxlab.grading.preprocessors`: the course's nbgrader preprocessors (named in nbgrader_config.py)
+- :mod:`~ctxlab.grading._nbgrader`: running nbgrader offline, the one course-root builder, scores, validation
+- :mod:`~ctxlab.grading.release`: ``ctxlab release`` (course/ from solutions/), the assignment list
+- :mod:`~ctxlab.grading.parallel`: sharded autograde in worker course roots, merged into one gradebook
+- :mod:`~ctxlab.grading.lms`: reading an LMS export (Moodle, Canvas, a folder per learner, zips)
+- :mod:`~ctxlab.grading.report`: the grades CSV and the run summary
+- :mod:`~ctxlab.grading.workflow`: ``ctxlab grade``, the whole run and its arguments
+"""

@@ -1,0 +1,243 @@
+"""Reading an LMS export: which learner and which assignment every notebook is, and what is wrong.
+
+Layouts recognized (the assignment comes from a known assignment id in the path):
+
+- a folder per learner: ``LEARNER/00_start_here.ipynb`` or ``LEARNER/00_start_here/00_start_here.ipynb``
+  (what ``nbgrader collect`` leaves in ``submitted/``; its ``timestamp.txt`` and
+  ``submission_secret.txt`` travel with the notebook, so ``nbgrader release_feedback`` works)
+- Moodle: ``氏名_12345_assignsubmission_file_/00_start_here.ipynb`` (the number is a
+  per-assignment participant id, so the learner is the name)
+- Canvas: ``learnername_12345_67890_00_start_here.ipynb`` (also ``learnername_LATE_...``;
+  the learner is the user id 12345)
+
+Zips are extracted with their names decoded (CP932 from Japanese Windows) and safe paths.
+The issues found (and those of earlier runs) are kept in the course root's ``issues.json``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import time
+import unicodedata
+import zipfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path, PurePosixPath
+
+_CANVAS = re.compile(r"^(?P<name>[^_/]+?)(?:_LATE)?_(?P<uid>\d+)_(?P<sub>\d+)_(?P<file>.+)$")
+_MOODLE = re.compile(r"^(?P<name>.+?)_(?P<pid>\d+)_assignsubmission_(?:file|onlinetext)_?$")
+_SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_SKIP_PARTS = {"__MACOSX", ".ipynb_checkpoints", "__pycache__"}
+# files `nbgrader collect` puts next to a submission: kept with it (release_feedback needs the secret)
+NBGRADER_FILES = ("timestamp.txt", "submission_secret.txt")
+
+KIND_TEXT = {
+    "unknown_assignment": "課題が分からない",
+    "unknown_learner": "受講者が分からない",
+    "broken_notebook": "壊れたノートブック",
+    "duplicate": "重複（新しいものを採点）",
+    "autograde_failed": "採点できなかった",
+    "timeout": "時間切れのセルあり（採点済み・そのセルは不合格）",
+    "no_grade_cells": "採点セルが見つからない（配布版と別のノートブック？）",
+}
+PROBLEMS = {"unknown_assignment", "unknown_learner", "broken_notebook", "autograde_failed"}
+
+
+
+# --------------------------------------------------------------------------- learners
+
+def learner_id(name: str) -> str:
+    """An nbgrader student id for a learner name: the name itself when it is a safe ASCII
+    identifier (spaces and other ASCII punctuation become ``_``), otherwise ``u`` and 10 hex
+    digits of its hash (Japanese names: the name stays in the CSV's name column)."""
+    text = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", name)).strip()
+    if text.isascii():
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_.-")
+        if slug and _SAFE.match(slug):
+            return slug
+    return "u" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:10]
+
+
+@dataclass
+class Upload:
+    rel: str                 # path inside the upload (as reported)
+    file: Path               # where it is readable now
+    mtime: float
+    learner: str | None = None
+    name: str = ""
+    lms_id: str = ""
+    layout: str = ""         # folder, moodle, canvas
+    assignment: str | None = None
+    extras: list[Path] = field(default_factory=list)   # nbgrader's timestamp.txt, submission_secret.txt
+
+
+@dataclass
+class Issue:
+    kind: str
+    learner: str | None
+    assignment: str | None
+    detail: str
+    file: str = ""
+
+    def text(self) -> str:
+        where = f"{self.assignment}: " if self.assignment else ""
+        return f"{KIND_TEXT.get(self.kind, self.kind)}: {where}{self.detail}"
+
+
+def _assignment_in(text: str, known: list[str]) -> str | None:
+    found = [a for a in known if re.search(rf"(?<![A-Za-z0-9]){re.escape(a)}(?![A-Za-z0-9])", text)]
+    return max(found, key=len) if found else None
+
+
+def identify(rel: str, known: list[str]) -> Upload:
+    """Learner, name, LMS id, layout and assignment of one notebook path inside an upload."""
+    parts = PurePosixPath(rel).parts
+    fname = parts[-1]
+    up = Upload(rel=rel, file=Path(), mtime=0.0)
+    m = _CANVAS.match(fname)
+    moodle = next((p for p in reversed(parts[:-1]) if _MOODLE.match(p)), None)
+    if moodle:
+        mm = _MOODLE.match(moodle)
+        name = unicodedata.normalize("NFKC", mm.group("name")).strip()
+        up.name, up.lms_id, up.layout, up.learner = name, mm.group("pid"), "moodle", learner_id(name)
+    elif m and _assignment_in(m.group("file"), known) or (m and len(parts) == 1):
+        up.name, up.lms_id, up.layout, up.learner = m.group("name"), m.group("uid"), "canvas", m.group("uid")
+    else:
+        folders = list(parts[:-1])
+        if folders and folders[-1] in known:
+            folders.pop()
+        if folders:
+            up.name, up.layout = unicodedata.normalize("NFKC", folders[-1]), "folder"
+            up.learner = learner_id(folders[-1])
+    up.assignment = _assignment_in(PurePosixPath(fname).stem, known)
+    if up.assignment is None:
+        for p in reversed(parts[:-1]):
+            up.assignment = _assignment_in(p, known)
+            if up.assignment:
+                break
+    return up
+
+
+# --------------------------------------------------------------------------- reading an upload
+
+def _zip_name(info: zipfile.ZipInfo) -> str:
+    """The entry's real name: zips without the UTF-8 flag (Windows, some LMS) store
+    cp437-decoded bytes, which are usually UTF-8 or CP932 (Japanese Windows)."""
+    if info.flag_bits & 0x800:
+        return info.filename
+    raw = info.filename.encode("cp437", errors="replace")
+    for enc in ("utf-8", "cp932"):
+        try:
+            return raw.decode(enc)
+        except UnicodeDecodeError:
+            continue
+    return info.filename
+
+
+def extract_zip(path: Path, dest: Path) -> None:
+    """Extract a zip into dest with decoded names, safe paths and the entries' times."""
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            if info.is_dir():
+                continue
+            parts = [p for p in PurePosixPath(_zip_name(info).replace("\\", "/")).parts
+                     if p not in ("", ".", "..", "/")]
+            if not parts:
+                continue
+            target = dest.joinpath(*parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with zf.open(info) as src, open(target, "wb") as out:
+                shutil.copyfileobj(src, out)
+            try:
+                t = time.mktime(info.date_time + (0, 0, -1))
+                os.utime(target, (t, t))
+            except (OverflowError, ValueError):
+                pass
+
+
+def scan(folder: Path, known: list[str]) -> tuple[list[Upload], list[Issue], int]:
+    """Every notebook in an upload folder, identified; issues for what cannot be used;
+    the number of other files ignored."""
+    uploads, issues, ignored = [], [], 0
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        relp = path.relative_to(folder)
+        if any(p in _SKIP_PARTS or p.startswith(".") for p in relp.parts):
+            continue
+        if path.suffix.lower() != ".ipynb":
+            if path.name in NBGRADER_FILES and any(path.parent.glob("*.ipynb")):
+                continue
+            ignored += 1
+            continue
+        up = identify(relp.as_posix(), known)
+        up.file, up.mtime = path, path.stat().st_mtime
+        up.extras = [path.parent / n for n in NBGRADER_FILES if (path.parent / n).is_file()]
+        if up.learner is None:
+            issues.append(Issue("unknown_learner", None, up.assignment,
+                                "受講者のフォルダの中にありません（LEARNER/課題.ipynb の形にしてください）", up.rel))
+        elif up.assignment is None:
+            issues.append(Issue("unknown_assignment", up.learner, None,
+                                f"{up.rel}（ファイル名かフォルダ名に課題 id（{known[0]} など）を含めてください）", up.rel))
+        uploads.append(up)
+    return uploads, issues, ignored
+
+
+def check_notebook(path: Path) -> tuple[str | None, int]:
+    """(why the file cannot be graded or None, number of nbgrader cells)."""
+    import nbformat
+
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return "UTF-8 のテキストではありません", 0
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        return f"JSON として読めません（{exc.msg}, {exc.lineno} 行目）", 0
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        return "ノートブックの形ではありません（cells がありません）", 0
+    try:
+        nb = nbformat.reads(text, as_version=4)
+    except Exception as exc:  # nbformat raises several kinds
+        return f"ノートブックとして読めません（{type(exc).__name__}: {str(exc)[:120]}）", 0
+    return None, sum(1 for c in nb.cells if c.get("metadata", {}).get("nbgrader"))
+
+
+def newest(uploads: list[Upload]) -> tuple[list[Upload], list[Issue]]:
+    """One upload per (learner, assignment): the newest (file time, then path order)."""
+    groups: dict[tuple[str, str], list[Upload]] = {}
+    for up in uploads:
+        if up.learner and up.assignment:
+            groups.setdefault((up.learner, up.assignment), []).append(up)
+    kept, issues = [], []
+    for (learner, assignment), ups in sorted(groups.items()):
+        ups.sort(key=lambda u: (u.mtime, u.rel))
+        kept.append(ups[-1])
+        if len(ups) > 1:
+            issues.append(Issue("duplicate", learner, assignment,
+                                f"{ups[-1].rel} を採点し、古い {len(ups) - 1} 件を無視: "
+                                + ", ".join(u.rel for u in ups[:-1]), ups[-1].rel))
+    return kept, issues
+
+
+# --------------------------------------------------------------------------- the record of issues
+
+ISSUES_FILE = "issues.json"
+
+
+def load_issues(root: Path) -> list[Issue]:
+    """The issues recorded in a course root (none when there is no readable record)."""
+    try:
+        data = json.loads((Path(root) / ISSUES_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [Issue(**d) for d in data]
+
+
+def save_issues(root: Path, issues: list[Issue]) -> None:
+    """Write the record of issues atomically (a temporary file, then a rename)."""
+    path = Path(root) / ISSUES_FILE
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps([asdict(i) for i in issues], ensure_ascii=False, indent=1), encoding="utf-8")
+    tmp.replace(path)

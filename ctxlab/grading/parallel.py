@@ -1,0 +1,302 @@
+"""Parallel autograde: submissions sharded across worker course roots, merged into one gradebook.
+
+nbgrader grades one notebook after another (jupyter/nbgrader#174). :func:`grade_parallel`
+shards the submissions across N worker course roots, each a copy of ``nbgrader_config.py``,
+the source and release folders and the master ``gradebook.db``; runs ``nbgrader autograde``
+and ``nbgrader generate_feedback`` in every worker at the same time (subprocesses); then
+merges the workers' results into the master gradebook one after another with the nbgrader
+:class:`~nbgrader.api.Gradebook` API and copies the ``autograded/`` and ``feedback/``
+folders. Only the merge writes to the master gradebook, so SQLite never sees two writers.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import threading
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ctxlab._progress import progress as progress_bar
+from ctxlab.grading._nbgrader import CONFIG, RELEASE_DIR, SOURCE_DIR, gradebook_url, grading_env, nbgrader_command, rmtree
+
+
+@dataclass
+class Outcome:
+    """What happened to one submission in a grading run."""
+    student: str
+    assignment: str
+    graded: bool
+    error: str = ""          # why nbgrader could not grade it (empty when graded)
+    timeouts: int = 0        # cells stopped at ExecutePreprocessor.timeout (graded as failing)
+    feedback: bool = False   # feedback HTML written
+    worker: int = 0
+
+
+@dataclass
+class GradeRun:
+    """A grading run: one outcome per submission, in learner then assignment order."""
+    outcomes: list[Outcome]
+    workers: int
+    seconds: float
+    logs: list[Path] = field(default_factory=list)
+    feedback: bool = False   # feedback was asked for
+
+
+_DONE = "Setting destination file permissions"
+_FAILED = "There was an error processing assignment:"
+_LOG_RECORD = re.compile(r"^\[\w+App \| (\w+)\]")
+
+
+def submitted_pairs(root: Path) -> list[tuple[str, str]]:
+    """(student, assignment) of every submission in ``root/submitted``."""
+    sub = Path(root) / "submitted"
+    if not sub.exists():
+        return []
+    return sorted((s.name, a.name) for s in sub.iterdir() if s.is_dir() for a in s.iterdir() if a.is_dir())
+
+
+def copy_db(src: Path, dst: Path) -> None:
+    """Copy a SQLite database consistently (the backup API, not a file copy)."""
+    s, d = sqlite3.connect(src), sqlite3.connect(dst)
+    try:
+        s.backup(d)
+    finally:
+        s.close()
+        d.close()
+
+
+def _make_worker_root(master: Path, wroot: Path, pairs: list[tuple[str, str]]) -> Path:
+    wroot.mkdir(parents=True)
+    shutil.copy(master / CONFIG, wroot / CONFIG)
+    for folder in (SOURCE_DIR, RELEASE_DIR):
+        if (master / folder).exists():
+            shutil.copytree(master / folder, wroot / folder)
+    copy_db(master / "gradebook.db", wroot / "gradebook.db")
+    for student, assignment in pairs:
+        shutil.copytree(master / "submitted" / student / assignment, wroot / "submitted" / student / assignment)
+    return wroot
+
+
+def _run_worker(wroot: Path, config_args: list[str], feedback: bool, tick) -> None:
+    """nbgrader autograde (and generate_feedback) for everything submitted in a worker root."""
+    cmd = nbgrader_command(wroot, "autograde", "*", "--force", "--create", "--log-level=INFO", *config_args)
+    with open(wroot / "autograde.log", "w", encoding="utf-8") as log:
+        proc = subprocess.Popen(cmd, cwd=wroot, env=grading_env(), stdout=log,
+                                stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace")
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            log.write(line)
+            if _DONE in line or _FAILED in line:
+                tick()
+        rc = proc.wait()
+        log.write(f"\n[ctxlab] nbgrader autograde exited with {rc}\n")
+    if feedback:
+        cmd = nbgrader_command(wroot, "generate_feedback", "*", "--force", "--log-level=WARN", *config_args)
+        with open(wroot / "feedback.log", "w", encoding="utf-8") as log:
+            rc = subprocess.run(cmd, cwd=wroot, env=grading_env(), stdout=log, stderr=subprocess.STDOUT).returncode
+            log.write(f"\n[ctxlab] nbgrader generate_feedback exited with {rc}\n")
+
+
+def _failure_reasons(log_text: str) -> dict[str, str]:
+    """submission folder -> the last line of the traceback nbgrader logged for it."""
+    out: dict[str, str] = {}
+    lines = log_text.splitlines()
+    for i, line in enumerate(lines):
+        if _FAILED not in line:
+            continue
+        path = line.split(_FAILED, 1)[1].strip()
+        j = i + 1
+        if j < len(lines) and _LOG_RECORD.match(lines[j]):
+            j += 1  # the record that starts the traceback
+        body = []
+        while j < len(lines) and not _LOG_RECORD.match(lines[j]):
+            body.append(lines[j])
+            j += 1
+        reason = next((b.strip() for b in reversed(body) if b.strip()), "")
+        out[os.path.normpath(path)] = reason or "nbgrader autograde failed (see the log)"
+    return out
+
+
+def _count_timeouts(notebook: Path) -> int:
+    try:
+        nb = json.loads(notebook.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return 0
+    return sum(1 for c in nb.get("cells", []) for o in c.get("outputs", []) or []
+               if o.get("output_type") == "error" and o.get("ename") == "CellTimeoutError")
+
+
+def _collect(wroot: Path, pairs: list[tuple[str, str]], worker: int) -> list[Outcome]:
+    from nbgrader.api import Gradebook, MissingEntry
+
+    log_text = (wroot / "autograde.log").read_text(encoding="utf-8", errors="replace")
+    reasons = _failure_reasons(log_text)
+    out = []
+    with Gradebook(gradebook_url(wroot)) as gb:
+        for student, assignment in pairs:
+            ag = wroot / "autograded" / student / assignment
+            notebooks = sorted(ag.glob("*.ipynb")) if ag.exists() else []
+            try:
+                gb.find_submission(assignment, student)
+                in_db = True
+            except MissingEntry:
+                in_db = False
+            key = os.path.normpath(str(wroot / "submitted" / student / assignment))
+            graded = bool(notebooks) and in_db and key not in reasons
+            error = "" if graded else reasons.get(key, "nbgrader autograde produced no graded notebook (see the log)")
+            fb = wroot / "feedback" / student / assignment
+            out.append(Outcome(student, assignment, graded, error,
+                               sum(_count_timeouts(n) for n in notebooks),
+                               graded and fb.exists() and any(fb.glob("*.html")), worker))
+    return out
+
+
+def merge_gradebook(master_db: Path, worker_db: Path, pairs: list[tuple[str, str]]) -> None:
+    """Copy the graded submissions ``pairs`` from a worker gradebook into the master one.
+
+    Scores, flags and comments are copied cell by cell (``Grade.auto_score``,
+    ``extra_credit``, ``needs_manual_grade``, ``Comment.auto_comment``), with the
+    submission's timestamp and extension. Manual scores and comments are copied only where
+    the master has none: a manual grade given in formgrader during the run is kept.
+    """
+    from nbgrader.api import Gradebook, MissingEntry
+    from sqlalchemy.exc import SAWarning
+
+    with warnings.catch_warnings(), \
+            Gradebook(f"sqlite:///{worker_db}") as src, Gradebook(f"sqlite:///{master_db}") as dst:
+        # nbgrader's add_submission trips SQLAlchemy's autoflush warning (harmless, as in nbgrader itself)
+        warnings.simplefilter("ignore", SAWarning)
+        for student, assignment in pairs:
+            ssub = src.find_submission(assignment, student)
+            st = ssub.student
+            attrs = {k: getattr(st, k) for k in ("first_name", "last_name", "email", "lms_user_id")
+                     if getattr(st, k, None) is not None}
+            dst.update_or_create_student(student, **attrs)
+            try:
+                dsub = dst.find_submission(assignment, student)
+            except MissingEntry:
+                dsub = dst.add_submission(assignment, student)
+            dsub.timestamp = ssub.timestamp
+            dsub.extension = ssub.extension
+            for snb in ssub.notebooks:
+                dnb = dst.find_submission_notebook(snb.name, assignment, student)
+                dnb.flagged = snb.flagged
+                dnb.late_submission_penalty = snb.late_submission_penalty
+                grades = {g.name: g for g in dnb.grades}
+                for g in snb.grades:
+                    d = grades[g.name]
+                    d.auto_score, d.extra_credit, d.needs_manual_grade = g.auto_score, g.extra_credit, g.needs_manual_grade
+                    if d.manual_score is None:
+                        d.manual_score = g.manual_score
+                comments = {c.name: c for c in dnb.comments}
+                for c in snb.comments:
+                    d = comments[c.name]
+                    d.auto_comment = c.auto_comment
+                    if d.manual_comment is None:
+                        d.manual_comment = c.manual_comment
+            dst.db.commit()
+
+
+def forget_submission(root: Path, student: str, assignment: str) -> None:
+    """Remove one submission's gradebook entry and autograded/feedback folders (a newer
+    submission replaced it and could not be graded: stale scores must not stay)."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(gradebook_url(root)) as gb:
+        try:
+            gb.remove_submission(assignment, student)
+        except MissingEntry:
+            pass
+    for folder in ("autograded", "feedback"):
+        rmtree(Path(root) / folder / student / assignment)
+
+
+def shard(pairs: list[tuple[str, str]], n: int) -> list[list[tuple[str, str]]]:
+    """Split submissions across n workers: sorted by assignment then learner and dealt out
+    in turn, so each worker gets the same mix of (light and heavy) assignments."""
+    ordered = sorted(pairs, key=lambda p: (p[1], p[0]))
+    return [s for s in (ordered[i::n] for i in range(n)) if s]
+
+
+def grade_parallel(root: Path, pairs: list[tuple[str, str]] | None = None, workers: int | None = None,
+                   config_args: list[str] | tuple[str, ...] = (), feedback: bool = True,
+                   progress: bool = True, desc: str = "採点") -> GradeRun:
+    """Autograde (and generate feedback for) submissions already placed in ``root/submitted``.
+
+    ``pairs`` (student, assignment) defaults to everything submitted; ``workers`` to
+    ``os.cpu_count()``. ``config_args`` are extra nbgrader command-line settings (for
+    example ``--ExecutePreprocessor.timeout=10``). Every pair gets an :class:`Outcome`:
+    a submission nbgrader cannot grade is reported with the reason, never dropped.
+    """
+    root = Path(root).resolve()
+    pairs = sorted(set(pairs if pairs is not None else submitted_pairs(root)))
+    t0 = time.perf_counter()
+    if not pairs:
+        return GradeRun([], 0, 0.0)
+    n = max(1, min(workers or os.cpu_count() or 1, len(pairs)))
+    shards = shard(pairs, n)
+    base = root / ".workers" / f"run-{os.getpid()}-{time.strftime('%Y%m%d-%H%M%S')}"
+    rmtree(base)
+    wroots = [_make_worker_root(root, base / f"w{i}", s) for i, s in enumerate(shards)]
+    bar = progress_bar(total=len(pairs), desc=desc, unit="件", enabled=progress)
+    lock = threading.Lock()
+    counts = [0] * len(shards)
+
+    def run(i: int) -> None:
+        def tick() -> None:
+            with lock:
+                if counts[i] < len(shards[i]):
+                    counts[i] += 1
+                    bar.update(1)
+
+        try:
+            _run_worker(wroots[i], list(config_args), feedback, tick)
+        finally:
+            with lock:
+                bar.update(len(shards[i]) - counts[i])
+                counts[i] = len(shards[i])
+
+    with ThreadPoolExecutor(max_workers=len(shards)) as ex:
+        for f in [ex.submit(run, i) for i in range(len(shards))]:
+            f.result()
+    bar.close()
+
+    outcomes: list[Outcome] = []
+    logs_dir = root / "logs"
+    logs_dir.mkdir(exist_ok=True)
+    logs = []
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for i, (wroot, spairs) in enumerate(zip(wroots, shards)):
+        got = _collect(wroot, spairs, i)
+        outcomes += got
+        ok = [(o.student, o.assignment) for o in got if o.graded]
+        merge_gradebook(root / "gradebook.db", wroot / "gradebook.db", ok)
+        for o in got:
+            if not o.graded:
+                forget_submission(root, o.student, o.assignment)
+                continue
+            for folder in ("autograded", "feedback"):
+                src = wroot / folder / o.student / o.assignment
+                dst = root / folder / o.student / o.assignment
+                rmtree(dst)
+                if src.exists():
+                    shutil.copytree(src, dst)
+        for name in ("autograde.log", "feedback.log"):
+            if (wroot / name).exists():
+                target = logs_dir / f"{stamp}-w{i}-{name}"
+                shutil.copy(wroot / name, target)
+                logs.append(target)
+    rmtree(base)
+    try:
+        (root / ".workers").rmdir()
+    except OSError:
+        pass
+    return GradeRun(sorted(outcomes, key=lambda o: (o.student, o.assignment)), len(shards),
+                    time.perf_counter() - t0, logs, feedback)

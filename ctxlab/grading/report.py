@@ -1,0 +1,139 @@
+"""What a grading run produced: the grades CSV (one row per learner) and the run's summary.
+
+The CSV holds one column per assignment (the score, autograded plus any manual points
+given; empty when nothing was submitted, 0 when a submission could not be graded), the
+total, the written answers' points still to grade (``pending_manual``) and notes: every
+issue of the learner, in Japanese. The summary says what was graded, what failed and why.
+"""
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ctxlab.grading._nbgrader import gradebook_url
+from ctxlab.grading.lms import KIND_TEXT, PROBLEMS, Issue, load_issues
+from ctxlab.grading.parallel import GradeRun, Outcome
+
+
+@dataclass
+class Report:
+    """What one ``ctxlab grade`` run did (intake, grading, CSV), for its summary and exit code."""
+
+    root: Path
+    uploads: int = 0
+    ignored: int = 0
+    placed: list[tuple[str, str]] = field(default_factory=list)
+    unchanged: list[tuple[str, str]] = field(default_factory=list)
+    issues: list[Issue] = field(default_factory=list)
+    run: GradeRun | None = None
+    csv: Path | None = None
+    regenerated: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    summary: dict | None = None
+    names: dict[str, str] = field(default_factory=dict)   # learner id -> name as the LMS wrote it
+
+    def who(self, learner: str | None) -> str:
+        name = self.names.get(learner or "", "")
+        return f"{name}（{learner}）" if name and name != learner else (learner or "?")
+
+    @property
+    def failed(self) -> list[Outcome]:
+        return [o for o in (self.run.outcomes if self.run else []) if not o.graded]
+
+    @property
+    def problems(self) -> list[Issue]:
+        return [i for i in self.issues if i.kind in PROBLEMS]
+
+
+# --------------------------------------------------------------------------- grades CSV
+
+def export_csv(root: Path, path: Path, known: list[str], issues: list[Issue] | None = None) -> dict:
+    """Write the grades CSV: one row per learner, one column per assignment (the score,
+    autograded plus any manual points given; empty when nothing was submitted, 0 when a
+    submission could not be graded), the total, the written answers' points still to grade
+    (pending_manual) and notes. Returns a small summary."""
+    from nbgrader.api import Gradebook
+
+    issues = issues if issues is not None else load_issues(root)
+    rows: dict[str, dict] = {}
+    maxima: dict[str, float] = {}
+    pending_total = 0.0
+    with Gradebook(gradebook_url(root)) as gb:
+        for a in gb.assignments:
+            maxima[a.name] = float(a.max_score)
+        for st in gb.students:
+            rows[st.id] = {"learner_id": st.id, "name": st.last_name or "", "scores": {}, "pending": {}}
+        for a in gb.assignments:
+            for sub in a.submissions:
+                row = rows.setdefault(sub.student.id, {"learner_id": sub.student.id, "name": "", "scores": {}, "pending": {}})
+                row["scores"][a.name] = float(sub.score)
+                pend = sum(float(g.max_score) for nb in sub.notebooks for g in nb.grades if g.needs_manual_grade)
+                if pend:
+                    row["pending"][a.name] = pend
+    for i in issues:
+        if i.learner is None:
+            continue
+        row = rows.setdefault(i.learner, {"learner_id": i.learner, "name": "", "scores": {}, "pending": {}})
+        if i.kind in ("broken_notebook", "autograde_failed") and i.assignment:
+            row["scores"].setdefault(i.assignment, 0.0)
+    assignments = [a for a in known if a in maxima] + sorted(a for a in maxima if a not in known)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8-sig") as fh:  # BOM: Excel opens Japanese names right
+        w = csv.writer(fh)
+        w.writerow(["learner_id", "name", *assignments, "total", "pending_manual", "notes"])
+        for lid, row in sorted(rows.items(), key=lambda kv: (kv[1]["name"], kv[0])):
+            notes = [i.text() for i in issues if i.learner == lid]
+            if row["pending"]:
+                pending_total += sum(row["pending"].values())
+                notes.append("記述の未採点: " + ", ".join(f"{a} {p:g} 点" for a, p in row["pending"].items()))
+            cells = [f"{row['scores'][a]:g}" if a in row["scores"] else "" for a in assignments]
+            w.writerow([lid, row["name"], *cells, f"{sum(row['scores'].values()):g}",
+                        f"{sum(row['pending'].values()):g}", " / ".join(notes)])
+    return {"learners": len(rows), "assignments": assignments, "maxima": maxima, "pending": pending_total}
+
+
+# --------------------------------------------------------------------------- summary
+
+def _fmt_seconds(s: float) -> str:
+    m, s = divmod(int(round(s)), 60)
+    return f"{m} 分 {s} 秒" if m else f"{s} 秒"
+
+
+def format_summary(report: Report, limit: int = 20) -> str:
+    lines = []
+    if report.regenerated:
+        lines.append(f"課題を生成しました（generate_assignment）: {', '.join(report.regenerated)}")
+    run = report.run
+    if run is not None:
+        ok = sum(o.graded for o in run.outcomes)
+        lines.append(f"採点 {len(run.outcomes)} 件（成功 {ok} / 失敗 {len(run.outcomes) - ok}）"
+                     f"  ワーカー {run.workers}  採点 {_fmt_seconds(run.seconds)}  全体 {_fmt_seconds(report.seconds)}")
+    if report.uploads:
+        lines.append(f"提出物 {report.uploads} 件を読みました（前回と同じで採点済み {len(report.unchanged)} 件、"
+                     f".ipynb 以外で無視 {report.ignored} 件）")
+
+    def block(title: str, items: list[str]) -> None:
+        if items:
+            lines.append(f"{title}: {len(items)} 件")
+            lines.extend(f"  - {x}" for x in items[:limit])
+            if len(items) > limit:
+                lines.append(f"  …ほか {len(items) - limit} 件（{report.root / 'issues.json'}）")
+
+    block("採点できなかった", [f"{report.who(o.student)} {o.assignment}: {o.error}" for o in report.failed])
+    if run is not None and run.feedback:
+        block("フィードバックを作れなかった（採点は済み・ログを参照）",
+              [f"{report.who(o.student)} {o.assignment}" for o in run.outcomes if o.graded and not o.feedback])
+    block("時間切れのセルあり（採点済み）",
+          [f"{report.who(o.student)} {o.assignment}: {o.timeouts} セル" for o in (run.outcomes if run else [])
+           if o.timeouts])
+    for kind in ("broken_notebook", "unknown_assignment", "unknown_learner", "no_grade_cells", "duplicate"):
+        block(KIND_TEXT[kind], [f"{report.who(i.learner)}: {i.detail}" for i in report.issues if i.kind == kind])
+    summ = report.summary
+    if summ and report.csv:
+        maxima = ", ".join(f"{a} {summ['maxima'][a]:g}" for a in summ["assignments"])
+        lines.append(f"成績: {report.csv}（{summ['learners']} 人、記述の未採点 {summ['pending']:g} 点）")
+        lines.append(f"  満点: {maxima}")
+    if run is not None and any(o.feedback for o in run.outcomes):
+        lines.append(f"フィードバック: {report.root / 'feedback'}/<受講者>/<課題>/<課題>.html")
+    return "\n".join(lines)

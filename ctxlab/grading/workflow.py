@@ -1,0 +1,295 @@
+"""``ctxlab grade``: grade a class's submissions as the LMS exports them.
+
+One command takes a folder or a zip of submissions (:mod:`~ctxlab.grading.lms` reads it),
+places the notebooks where nbgrader expects them in a course root (default ``grading/``,
+git-ignored), autogrades them in parallel (:func:`~ctxlab.grading.parallel.grade_parallel`),
+generates feedback and writes a grades CSV with one row per learner
+(:mod:`~ctxlab.grading.report`). What could not be graded is reported with the reason, and
+the learner still gets a row. The upload is only read, never modified (a zip is extracted
+to a temporary folder). One run at a time per course root (a lock): the gradebook has one writer.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+import zipfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ctxlab._paths import REPO_ROOT
+from ctxlab.errors import GradeError
+from ctxlab.grading import _nbgrader
+from ctxlab.grading._nbgrader import SOURCE_DIR, gradebook_url, place_submission, rmtree, sync_course_root
+from ctxlab.grading.lms import Issue, check_notebook, extract_zip, load_issues, newest, save_issues, scan
+from ctxlab.grading.parallel import grade_parallel
+from ctxlab.grading.release import assignments as all_assignments
+from ctxlab.grading.report import Report, export_csv, format_summary
+
+DESCRIPTION = """提出物を採点する（LMS から書き出したフォルダか zip）。
+
+受講者ごとのフォルダ（LEARNER/00_start_here.ipynb、LEARNER/00_start_here/00_start_here.ipynb）、
+Moodle（氏名_12345_assignsubmission_file_/00_start_here.ipynb）、
+Canvas（learnername_12345_67890_00_start_here.ipynb）の形を読み、課題はパスに含まれる課題 id で見分けます。
+採点は nbgrader の autograde を並列に実行し（常にオフライン）、成績 CSV とフィードバックを作ります。
+元の提出物は読むだけで、変更しません。
+"""
+
+EPILOG = """例:
+  ctxlab grade ~/Downloads/submissions.zip            # grading/ に採点し、grading/grades.csv を書く
+  ctxlab grade exports/ --workers 4 --timeout 60
+  ctxlab grade --export                               # 手動採点の後: CSV だけ書き直す
+  ctxlab grade --export --feedback                    # 手動採点の点とコメントをフィードバックに反映
+  ctxlab grade --validate course/00_start_here/00_start_here.ipynb   # 1 冊だけテストが通るか確かめる
+
+終了コード: 0 すべて採点できた / 1 採点できなかった提出がある（理由は要約と CSV の notes 列）・--validate でテストが失敗 / 2 入力の誤り
+"""
+
+
+def _timestamp(mtime: float) -> str:
+    return datetime.fromtimestamp(mtime, timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+
+
+def _graded(root: Path, student: str, assignment: str) -> bool:
+    ag = root / "autograded" / student / assignment
+    return ag.exists() and any(ag.glob("*.ipynb"))
+
+
+def intake(upload: Path, root: Path, known: list[str], force: bool = False) -> Report:
+    """Read an upload and place the submissions to grade in ``root/submitted``."""
+    from nbgrader.api import Gradebook
+
+    report = Report(root=root)
+    # a submission that nbgrader could not grade is tried again only when it changed (or --force)
+    failed_before = {(i.learner, i.assignment) for i in load_issues(root) if i.kind == "autograde_failed"}
+    with tempfile.TemporaryDirectory(prefix="ctxlab-upload-") as tmp:
+        if upload.is_file():
+            if not zipfile.is_zipfile(upload):
+                raise GradeError(f"{upload} は zip でもフォルダでもありません")
+            folder = Path(tmp) / "upload"
+            extract_zip(upload, folder)
+        elif upload.is_dir():
+            folder = upload
+        else:
+            raise GradeError(f"{upload} が見つかりません")
+        uploads, issues, report.ignored = scan(folder, known)
+        report.uploads = len(uploads)
+        kept, dups = newest(uploads)
+        issues += dups
+        learners: dict[str, dict] = {}
+        for up in kept:
+            reason, n_cells = check_notebook(up.file)
+            learners[up.learner] = {"name": up.name, "lms_id": up.lms_id}
+            if reason:
+                issues.append(Issue("broken_notebook", up.learner, up.assignment, f"{up.rel}: {reason}", up.rel))
+                continue
+            if n_cells == 0:
+                issues.append(Issue("no_grade_cells", up.learner, up.assignment,
+                                    f"{up.rel}: nbgrader のセルがありません。0 点になります", up.rel))
+            target = root / "submitted" / up.learner / up.assignment / f"{up.assignment}.ipynb"
+            same = target.exists() and target.read_bytes() == up.file.read_bytes()
+            if same and not force and (_graded(root, up.learner, up.assignment)
+                                       or (up.learner, up.assignment) in failed_before):
+                report.unchanged.append((up.learner, up.assignment))
+                continue
+            rmtree(target.parent)
+            place_submission(root, up.learner, up.assignment, up.file, _timestamp(up.mtime))
+            for extra in up.extras:  # nbgrader's own timestamp wins over the file time
+                shutil.copy(extra, target.parent / extra.name)
+            report.placed.append((up.learner, up.assignment))
+        for issue in issues:
+            if issue.learner and issue.learner not in learners:
+                up = next((u for u in uploads if u.learner == issue.learner), None)
+                learners[issue.learner] = {"name": up.name if up else issue.learner, "lms_id": up.lms_id if up else ""}
+    with Gradebook(gradebook_url(root)) as gb:
+        for lid, info in learners.items():
+            attrs = {k: v for k, v in (("last_name", info["name"]), ("lms_user_id", info["lms_id"])) if v}
+            gb.update_or_create_student(lid, **attrs)
+    report.issues = issues
+    report.names = {lid: info["name"] for lid, info in learners.items()}
+    return report
+
+
+def _record(root: Path, report: Report) -> list[Issue]:
+    """Keep the issues of earlier runs that still hold, add this run's; return all."""
+    graded_now = {(o.student, o.assignment) for o in (report.run.outcomes if report.run else []) if o.graded}
+    fresh = [i for i in report.issues if i.kind != "duplicate"]  # duplicates are for this run's summary only
+    for o in report.failed:
+        fresh.append(Issue("autograde_failed", o.student, o.assignment, o.error))
+    for o in (report.run.outcomes if report.run else []):
+        if o.graded and o.timeouts:
+            fresh.append(Issue("timeout", o.student, o.assignment, f"{o.timeouts} セルが制限時間で止められました"))
+    keys = {(i.kind, i.learner, i.assignment, i.file) for i in fresh}
+    replaced = graded_now | {(i.learner, i.assignment) for i in fresh if i.assignment}
+    old = load_issues(root)
+    kept = [i for i in old if (i.kind, i.learner, i.assignment, i.file) not in keys
+            and not (i.assignment and (i.learner, i.assignment) in replaced)]
+    allissues = kept + fresh
+    save_issues(root, allissues)
+    return allissues
+
+
+def course_dir(arg: str | None) -> Path:
+    """The course (nbgrader_config.py and solutions/): ``--course``, else the current folder
+    when it is one, else this repository."""
+    if arg:
+        d = Path(arg).resolve()
+    else:
+        cwd = Path.cwd()
+        d = cwd if (cwd / _nbgrader.CONFIG).exists() and (cwd / SOURCE_DIR).is_dir() else REPO_ROOT
+    if not (d / _nbgrader.CONFIG).exists() or not (d / SOURCE_DIR).is_dir():
+        raise GradeError(f"{d} に nbgrader_config.py と {SOURCE_DIR}/ がありません（--course で指定してください）")
+    return d
+
+
+class _Lock:
+    """One ``ctxlab grade`` at a time per course root (the gradebook has one writer)."""
+
+    def __init__(self, root: Path):
+        self.path = root / ".lock"
+
+    def __enter__(self):
+        import fcntl
+
+        self.fh = open(self.path, "w")
+        try:
+            fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self.fh.close()
+            raise GradeError(f"{self.path.parent} では別の ctxlab grade が実行中です") from None
+        return self
+
+    def __exit__(self, *exc):
+        self.fh.close()
+
+
+def grade(upload: Path | None, root: Path, course: Path = REPO_ROOT, workers: int | None = None,
+          timeout: int | None = None, feedback: bool = True, csv_path: Path | None = None,
+          force: bool = False, progress: bool = True, config_args: list[str] | None = None,
+          assignments: list[str] | None = None) -> Report:
+    """The whole run: course root, intake, parallel autograde with feedback, CSV."""
+    t0 = time.perf_counter()
+    if upload is not None:
+        upload = Path(upload)
+        if not upload.exists():
+            raise GradeError(f"{upload} が見つかりません")
+        if upload.is_file() and not zipfile.is_zipfile(upload):
+            raise GradeError(f"{upload} は zip でもフォルダでもありません")
+    known = all_assignments(course)
+    if assignments:
+        unknown = [a for a in assignments if a not in known]
+        if unknown:
+            raise GradeError(f"知らない課題 id: {', '.join(unknown)}（{', '.join(known)}）")
+        known = [a for a in known if a in assignments]
+    root = Path(root).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    args = list(config_args or [])
+    if timeout:
+        args.append(f"--ExecutePreprocessor.timeout={int(timeout)}")
+    with _Lock(root):
+        regenerated = sync_course_root(root, known, course)
+        if upload is not None:
+            report = intake(Path(upload), root, known, force=force)
+            report.run = grade_parallel(root, report.placed, workers=workers, config_args=args,
+                                        feedback=feedback, progress=progress)
+        else:
+            report = Report(root=root)
+            if feedback:
+                report.run = None
+                proc = _nbgrader.nbgrader(root, "generate_feedback", "*", "--force", "--log-level=WARN", *args,
+                                          check=False)
+                if proc.returncode != 0:
+                    raise GradeError("generate_feedback に失敗しました:\n" + proc.stderr[-2000:])
+        report.regenerated = regenerated
+        issues = _record(root, report)
+        report.csv = Path(csv_path) if csv_path else root / "grades.csv"
+        report.summary = export_csv(root, report.csv, known, issues)
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.description = DESCRIPTION
+    p.epilog = EPILOG
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.add_argument("submissions", nargs="?", type=Path,
+                   help="提出物のフォルダか zip（LMS の一括ダウンロード）。省略すると --export")
+    p.add_argument("--root", type=Path, default=Path("grading"),
+                   help="採点用のコースルート（既定 grading/、git 管理外）")
+    p.add_argument("--course", help="solutions/ と nbgrader_config.py のあるフォルダ（既定: リポジトリ）")
+    p.add_argument("--workers", type=int, default=None,
+                   help=f"並列に採点する数（既定: CPU 数 = {os.cpu_count()}）")
+    p.add_argument("--timeout", type=int, default=None,
+                   help="セル 1 つの制限時間（秒、既定は nbgrader_config.py の 120）")
+    p.add_argument("--assignment", action="append", help="この課題だけ採点する（繰り返し可）")
+    p.add_argument("--csv", type=Path, help="成績 CSV の出力先（既定 ROOT/grades.csv）")
+    p.add_argument("--no-feedback", dest="feedback", action="store_false", help="フィードバックを作らない")
+    p.add_argument("--feedback", dest="feedback", action="store_true",
+                   help="--export と一緒に: すべてのフィードバックを作り直す")
+    p.add_argument("--force", action="store_true", help="前回と同じ提出物も採点し直す")
+    p.add_argument("--export", action="store_true", help="採点せず、成績 CSV を書き直す（手動採点の後など）")
+    p.add_argument("--quiet", action="store_true", help="進捗バーを出さない")
+    p.add_argument("--validate", nargs="+", type=Path, metavar="NOTEBOOK",
+                   help="採点せず、ノートブックのテストが通るかだけ確かめる（nbgrader validate。失敗があれば終了コード 1）")
+    p.set_defaults(feedback=None)
+
+
+def validate(paths: list[Path], timeout: int | None = None) -> int:
+    """``--validate``: nbgrader's validation, with an exit code that says whether tests failed."""
+    bad = 0
+    for path in paths:
+        if not path.exists():
+            raise GradeError(f"{path} が見つかりません")
+        try:
+            res = _nbgrader.validate(path, timeout)
+        except RuntimeError as exc:
+            print(f"{path}: 確かめられませんでした: {exc}")
+            bad += 1
+            continue
+        failed, changed, typed = res.get("failed", []), res.get("changed", []), res.get("type_changed", [])
+        if not (failed or changed or typed):
+            print(f"{path}: OK（公開テストはすべて通ります）")
+            continue
+        bad += 1
+        if typed or changed:
+            print(f"{path}: 編集してはいけないセルが変更されています（{len(typed) + len(changed)} セル）")
+        for cell in failed:
+            first = cell["source"].strip().split("\n")[0][:80]
+            raw = re.sub(r"\x1b\[[0-9;]*m", "", cell.get("raw_error") or "").strip()
+            last = raw.split("\n")[-1][:160]
+            print(f"{path}: 失敗: {first} … → {last}")
+    return 1 if bad else 0
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.validate:
+        return validate(args.validate, args.timeout)
+    if args.submissions is None and not args.export:
+        raise GradeError("提出物のフォルダか zip を指定してください（CSV だけ書き直すときは --export）")
+    if args.workers is not None and args.workers < 1:
+        raise GradeError("--workers は 1 以上にしてください")
+    feedback = args.feedback if args.feedback is not None else (args.submissions is not None)
+    report = grade(None if args.export else args.submissions, args.root, course_dir(args.course),
+                   workers=args.workers, timeout=args.timeout, feedback=feedback, csv_path=args.csv,
+                   force=args.force, progress=not args.quiet, assignments=args.assignment)
+    print(format_summary(report))
+    return 1 if (report.failed or report.problems) else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="ctxlab grade")
+    add_arguments(ap)
+    args = ap.parse_args(argv)
+    try:
+        return run(args)
+    except GradeError as exc:
+        print(f"ctxlab grade: エラー: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
