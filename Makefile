@@ -28,11 +28,13 @@ test: setup
 test-fast: setup
 	$(PY) -m pytest -m "not slow and not browser"
 
-## Sync each lesson pair in solutions/ (NN.ipynb <-> NN.py, jupytext), then course/ from solutions/.
+## After editing a lesson (either solutions/NN/NN.ipynb or NN.py): sync each pair (tools/sync_lessons.py:
+## the edited side wins, cell ids kept, outputs cleared), then regenerate course/ from solutions/.
+## When both files of a pair were edited it stops and says how to choose: make notebooks KEEP=path/to/file
 notebooks: setup
-	$(VENV)/bin/jupytext --sync solutions/*/*.ipynb
-release: notebooks
+	$(PY) tools/sync_lessons.py $(if $(KEEP),--keep "$(KEEP)",)
 	$(VENV)/bin/ctxlab release
+release: notebooks
 
 bench: setup
 	@for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
