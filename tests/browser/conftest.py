@@ -7,6 +7,7 @@ how to enable them; in CI (.ci/run installs Chromium) a missing browser is an er
 """
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
@@ -56,6 +57,13 @@ def lab(tmp_path_factory):
     settings.mkdir(parents=True)
     # no news/update pop-up over the notebook in screenshots
     (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false", "checkForUpdates": false}')
+    # JupyterLab 4 renders notebooks windowed: with the default "contentVisibility" (like "defer"; "full"
+    # even detaches cells out of view) a notebook opens with only some cells in the DOM, the others are
+    # attached when the browser has idle time. On a busy machine that is late: a DOM check then sees a
+    # part of the notebook (run_all returned early, outputs not there). "none" attaches every cell at once.
+    notebook_settings = root / ".lab-settings" / "@jupyterlab" / "notebook-extension"
+    notebook_settings.mkdir(parents=True)
+    (notebook_settings / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
     env = dict(os.environ, CTXLAB_OFFLINE="1", CTXLAB_TIME_SCALE="0", JUPYTER_CONFIG_DIR=str(root / ".jupyter"),
                JUPYTERLAB_SETTINGS_DIR=str(root / ".lab-settings"))
     env.pop("ANTHROPIC_API_KEY", None)
@@ -117,22 +125,36 @@ def shot(page, name: str) -> Path:
 
 def open_notebook(page, lab, relpath: str):
     """Open one notebook in a fresh workspace of its own (the server remembers workspaces: a shared
-    one would keep the notebooks of earlier tests open in hidden tabs)."""
-    base, token, _ = lab
+    one would keep the notebooks of earlier tests open in hidden tabs). Returns once every cell of the
+    file is in the page and the kernel is idle."""
+    base, token, root = lab
+    nb = json.loads((root / relpath).read_text(encoding="utf-8"))
+    n_cells = len(nb["cells"])
+    n_code = sum(c["cell_type"] == "code" for c in nb["cells"])
     workspace = "t-" + secrets.token_hex(4)
     page.goto(f"{base}/lab/workspaces/{workspace}/tree/{relpath}?reset&token={token}", wait_until="domcontentloaded")
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+    # every cell of the file is in the DOM: fails here, not in a later check, if windowing is back
+    page.wait_for_function(
+        "([n, c]) => document.querySelectorAll('.jp-Notebook:not(.lm-mod-hidden) .jp-Cell').length === n"
+        " && document.querySelectorAll('.jp-Notebook:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt').length === c",
+        arg=[n_cells, n_code], timeout=90_000)
     page.wait_for_selector("#jp-main-statusbar >> text=Idle", timeout=90_000)
 
 
 def run_all(page, timeout_ms: int = 180_000):
+    """Run All Cells and return when the kernel has finished: every code cell ran or was skipped after
+    the first error (no [*] left), at least one has an execution count, and the kernel is idle."""
+    prompts = ".jp-Notebook:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt"
+    n_code = page.locator(prompts).count()
+    assert n_code > 0, "no code cells in the page"
     page.locator(".jp-Notebook:visible").first.click()
     page.get_by_role("menuitem", name="Run", exact=True).click()
     page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
-    # wait until the kernel has executed every cell: no cell shows [*] any more
+    # Run All marks every code cell [*] at once; each one then gets its count, or [ ] when the kernel
+    # skips it after an error. The count check makes sure no prompt was missing while we looked.
     page.wait_for_function(
-        "() => { const p = [...document.querySelectorAll('.jp-InputPrompt')];"
-        " return p.length > 0 && p.every(e => !e.textContent.includes('*'))"
-        " && [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].some(e => /\\[\\d+\\]/.test(e.textContent)); }",
-        timeout=timeout_ms)
+        "([sel, n]) => { const p = [...document.querySelectorAll(sel)].map(e => e.textContent);"
+        " return p.length === n && p.every(t => !t.includes('*')) && p.some(t => /\\[\\d+\\]/.test(t)); }",
+        arg=[prompts, n_code], timeout=timeout_ms)
     page.wait_for_selector("#jp-main-statusbar >> text=Idle", timeout=timeout_ms)

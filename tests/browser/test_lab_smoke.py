@@ -18,8 +18,11 @@ def test_start_here_runs_in_jupyterlab(page, lab):
     run_all(page)
     # the mode line of the first code cell
     page.wait_for_selector(".jp-OutputArea-output >> text=オフライン sandbox", timeout=60_000)
-    # a matplotlib figure rendered as an image
-    assert page.locator(".jp-RenderedImage img").count() >= 1
+    # a matplotlib figure rendered as an image (the PNG decoded, not a broken <img>)
+    page.locator(".jp-RenderedImage img").first.wait_for(state="attached", timeout=60_000)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.jp-RenderedImage img')].some(i => i.complete && i.naturalWidth > 0)",
+        timeout=60_000)
     # the expected error of the untouched exercise is there, the rest ran
-    assert page.locator(".jp-OutputArea-output >> text=NotImplementedError").count() >= 1
+    page.locator(".jp-OutputArea-output >> text=NotImplementedError").first.wait_for(state="attached", timeout=60_000)
     shot(page, "00_start_here")
