@@ -1,8 +1,8 @@
 """Lesson 08's three ways of choosing the documents of a request, and a folder whose files can change.
 
 :class:`LongContext`, :class:`MetadataFilter` and :class:`RAG` differ only in who picks the
-documents: nobody (every document, in catalog order), a keyword dictionary of departments,
-or BM25 over article chunks. Each
+documents: nobody (every document, in catalog order), lesson 06's keyword table and fixed
+bundles (:func:`ctxlab.labs.metadata_filtering.select`), or BM25 over article chunks. Each
 reads a list of documents or a :class:`Folder` (whose files can change, for the freshness
 experiment) and turns a question into the keyword arguments of ``client.messages.create``
 (:meth:`Method.request`).
@@ -10,29 +10,12 @@ experiment) and turns a question into the keyword arguments of ``client.messages
 from __future__ import annotations
 
 import dataclasses
-import unicodedata
 from dataclasses import dataclass
 from typing import Iterable
 
 from ctxlab.api.messages import SYSTEM_PROMPT, question_request
+from ctxlab.labs import metadata_filtering
 from ctxlab.retrieval import BM25Index, chunk_by_articles
-
-
-#: words of a question that point at a department (a simple, hand-written dictionary)
-DEPT_KEYWORDS: dict[str, tuple[str, ...]] = {
-    "hr": ("給料", "給与", "賞与", "休み", "休暇", "有給", "年休", "結婚", "慶弔", "退職", "定年", "再雇用",
-           "在宅", "テレワーク", "通勤", "交通費", "育児", "介護", "評価", "休職", "ハラスメント", "研修",
-           "副業", "兼業", "残業", "勤務", "転勤", "健康診断"),
-    "fin": ("経費", "精算", "出張", "旅費", "日当", "ホテル", "宿泊", "購買", "購入", "買い", "見積", "予算",
-            "仮払", "カード", "領収書", "固定資産", "支払"),
-    "it": ("パソコン", "PC", "USB", "パスワード", "アカウント", "ログイン", "セキュリティ", "システム",
-           "メール", "誤送信", "クラウド", "生成AI", "スマホ", "私物", "ウイルス"),
-    "ga": ("社宅", "地震", "防災", "災害", "安否", "稟議", "決裁", "権限", "印鑑", "社有車", "入館", "契約"),
-    "common": ("通報", "個人情報", "倫理", "秘密", "組織", "コンプライアンス"),
-}
-#: what the filter passes when no department can be read from the question
-FALLBACK_DEPTS = ("common",)
-FALLBACK_FILES = ("hr_shugyo_kisoku.txt",)
 
 
 @dataclass(frozen=True)
@@ -132,36 +115,36 @@ class LongContext(Method):
         return _passages(_read(self.source))
 
 
-def departments(question: str, keywords: dict[str, tuple[str, ...]] | None = None) -> list[str]:
-    """Departments whose keywords occur in the question (after NFKC), in dictionary order."""
-    q = unicodedata.normalize("NFKC", question).upper()
-    kw = DEPT_KEYWORDS if keywords is None else keywords
-    return [d for d, words in kw.items() if any(unicodedata.normalize("NFKC", w).upper() in q for w in words)]
+def _versions(file: str, by: dict) -> list:
+    """The document of ``file`` in a folder, preceded by the older versions of it the folder also holds."""
+    out = []
+    while file in by:
+        out.insert(0, by[file])
+        file = getattr(by[file], "supersedes", None)
+    return out
 
 
 class MetadataFilter(Method):
-    """The whole files of the departments a question names (by a keyword dictionary).
+    """Lesson 06's filter, :func:`ctxlab.labs.metadata_filtering.select`, reading ``source``.
 
-    When no department can be read from the question, a fixed bundle is passed
-    (全社共通 + 就業規則). Documents keep catalog order, so the same departments give the
-    same prefix and the cache stays warm per bundle.
+    Its keyword table picks one fixed bundle (at most ``MAX_DOCS`` current files in catalog
+    order); a question without a dictionary word gets the fallback bundle (全社共通). The
+    bundle names the files; the documents come from ``source`` (a list or a :class:`Folder`).
+    When ``source`` also holds superseded versions of a bundle's file (a folder without version
+    management), each is sent right before its successor, as a filter on such a folder would.
+    On the current files the method sends exactly ``select(question).files``; the same bundle
+    is the same prefix, so the cache stays warm per bundle.
     """
 
     label = "メタデータで絞る"
 
-    def __init__(self, source, name: str = "filter", keywords: dict[str, tuple[str, ...]] | None = None):
+    def __init__(self, source, name: str = "filter"):
         self.source = source
         self.name = name
-        self.keywords = DEPT_KEYWORDS if keywords is None else keywords
 
     def select(self, question: str) -> list[Passage]:
-        docs = _read(self.source)
-        depts = departments(question, self.keywords)
-        if depts:
-            chosen = [d for d in docs if d.dept in depts]
-        else:
-            chosen = [d for d in docs if d.dept in FALLBACK_DEPTS or d.file in FALLBACK_FILES]
-        return _passages(chosen)
+        by = {d.file: d for d in _read(self.source)}
+        return _passages([d for f in metadata_filtering.select(question).files for d in _versions(f, by)])
 
 
 class RAG(Method):
@@ -203,5 +186,4 @@ class RAG(Method):
         return [Passage(self.chunks[i].doc_id, self.chunks[i].context_header(), self.chunks[i].text) for i, _ in hits]
 
 
-__all__ = ["DEPT_KEYWORDS", "FALLBACK_DEPTS", "FALLBACK_FILES", "Passage", "Folder", "Method", "LongContext",
-           "departments", "MetadataFilter", "RAG"]
+__all__ = ["Passage", "Folder", "Method", "LongContext", "MetadataFilter", "RAG"]

@@ -5,9 +5,9 @@ The pieces live in their own modules and are re-exported here, so the lesson has
 * :mod:`ctxlab.labs._answers` -- the answer grader (:func:`grade`, :data:`LEVELS`,
   :func:`facts_found`, :func:`accuracy`), :class:`Graded`, and :func:`agreement` between a
   person's grades and the machine's;
-* :mod:`ctxlab.labs._methods` -- :class:`LongContext`, :class:`MetadataFilter` and
-  :class:`RAG`, which differ only in who picks the documents of a request, and :class:`Folder`
-  (whose files can change, for the freshness experiment).
+* :mod:`ctxlab.labs._methods` -- :class:`LongContext`, :class:`MetadataFilter` (lesson 06's
+  filter) and :class:`RAG`, which differ only in who picks the documents of a request, and
+  :class:`Folder` (whose files can change, for the freshness experiment).
 
 This module runs them: :func:`run` asks every question with every method through the client
 (real API or sandbox) with a progress bar, after :func:`ctxlab.api.budget.check` has seen the
@@ -32,13 +32,11 @@ from ctxlab.costs import pricing
 from ctxlab.costs.usage import total_input
 from ctxlab.labs._answers import (LEVELS, NOT_COVERED, Agreement, Graded, accuracy, agreement, facts_found, grade,
                                   normalize, says_not_covered)
-from ctxlab.labs._methods import (DEPT_KEYWORDS, FALLBACK_DEPTS, FALLBACK_FILES, RAG, Folder, LongContext, Method,
-                                  MetadataFilter, Passage, departments)
+from ctxlab.labs._methods import RAG, Folder, LongContext, Method, MetadataFilter, Passage
 
 __all__ = [
     "LEVELS", "NOT_COVERED", "normalize", "facts_found", "says_not_covered", "grade", "Graded", "accuracy",
-    "Agreement", "agreement", "DEPT_KEYWORDS", "FALLBACK_DEPTS", "FALLBACK_FILES", "departments", "Passage",
-    "Folder", "Method", "LongContext", "MetadataFilter", "RAG",
+    "Agreement", "agreement", "Passage", "Folder", "Method", "LongContext", "MetadataFilter", "RAG",
     "table", "format_table", "by_method", "compare_levels", "version_mixing", "format_version_mixing",
     "Planned", "plan", "estimate_cost", "run", "summary", "place_at", "position_sweep",
 ]
