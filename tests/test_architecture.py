@@ -10,9 +10,6 @@ from pathlib import Path
 
 import pytest
 
-# The layout refactor lands in several commits; this skip goes when the last package has moved.
-pytestmark = pytest.mark.skip(reason="layout refactor in progress")
-
 PKG = Path(__file__).resolve().parent.parent / "ctxlab"
 
 #: bottom to top; a name is a top-level module or package of ctxlab

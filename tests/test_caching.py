@@ -6,6 +6,7 @@ from types import SimpleNamespace as NS
 
 import pytest
 
+from ctxlab.costs import usage as usage_reader
 from ctxlab.labs import prompt_caching as caching
 from ctxlab.plots.prompt_caching import cost_curves
 from ctxlab import corpus
@@ -26,43 +27,43 @@ def usage(write=0, read=0, tail=20, out=100, w1h=0):
 # ---------------------------------------------------------------- usage records
 
 def test_usage_dict_reads_dicts_with_missing_and_none_fields():
-    u = caching.usage_dict({"input_tokens": 5, "cache_read_input_tokens": None})
+    u = usage_reader.usage_dict({"input_tokens": 5, "cache_read_input_tokens": None})
     assert u["input_tokens"] == 5 and u["cache_read_input_tokens"] == 0
     assert u["cache_creation_input_tokens"] == 0 and u["output_tokens"] == 0
     assert u["cache_creation"] == {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0}
 
 
 def test_usage_dict_without_breakdown_counts_creation_as_5m():
-    u = caching.usage_dict({"input_tokens": 1, "cache_creation_input_tokens": 900})
+    u = usage_reader.usage_dict({"input_tokens": 1, "cache_creation_input_tokens": 900})
     assert u["cache_creation"] == {"ephemeral_5m_input_tokens": 900, "ephemeral_1h_input_tokens": 0}
 
 
 def test_usage_dict_reads_attribute_objects_and_fills_total_from_breakdown():
     obj = NS(input_tokens=3, cache_creation_input_tokens=None, cache_read_input_tokens=7, output_tokens=2,
              cache_creation=NS(ephemeral_5m_input_tokens=0, ephemeral_1h_input_tokens=40))
-    u = caching.usage_dict(obj)
+    u = usage_reader.usage_dict(obj)
     assert u["cache_creation_input_tokens"] == 40
     assert u["cache_creation"]["ephemeral_1h_input_tokens"] == 40
-    assert caching.total_input(obj) == 3 + 40 + 7
+    assert usage_reader.total_input(obj) == 3 + 40 + 7
 
 
 @pytest.mark.parametrize("bad", [{"input_tokens": -1}, {"cache_read_input_tokens": "many"},
                                  {"input_tokens": True}, {"output_tokens": float("nan")}])
 def test_usage_dict_refuses_bad_counts(bad):
     with pytest.raises(ValueError):
-        caching.usage_dict(bad)
+        usage_reader.usage_dict(bad)
 
 
 def test_usage_dict_refuses_none():
     with pytest.raises(ValueError, match="resp.usage"):
-        caching.usage_dict(None)
+        usage_reader.usage_dict(None)
 
 
 @pytest.mark.parametrize("u, kind", [(usage(write=10), "write"), (usage(read=10), "read"),
                                      (usage(write=5, read=10), "read+write"), (usage(), "none"),
                                      (usage(w1h=10), "write")])
 def test_call_kind(u, kind):
-    assert caching.call_kind(u) == kind
+    assert usage_reader.call_kind(u) == kind
 
 
 def test_uncached_cost_prices_every_input_token_at_base():
@@ -182,8 +183,8 @@ def _docs():
 def test_write_then_read(client):
     calls = [client.messages.create(**messages.question_request(_docs(), q, model=MODEL, max_tokens=50))
              for q in ("一つ目", "二つ目")]
-    assert [caching.call_kind(c.usage) for c in calls] == ["write", "read"]
-    assert caching.total_input(calls[0].usage) > 8000
+    assert [usage_reader.call_kind(c.usage) for c in calls] == ["write", "read"]
+    assert usage_reader.total_input(calls[0].usage) > 8000
 
 
 def test_timestamp_in_system_never_reads_and_bills_about_125_percent(client):
@@ -193,7 +194,7 @@ def test_timestamp_in_system_never_reads_and_bills_about_125_percent(client):
         req = messages.question_request(_docs(), "質問", model=MODEL, max_tokens=50)
         req["system"] = f"現在日時: {start + timedelta(minutes=i):%H:%M}\n" + req["system"]
         calls.append(client.messages.create(**req))
-    assert [caching.call_kind(c.usage) for c in calls] == ["write"] * 3
+    assert [usage_reader.call_kind(c.usage) for c in calls] == ["write"] * 3
     billed = sum(pricing.usage_cost(c.usage, MODEL).input for c in calls)
     plain = sum(caching.uncached_cost(c.usage, MODEL).input for c in calls)
     assert 1.24 < billed / plain < 1.25
@@ -206,7 +207,7 @@ def test_tool_key_order_misses_and_sort_keys_fixes_it(client):
 
     def send(tool):
         req = dict(messages.question_request(_docs(), "質問", model=MODEL, max_tokens=50), tools=[tool])
-        return caching.call_kind(client.messages.create(**req).usage)
+        return usage_reader.call_kind(client.messages.create(**req).usage)
 
     assert [send(a), send(b)] == ["write", "write"]
     canon = [json.loads(json.dumps(t, sort_keys=True)) for t in (a, b)]
@@ -217,12 +218,12 @@ def test_model_switch_misses(client):
     req = messages.question_request(_docs(), "質問", model=MODEL, max_tokens=50)
     client.messages.create(**req)
     other = client.messages.create(**dict(req, model="claude-sonnet-5"))
-    assert caching.call_kind(other.usage) == "write"
+    assert usage_reader.call_kind(other.usage) == "write"
 
 
 def test_prefix_below_minimum_is_silently_not_cached(client):
     short = [d for d in corpus.load() if d.file == "hr_tsukin.txt"]
     req = messages.question_request(short, "質問", model=MODEL, max_tokens=50)
-    assert caching.total_input(client.messages.create(**req).usage) < pricing.get_model(MODEL).min_cacheable_tokens
+    assert usage_reader.total_input(client.messages.create(**req).usage) < pricing.get_model(MODEL).min_cacheable_tokens
     second = client.messages.create(**req)
-    assert caching.call_kind(second.usage) == "none"
+    assert usage_reader.call_kind(second.usage) == "none"

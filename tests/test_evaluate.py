@@ -7,6 +7,7 @@ import ctxlab
 from ctxlab.api import budget
 from ctxlab import corpus
 from ctxlab.labs import measure as evaluate
+from ctxlab.labs import metadata_filtering
 from ctxlab.corpus import Question
 from ctxlab.labs.measure import Graded
 
@@ -138,16 +139,41 @@ def test_rag_selects_at_most_k_chunks_of_bounded_size(current):
         evaluate.RAG(current, k=0)
 
 
-def test_metadata_filter_uses_departments_and_a_fallback_bundle(current):
+def test_metadata_filter_sends_exactly_what_lesson_06_selects(current, questions):
     f = evaluate.MetadataFilter(current)
-    assert evaluate.departments("給料は何日に振り込まれますか") == ["hr"]
-    assert set(evaluate.departments("退職するときパソコンはいつ返しますか")) == {"hr", "it"}
-    assert {p.file for p in f.select("給料日は？")} == {d.file for d in current if d.dept == "hr"}
-    fallback = {p.file for p in f.select("犬を連れてきてもいいですか")}
-    assert "hr_shugyo_kisoku.txt" in fallback
-    assert fallback == {d.file for d in current if d.dept == "common"} | {"hr_shugyo_kisoku.txt"}
-    # full-width letters are matched after NFKC
-    assert evaluate.departments("ＵＳＢメモリは使えますか") == ["it"]
+    for x in questions:
+        assert [p.file for p in f.select(x.question)] == list(metadata_filtering.select(x.question).files), x.id
+    # at most MAX_DOCS files, never a whole 15-file department
+    assert max(len(f.select(x.question)) for x in questions) <= metadata_filtering.MAX_DOCS
+    fallback = [p.file for p in f.select("犬を連れてきてもいいですか")]
+    assert fallback == list(metadata_filtering.BUNDLES[metadata_filtering.FALLBACK_BUNDLE].files)
+    # the keys are lesson 06's table: full-width letters are matched after NFKC there too
+    assert [p.file for p in f.select("ＵＳＢメモリは使えますか")] == list(metadata_filtering.BUNDLES["it"].files)
+    assert not hasattr(evaluate, "DEPT_KEYWORDS") and not hasattr(evaluate, "departments")
+
+
+def test_metadata_filter_on_an_unmanaged_folder_sends_old_versions_before_their_successor():
+    all_versions = corpus.load(current_only=False)
+    by = {d.file: d for d in all_versions}
+    question = "有給休暇は翌年に何日まで繰り越せますか？"
+    files = [p.file for p in evaluate.MetadataFilter(all_versions).select(question)]
+    bundle = metadata_filtering.select(question).files
+    old = by["hr_yukyu_2025.txt"].supersedes
+    assert "hr_yukyu_2025.txt" in bundle and old and old in files
+    assert files.index(old) == files.index("hr_yukyu_2025.txt") - 1
+    assert [f for f in files if by[f].current] == list(bundle)
+    # a folder that lacks a bundle's file sends the rest of the bundle
+    partial = [d for d in corpus.load() if d.file != "hr_yukyu_2025.txt"]
+    assert [p.file for p in evaluate.MetadataFilter(partial).select(question)] == \
+        [f for f in bundle if f != "hr_yukyu_2025.txt"]
+
+
+def test_on_all_versions_the_filter_sends_an_old_version_for_every_contradiction(questions, client):
+    # lesson 08 (section 7) says: on the unmanaged folder long context and the filter always send an old version
+    cq = [x for x in questions if x.category == "contradiction"]
+    graded = evaluate.run([evaluate.MetadataFilter(corpus.load(current_only=False))], cq, client, progress=False)
+    mix = evaluate.version_mixing(graded)["filter"]
+    assert mix["sent_old"] == mix["n"] == len(cq)
 
 
 def test_long_context_keeps_catalog_order_and_caches(current):
@@ -264,10 +290,18 @@ def test_plot_accuracy_draws_one_bar_group_per_category():
     import matplotlib
 
     matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ctxlab.plots import measure as measure_plot
+
     graded = [g("correct", "a", "x1"), g("wrong", "b", "x1"), g("partial", "a", "x2", "multi"), g("wrong", "b", "x2", "multi")]
-    ax = evaluate.plot_accuracy(graded)
+    ax = measure_plot.accuracy(graded)
     assert len(ax.patches) == 2 * 3  # 2 methods x (single, multi, all)
     assert [t.get_text() for t in ax.get_xticklabels()] == ["単一文書", "複数文書", "全体"]
+    assert [p.get_height() for p in ax.patches] == [100, 50, 75, 0, 0, 0]  # method a, then method b
+    _, mine = plt.subplots()
+    assert measure_plot.accuracy(graded, ax=mine) is mine
+    plt.close("all")
 
 
 # ---------------------------------------------------------------- position sweep

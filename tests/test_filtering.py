@@ -210,18 +210,19 @@ def test_recall_reasons(qmap):
 
 def _replay(choose, questions, interval_s, rounds=1):
     sb = ctxlab.Sandbox(realtime=False, time_scale=0)
-    client = ctxlab.make_client(offline=True, sandbox=sb)
-    return filtering.replay(client, questions, choose, clock=sb, rounds=rounds, interval_s=interval_s), sb
+    return filtering.replay(questions, choose, sandbox=sb, rounds=rounds, interval_s=interval_s), sb
 
 
 def test_a_fixed_bundle_is_read_from_the_cache_after_the_first_question(qmap):
     qs = [qmap[i] for i in ("q20", "q21", "q02")]  # all three go to 人事: 勤務・休暇
     run, sb = _replay(filtering.select_files, qs, interval_s=60)
-    assert [r.hit for r in run.rows] == [False, True, True]
+    assert [r.hit for r in run.requests] == [False, True, True]
+    assert [r.id for r in run.requests] == ["q20", "q21", "q02"]
+    assert run.requests[0].files == tuple(filtering.select_files(qs[0].question))
     assert run.distinct_sets == 1
-    assert run.rows[1].cache_read_tokens == run.rows[0].cache_write_tokens > 0
-    assert run.rows[1].cost_usd < run.rows[0].cost_usd
-    assert sb.now() == pytest.approx(180)
+    assert run.requests[1].cache_read_tokens == run.requests[0].cache_write_tokens > 0
+    assert run.requests[1].cost_usd < run.requests[0].cost_usd
+    assert run.times == [0, 60, 120] and sb.now() == pytest.approx(120)  # the clock stops at the last request
     assert run.cost_usd == pytest.approx(sb.summary()["cost_usd"])
     assert run.hit_rate == pytest.approx(2 / 3)
 
@@ -239,16 +240,26 @@ def test_the_ttl_still_applies_to_bundles(qmap):
     run, _ = _replay(filtering.select_files, qs, interval_s=6 * 60)  # longer than the 5-minute TTL
     assert run.hit_rate == 0
     again, _ = _replay(filtering.select_files, qs, interval_s=60, rounds=2)
-    assert [r.round for r in again.rows] == [1, 1, 2, 2] and again.requests == 4
+    assert [r.round for r in again.requests] == [1, 1, 2, 2] and len(again.requests) == 4
     assert again.cumulative_cost()[-1] == pytest.approx(again.cost_usd)
 
 
+def test_questions_sent_at_once_cannot_read_each_other(qmap):
+    qs = [qmap[i] for i in ("q20", "q21", "q02")]
+    burst, sb = _replay(filtering.select_files, qs, interval_s=0)
+    assert burst.hits == [False, False, False] and burst.cache_write_tokens > 0
+    assert sb.now() == pytest.approx(0)
+
+
 def test_replay_validates_arguments(qmap):
-    client = ctxlab.make_client(offline=True, sandbox=ctxlab.Sandbox(realtime=False, time_scale=0))
-    with pytest.raises(ValueError):
-        filtering.replay(client, [qmap["q20"]], filtering.select_files, rounds=0)
-    with pytest.raises(ValueError):
-        filtering.replay(client, [qmap["q20"]], filtering.select_files, interval_s=-1)
+    for bad in (0, 1.5, True):
+        with pytest.raises(ValueError, match="rounds"):
+            filtering.replay([qmap["q20"]], filtering.select_files, rounds=bad)
+    for bad in (-1, float("nan"), "60"):
+        with pytest.raises(ValueError, match="interval_s"):
+            filtering.replay([qmap["q20"]], filtering.select_files, interval_s=bad)
+    with pytest.raises(ValueError, match="realtime=False"):
+        filtering.replay([qmap["q20"]], filtering.select_files, sandbox=ctxlab.Sandbox())
 
 
 def test_bundle_usage_counts_selections(qmap):

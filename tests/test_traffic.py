@@ -195,12 +195,32 @@ def test_replay_refuses_a_realtime_clock_and_bad_input(docs):
     assert traffic.replay([], docs).requests == []
 
 
+def test_both_lessons_share_one_replay(docs):
+    from ctxlab.labs import _replay, metadata_filtering
+
+    rep = traffic.replay([0, 60], docs)
+    assert type(rep) is _replay.Replay and traffic.Replay is metadata_filtering.Replay is _replay.Replay
+    assert [type(r) for r in rep.requests] == [_replay.Sent, _replay.Sent]
+    assert rep.cumulative_cost()[-1] == pytest.approx(rep.cost_usd)
+    assert "requests=2" in repr(rep)
+
+
 def test_plot_day(docs):
     import matplotlib
 
     matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ctxlab.plots import ttl as ttl_plot
+
     ts = traffic.office_day(20, seed=0)
-    fig = traffic.plot_day(ts, {"5m": traffic.model_hits(ts, "5m"), "1h": traffic.model_hits(ts, "1h")})
-    assert len(fig.axes) == 2
-    with pytest.raises(ValueError):
-        traffic.plot_day(ts, {"5m": [True]})
+    hits = {"5m": traffic.model_hits(ts, "5m"), "1h": traffic.model_hits(ts, "1h")}
+    top, bottom = ttl_plot.day(ts, hits)
+    assert len(top.figure.axes) == 2 and bottom.figure is top.figure
+    assert sum(p.get_height() for p in top.patches) == len(ts)  # the histogram counts every request
+    assert [t.get_text() for t in bottom.get_yticklabels()] == ["TTL 1h", "TTL 5m"]
+    with pytest.raises(ValueError, match="one bool per time"):
+        ttl_plot.day(ts, {"5m": [True]})
+    fig, axes = plt.subplots(2, 1)
+    assert ttl_plot.day(ts, hits, ax=axes) == tuple(axes)
+    plt.close("all")

@@ -11,7 +11,6 @@ experiments.
 from __future__ import annotations
 
 import random
-import re
 import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache

@@ -3,10 +3,9 @@
 Lesson 03 uses this module to look at caching from the outside, as a learner would on the
 real API:
 
-* :func:`usage_dict` turns a response's ``usage`` (an SDK object or a dict, with missing
-  or ``None`` fields) into plain integers; :func:`call_kind` says whether a call wrote,
-  read, did both or cached nothing; :func:`explain` says the same in Japanese with the
-  dollars of the call and of the same tokens sent without a cache.
+* :func:`explain` says in Japanese what one call did with the cache (read through
+  :mod:`ctxlab.costs.usage`), with the dollars of the call and of the same tokens sent
+  without a cache.
 * :func:`format_calls` prints a sequence of calls as a table with both dollar columns, so
   a comparison never stops at token counts.
 * :func:`layout` lists the blocks of a request in the order the cache reads them
@@ -207,6 +206,6 @@ def per_call_table(ks: Iterable[int] = (1, 2, 3, 5, 10, 20), ws: Iterable[float]
     return [{"k": k, **{w: formulas.cached_cost_per_call(k, w, r) for w in ws}} for k in ks]
 
 __all__ = [
-    "FIELDS", "KINDS", "SEED_001", "usage_dict", "total_input", "call_kind", "uncached_cost", "explain",
+    "SEED_001", "uncached_cost", "explain",
     "format_calls", "layout", "total_costs", "meeting_call", "per_call_table",
 ]

@@ -1,6 +1,6 @@
-"""A day of questions, and what a prompt-cache TTL makes of it.
+"""Lesson 04 (TTL): a day of questions, and what a prompt-cache TTL makes of it.
 
-Four parts, used by lesson 04 (TTL):
+Three parts:
 
 * **synthetic traffic** -- :func:`office_day` builds the request times of one working day
   (seconds since 08:00, sorted) from a seeded generator, for a named :data:`PROFILES` entry:
@@ -14,20 +14,26 @@ Four parts, used by lesson 04 (TTL):
   dollars on a day.
 * **measurement** -- :func:`replay` sends every request through the real ``anthropic`` SDK
   to an offline :class:`~ctxlab.sandbox.Sandbox` whose clock follows the timestamps, and
-  collects the usage the API returned (a :class:`Replay`). This needs the sandbox's
-  controllable clock; the real API cannot fast-forward a day.
-* **a picture** -- :func:`plot_day` draws the day's requests, coloured hit or miss per TTL.
+  collects the usage the API returned (a :class:`~ctxlab.labs._replay.Replay`). This needs
+  the sandbox's controllable clock; the real API cannot fast-forward a day.
+
+The picture of a day (requests per half hour, hit or miss per TTL) is
+:func:`ctxlab.plots.ttl.day`.
 """
 from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
+from ctxlab import corpus
+from ctxlab.api import messages
 from ctxlab.costs import pricing
 from ctxlab.costs._checks import nonneg
-from ctxlab.costs.usage import usage_dict
+from ctxlab.labs import _replay
+from ctxlab.labs._replay import Replay, Sent
+from ctxlab.sandbox import Sandbox
 
 #: the TTLs of the API, in seconds (the sandbox uses the same values)
 TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
@@ -271,67 +277,8 @@ def cheapest(costs: Mapping[str, Mapping[str, float] | float]) -> str:
 
 # ---------------------------------------------------------------- measurement through the SDK
 
-@dataclass(frozen=True)
-class Replayed:
-    """One replayed request: when it was sent (seconds since 08:00), its usage and cost."""
-
-    t: float
-    usage: dict
-    cost: pricing.CallCost
-
-    @property
-    def hit(self) -> bool:
-        return self.usage["cache_read_input_tokens"] > 0
-
-    @property
-    def wrote(self) -> bool:
-        return self.usage["cache_creation_input_tokens"] > 0
-
-
-@dataclass
-class Replay:
-    """What a day of requests cost through the API, request by request."""
-
-    ttl: str | None
-    model: str
-    requests: list[Replayed] = field(default_factory=list)
-
-    @property
-    def times(self) -> list[float]:
-        return [r.t for r in self.requests]
-
-    @property
-    def hits(self) -> list[bool]:
-        return [r.hit for r in self.requests]
-
-    @property
-    def hit_rate(self) -> float:
-        return sum(self.hits) / len(self.requests) if self.requests else 0.0
-
-    @property
-    def cost_usd(self) -> float:
-        return sum(r.cost.total for r in self.requests)
-
-    @property
-    def input_cost_usd(self) -> float:
-        """Input side only (uncached input, writes and reads): the part the TTL changes."""
-        return sum(r.cost.input for r in self.requests)
-
-    @property
-    def input_cost_without_cache_usd(self) -> float:
-        """The same input tokens, all at the base price (what the day costs without caching)."""
-        m = pricing.get_model(self.model)
-        n = sum(r.usage["input_tokens"] + r.usage["cache_creation_input_tokens"] + r.usage["cache_read_input_tokens"]
-                for r in self.requests)
-        return n * m.input_per_token
-
-    def __repr__(self) -> str:
-        return (f"Replay(ttl={self.ttl!r}, requests={len(self.requests)}, hit_rate={self.hit_rate:.2f}, "
-                f"input_cost_usd={self.input_cost_usd:.2f})")
-
-
 def replay(times: Iterable[float], docs, *, ttl: str | None = "5m", model: str = pricing.DEFAULT_MODEL,
-           questions: Sequence[str] | None = None, max_tokens: int = 16, sandbox=None,
+           questions: Sequence[str] | None = None, max_tokens: int = 16, sandbox: Sandbox | None = None,
            progress: bool = False) -> Replay:
     """Send one request per timestamp through the SDK to a sandbox whose clock follows the times.
 
@@ -343,112 +290,24 @@ def replay(times: Iterable[float], docs, *, ttl: str | None = "5m", model: str =
     ``sandbox`` must have a manual clock (``Sandbox(realtime=False)``); by default a fresh
     one with an empty cache and no simulated waiting is made. Keep ``max_tokens`` short: the
     answer's length does not depend on the TTL, and a short answer keeps the replay fast.
+    The replay itself is :func:`ctxlab.labs._replay.replay`, shared with lesson 06.
     """
-    from ctxlab import corpus
-    from ctxlab.api import messages
-    from ctxlab.api.client import make_client
-    from ctxlab.sandbox import Sandbox
-
     ts = _times(times)
-    if sandbox is None:
-        sandbox = Sandbox(realtime=False, time_scale=0)
-    elif not isinstance(sandbox, Sandbox):
-        raise TypeError(f"sandbox must be a ctxlab.Sandbox, got {type(sandbox).__name__}")
-    if sandbox.clock.realtime:
-        raise ValueError("replay needs a sandbox with a manual clock: ctxlab.Sandbox(realtime=False)")
     docs = list(docs)
     if not docs:
         raise ValueError("replay needs at least one document to cache")
     qs = list(questions) if questions is not None else [q.question for q in corpus.questions()]
     if not qs:
-        raise ValueError("questions is empty")
-    client = make_client(offline=True, sandbox=sandbox)
-    result = Replay(ttl=ttl, model=model)
-    t0 = sandbox.now() - (ts[0] if ts else 0.0)
-
-    groups: list[list[float]] = []
-    for t in ts:
-        if groups and groups[-1][0] == t:
-            groups[-1].append(t)
-        else:
-            groups.append([t])
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(ts), desc=f"replay ttl={ttl}", leave=False)
-
-    def send(t: float) -> None:
-        q = qs[len(result.requests) % len(qs)]
-        req = messages.question_request(docs, q, model=model, max_tokens=max_tokens, cache_ttl=ttl)
-        msg = client.messages.create(**req)
-        usage = usage_dict(msg.usage)
-        result.requests.append(Replayed(t, usage, pricing.usage_cost(usage, model)))
-        if bar is not None:
-            bar.update(1)
-
-    try:
-        for group in groups:
-            wait = t0 + group[0] - sandbox.now()
-            if wait > 0:
-                sandbox.advance(wait)
-            if len(group) == 1:
-                send(group[0])
-            else:
-                with sandbox.concurrent():
-                    for t in group:
-                        send(t)
-    finally:
-        if bar is not None:
-            bar.close()
-    return result
-
-
-# ---------------------------------------------------------------- a picture
-
-def plot_day(times: Sequence[float], hits: Mapping[str, Sequence[bool]], *, bin_minutes: int = 30,
-             title: str | None = None):
-    """Requests per ``bin_minutes`` on top, and below one row per TTL with each request
-    drawn as a tick, coloured hit (read) or miss (write). Returns the figure."""
-    import matplotlib.pyplot as plt
-
-    from ctxlab import plots  # noqa: F401  (Japanese font)
-
-    ts = list(times)
-    for name, h in hits.items():
-        if len(h) != len(ts):
-            raise ValueError(f"hits[{name!r}] has {len(h)} values for {len(ts)} times")
-    hours = [t / 3600 for t in ts]
-    end = max(11.0, math.ceil(max(hours, default=0)))
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8.0, 2.4 + 0.5 * len(hits)), sharex=True,
-                                      gridspec_kw={"height_ratios": [2, max(1, len(hits))]})
-    step = bin_minutes / 60
-    bins = [i * step for i in range(int(end / step) + 1)]
-    top.hist(hours, bins=bins, color="#7f9fbf", edgecolor="white")
-    top.set_ylabel(f"{bin_minutes} 分ごとの質問数")
-    top.grid(alpha=0.3)
-    if title:
-        top.set_title(title, fontsize=10)
-    for row, (name, h) in enumerate(hits.items()):
-        y = len(hits) - 1 - row
-        for hit, color, label in ((True, "#2e8b57", "ヒット（読み出し）"), (False, "#d62728", "ミス（書き込み）")):
-            xs = [x for x, k in zip(hours, h) if k == hit]
-            bottom.scatter(xs, [y] * len(xs), marker="|", s=300, color=color,
-                           label=label if row == 0 else None)
-        rate = sum(h) / len(h) if h else 0.0
-        bottom.text(end + 0.1, y, f"{rate:.0%}", va="center", fontsize=9)
-    bottom.set_yticks(range(len(hits)), [f"TTL {n}" for n in reversed(list(hits))])
-    bottom.set_ylim(-0.7, len(hits) - 0.3)
-    ticks = list(range(0, int(end) + 1, 1))
-    bottom.set_xticks(ticks, [clock_label(h * 3600) for h in ticks], fontsize=8)
-    bottom.set_xlim(0, end)
-    bottom.legend(loc="upper center", bbox_to_anchor=(0.5, -0.35), ncol=2, fontsize=8, frameon=False)
-    fig.tight_layout()
-    return fig
+        raise ValueError("questions is empty: pass at least one question (or None for the field questions)")
+    entries = [_replay.Entry(t, messages.question_request(docs, qs[i % len(qs)], model=model,
+                                                          max_tokens=max_tokens, cache_ttl=ttl))
+               for i, t in enumerate(ts)]
+    return _replay.replay(entries, ttl=ttl, model=model, sandbox=sandbox, progress=progress,
+                          desc=f"replay ttl={ttl}")
 
 
 __all__ = [
     "TTL_SECONDS", "DAY_START_S", "QUESTION_TOKENS", "OUTPUT_TOKENS", "Profile", "PROFILES",
     "office_day", "clock_label", "ttl_seconds", "gaps", "share_within", "model_hits", "hit_rate",
-    "day_cost", "compare_ttls", "cheapest", "Replayed", "Replay", "replay", "plot_day",
+    "day_cost", "compare_ttls", "cheapest", "Sent", "Replay", "replay",
 ]

@@ -17,6 +17,7 @@ and tests.
 """
 from __future__ import annotations
 
+import dataclasses
 import html
 from typing import Iterable
 
@@ -36,7 +37,7 @@ class Grader:
         #: hide which method wrote an answer until the person has graded it
         self.blind = blind
         if not self.items:
-            raise ValueError("nothing to grade: pass the Graded records of evaluate.run()")
+            raise ValueError("nothing to grade: pass the Graded records of ctxlab.labs.measure.run()")
         keys = [self.key(g) for g in self.items]
         if len(set(keys)) != len(keys):
             raise ValueError("two answers share (question id, method): grade one run at a time")
@@ -104,9 +105,7 @@ class Grader:
         return agreement(self.items, self.human)
 
     def human_graded(self) -> list[Graded]:
-        """The answers the person graded, with the person's level (for evaluate.format_table)."""
-        import dataclasses
-
+        """The answers the person graded, with the person's level (for ctxlab.labs.measure.format_table)."""
         return [dataclasses.replace(g, level=self.human[self.key(g)]) for g in self.items if self.key(g) in self.human]
 
     # -------------------------------------------------------------- view

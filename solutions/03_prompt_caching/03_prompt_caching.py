@@ -24,6 +24,7 @@ from ctxlab.api import budget, messages, tokens
 from ctxlab.labs import prompt_caching
 from ctxlab import corpus
 from ctxlab.costs import formulas, pricing
+from ctxlab.costs.usage import call_kind, total_input, usage_dict
 
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
@@ -162,7 +163,7 @@ print(f"規程全体 × {n} 問（Opus 5）: キャッシュなし ${no_cache:.3
 
 # %%
 a, b = cached[0], baseline[0]
-print("入力の合計トークン: キャッシュあり", prompt_caching.total_input(a.usage), "/ なし", prompt_caching.total_input(b.usage))
+print("入力の合計トークン: キャッシュあり", total_input(a.usage), "/ なし", total_input(b.usage))
 print("回答の本文が同じ:", messages.answer_text(a) == messages.answer_text(b))
 
 # %% [markdown]
@@ -315,7 +316,7 @@ print(prompt_caching.explain(clock_calls[-1].usage, DEMO))
 # %% nbgrader={"grade": false, "grade_id": "diagnose", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def diagnose(usages):
     ### BEGIN SOLUTION
-    records = [prompt_caching.usage_dict(u) for u in usages]
+    records = [usage_dict(u) for u in usages]
     if len(records) < 2:
         raise ValueError(f"need at least 2 calls to judge a cache, got {len(records)}")
     reads = [u["cache_read_input_tokens"] > 0 for u in records]
@@ -334,7 +335,7 @@ def diagnose(usages):
 # <details><summary>ヒント（開くと表示）</summary>
 #
 # 1 回ずつ「読んだか」「書いたか」の 2 つの真偽値に直すと、4 つの条件は `any` と `all` で書けます。
-# 欄の欠けや `None`、SDK のオブジェクトと dict の違いは `prompt_caching.usage_dict(u)` がまとめて吸収します（`prompt_caching.call_kind` も参考に）。
+# 欄の欠けや `None`、SDK のオブジェクトと dict の違いは `usage_dict(u)` がまとめて吸収します（`call_kind` も参考に）。
 # 書き込みがあっても読み出しがあれば「効いている」側です。判定の順番に気をつけてください。
 #
 # </details>
@@ -428,7 +429,7 @@ for ttl in ("5m", "1h"):
 # %%
 fin_docs = [d for d in corpus.load() if d.file in ("fin_keihi_2025.txt", "fin_ryohi_2024.txt")]
 hour = client.messages.create(**ask("出張の日当はいくらですか？", cache_ttl="1h", docs=fin_docs))
-hu = prompt_caching.usage_dict(hour.usage)
+hu = usage_dict(hour.usage)
 print(hu["cache_creation"])
 written = hu["cache_creation_input_tokens"]
 multiplier = pricing.usage_cost(hu, DEMO).cache_write / (written * pricing.get_model(DEMO).input_per_token)
@@ -480,8 +481,8 @@ for n in (4, 5, 6):
 # `cache_creation_input_tokens` の合計で割ると、書き込み 1 回あたり何回読まれたか、つまり $k - 1$ の実測値です。
 
 # %%
-reads = sum(prompt_caching.usage_dict(resp.usage)["cache_read_input_tokens"] for resp in cached)
-writes = sum(prompt_caching.usage_dict(resp.usage)["cache_creation_input_tokens"] for resp in cached)
+reads = sum(usage_dict(resp.usage)["cache_read_input_tokens"] for resp in cached)
+writes = sum(usage_dict(resp.usage)["cache_creation_input_tokens"] for resp in cached)
 print(f"2〜3 節の 3 回: 読み出し / 書き込み = {reads / writes:.2f} → k ≈ {reads / writes + 1:.2f}")
 
 

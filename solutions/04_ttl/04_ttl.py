@@ -165,8 +165,10 @@ for ttl, rep in replays.items():
 
 # %%
 # %matplotlib inline
-fig = traffic.plot_day(day, {ttl: rep.hits for ttl, rep in replays.items()},
-                       title="1 日 20 問（朝夕に集中する合成トラフィック）を sandbox で再生")
+from ctxlab.plots import ttl as ttl_plot
+
+top, bottom = ttl_plot.day(day, {ttl: rep.hits for ttl, rep in replays.items()},
+                           title="1 日 20 問（朝夕に集中する合成トラフィック）を sandbox で再生")
 
 # %% [markdown]
 # 5 分 TTL では、質問が途切れるたびに書き込みからやり直しになります。1 時間 TTL は、同じ 1 日の多くの区間をつないでいます。

@@ -229,8 +229,7 @@ strategies = {"固定セット": metadata_filtering.select_files, "質問ごと�
 runs, logs = {}, {}
 for label, choose in strategies.items():
     sb = ctxlab.Sandbox(realtime=False, time_scale=0)        # a fresh cache and a clock we move ourselves
-    sim = ctxlab.make_client(offline=True, sandbox=sb)
-    runs[label] = metadata_filtering.replay(sim, qs, choose, clock=sb, rounds=2, interval_s=INTERVAL_S)
+    runs[label] = metadata_filtering.replay(qs, choose, sandbox=sb, rounds=2, interval_s=INTERVAL_S)
     logs[label] = sb.summary()                                # the same totals, from the sandbox's own log
 
 print(f"{len(qs)} 問 × 2 回、{INTERVAL_S} 秒に 1 問")
@@ -241,13 +240,13 @@ for label, r in runs.items():
           f"読み出し {r.cache_read_tokens:>9,} / 書き込み {r.cache_write_tokens:>9,} tokens  "
           f"${r.cost_usd:6.2f}（sandbox のログ ${s['cost_usd']:.2f}、キャッシュなしなら ${s['cost_usd_without_cache']:.2f}）")
 fixed, per_q = runs["固定セット"], runs["質問ごとの集合"]
-print(f"\n差額: ${per_q.cost_usd - fixed.cost_usd:.2f}（{per_q.requests} 回）、1 問あたり "
-      f"${(per_q.cost_usd - fixed.cost_usd) / per_q.requests:.3f}。質問ごとの集合は固定セットの {per_q.cost_usd / fixed.cost_usd:.1f} 倍")
+print(f"\n差額: ${per_q.cost_usd - fixed.cost_usd:.2f}（{len(per_q.requests)} 回）、1 問あたり "
+      f"${(per_q.cost_usd - fixed.cost_usd) / len(per_q.requests):.3f}。質問ごとの集合は固定セットの {per_q.cost_usd / fixed.cost_usd:.1f} 倍")
 
 # %%
 fig, ax = plt.subplots(figsize=(6.4, 3.4))
 for label, r in runs.items():
-    ax.plot(range(1, r.requests + 1), r.cumulative_cost(), label=f"{label}（ヒット率 {r.hit_rate:.0%}）")
+    ax.plot(range(1, len(r.requests) + 1), r.cumulative_cost(), label=f"{label}（ヒット率 {r.hit_rate:.0%}）")
 ax.axvline(len(qs) + 0.5, ls=":", color="gray")
 ax.text(len(qs) + 1, 0, "2 周目", color="gray", fontsize=9, va="bottom")
 ax.set_xlabel("リクエスト（何回目）")

@@ -20,7 +20,7 @@ from ctxlab import estimate
 from ctxlab.api import budget, tokens
 from ctxlab.costs import compare, pricing
 from ctxlab import corpus
-from ctxlab.labs import measure
+from ctxlab.labs import measure, metadata_filtering
 
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
@@ -55,8 +55,8 @@ for cat in corpus.CATEGORIES:
 # 00 で見たとおり、3 つの方式は**誰が文書を選ぶか**だけが違います。`ctxlab.labs.measure` に 3 つを用意しました。
 #
 # - `LongContext`: 選ばない。全ファイルをカタログ順に渡します（毎回同じ並びなのでキャッシュが効きます）。
-# - `MetadataFilter`: 人が決めた語の辞書で質問から部署を読み取り、その部署のファイルを丸ごと渡します。
-#   部署が読み取れないときは、あらかじめ決めた文書セット（全社共通 + 就業規則）を渡します。06 の `ctxlab.labs.metadata_filtering` の簡易版です。
+# - `MetadataFilter`: 06 で作った絞り込み（`metadata_filtering.select`）そのものです。人が決めた語の辞書で質問から固定セットを選び、
+#   `MAX_DOCS` 件以内のファイルを丸ごと渡します。辞書で取れないときは、全社共通の固定セットを渡します。
 # - `RAG`: 規程を条文の区切りでチャンクに分け、BM25 で上位のチャンクだけを渡します。チャンクは質問ごとに変わるのでキャッシュしません。
 #
 # まずは、旧版が残っていない**現行版だけ**のフォルダで測ります（文書管理ができている状態）。旧版が混ざると何が起きるかは 6 で試します。
@@ -66,7 +66,8 @@ current = corpus.load()                      # 現行版だけ
 methods = [measure.LongContext(current), measure.MetadataFilter(current), measure.RAG(current)]
 rag = methods[2]
 print(f"現行 {len(current)} ファイル、RAG のチャンク {len(rag.chunks)} 個（約 {rag.chunk_tokens} トークン以下）・上位 {rag.k} 件")
-print("部署を読み取る語の例:", {d: words[:4] for d, words in measure.DEPT_KEYWORDS.items()})
+print(f"固定セット {len(metadata_filtering.BUNDLES)} 個、MAX_DOCS = {metadata_filtering.MAX_DOCS}")
+print("固定セットを引く語の例:", {b: words[:4] for b, words in metadata_filtering.KEYWORDS.items()})
 
 q = questions[0]
 for m in methods:
@@ -136,8 +137,9 @@ print(measure.summary(graded))
 # %matplotlib inline
 import matplotlib.pyplot as plt
 import ctxlab.plots  # noqa: F401  (Japanese font)
+from ctxlab.plots import measure as measure_plot
 
-ax = measure.plot_accuracy(graded, title=f"現行版だけを渡したときの正答率（{len(questions)} 問・{'sandbox' if ctxlab.is_offline(client) else MODEL}）")
+ax = measure_plot.accuracy(graded, title=f"現行版だけを渡したときの正答率（{len(questions)} 問・{'sandbox' if ctxlab.is_offline(client) else MODEL}）")
 plt.tight_layout()
 
 # %%

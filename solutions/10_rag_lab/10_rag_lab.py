@@ -18,7 +18,7 @@
 # %%
 import ctxlab
 from ctxlab import estimate
-from ctxlab.api import budget, tokens
+from ctxlab.api import budget
 from ctxlab import corpus, published, retrieval
 from ctxlab.costs import pricing
 from ctxlab.labs import rag_lab
