@@ -27,16 +27,3 @@ def graded_class(tmp_path_factory) -> dict:
 
     return graded_class.build(tmp_path_factory.mktemp("class"))
 
-
-# Under pytest-xdist (`make test` runs `-n 2 --dist loadgroup`), tests that share an expensive
-# session fixture run on one worker, so it is built once: the graded class (nbgrader autograde
-# of a whole export) and the JupyterLab server of the browser tests.
-_GROUPS = {"graded_class": "graded_class", "lab": "browser"}
-
-
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        for fixture, group in _GROUPS.items():
-            if fixture in getattr(item, "fixturenames", ()):
-                item.add_marker(pytest.mark.xdist_group(group))
-                break
