@@ -1,4 +1,4 @@
-"""Seed 000's "which one do you need" table, computed for any folder or token total.
+"""The course's comparison table (lessons 00 and 02, ``ctxlab compare``), computed for any folder or token total.
 
 :func:`compare` returns a :class:`Comparison` (rows per path, monthly summary, the
 assumptions); :func:`format_table` renders it in Japanese for the terminal or a notebook.

@@ -1,4 +1,4 @@
-"""Where the paths cross: monthly cost against document volume, and seed 001's rho-k map.
+"""Lesson 05: where the paths cross: monthly cost against document volume, and the cost article's rho-k map.
 
 Pure computations behind lesson 05 and its widgets (:mod:`ctxlab.widgets.crossover`).
 Nothing here re-implements a cost formula: the dollar figures come from

@@ -1,4 +1,4 @@
-"""Lesson 05's widgets: seed 000's "Move the line" simulator and seed 001's rho-k map.
+"""Lesson 05's widgets: the "move the line" simulator and the rho-k map of the cost article.
 
 Both are built the same way:
 
