@@ -140,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="ctxlab", description="RAG か ロングコンテキストか: course tools")
     sub = ap.add_subparsers(dest="command", required=True)
 
-    c = sub.add_parser("compare", help="seed 000 の比較表をフォルダやトークン数から作る")
+    c = sub.add_parser("compare", help="使い分けの記事の比較表を、フォルダかトークン数から作る")
     c.add_argument("--docs", type=Path, help="文書のフォルダ (.txt / .md, UTF-8 or CP932)")
     c.add_argument("--ask", help="質問 (表の見出しに出す)")
     c.add_argument("--model", default=pricing.DEFAULT_MODEL, help="model id from data/pricing.json")

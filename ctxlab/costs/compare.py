@@ -120,7 +120,7 @@ def compare(doc_tokens: int, n_files: int, profile: Profile | None = None, *, ch
     seed_write = pricing.call_cost(m, output_tokens=out, **{next(iter(write)): doc_tokens + q}).total
     seed_month = pricing.monthly_cost(n, cost_miss=seed_write, cost_hit=seed_cached, hit_rate=p.hit_rate)
     notes = [
-        f"seed 000 の数え方（質問 {q:,} tok もキャッシュ読み出しとして数える）では、キャッシュ時 "
+        f"使い分けの記事の数え方（質問 {q:,} tok もキャッシュ読み出しとして数える）では、キャッシュ時 "
         f"${seed_cached:.3f}/回・ロングコンテキスト月 ${seed_month:,.0f}。"
         f"実際には質問はブレークポイントの後ろにあり毎回通常単価なので、上の表の値が正しい数字です。",
         f"メタデータで絞る月額はヒット率 {p.hit_rate:.0%} を絞り込み後の文書セットにも当てはめた値です。"
@@ -170,7 +170,7 @@ def format_table(c: Comparison) -> str:
         f"キャッシュ書き込み {m.write_multiplier(p.ttl)}x, 読み出し {m.cache_read_multiplier}x",
         f"RAG は {p.chunk_tokens:,} tok × {p.rag_chunks} チャンク, DB 月 ${p.db_monthly:g}",
         f"絞り込みは平均的なファイル {p.filter_files} 件",
-        "最初tok は seed 000 に合わせたシミュレーション（実測ではない）",
+        "最初tok は使い分けの記事の数字に合わせたシミュレーション（実測ではない）",
     ]))
     for n in c.notes:
         lines.append("注: " + n)

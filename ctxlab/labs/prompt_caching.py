@@ -28,7 +28,7 @@ from ctxlab.costs.usage import call_kind, total_input, usage_dict
 from ctxlab import _text
 
 #: seed 001's assumptions for its figures (relative units)
-SEED_001 = {"w": 1.25, "r": 0.1, "rho": 0.3, "s": 0.02, "E": 0.05}
+COST_ARTICLE = {"w": 1.25, "r": 0.1, "rho": 0.3, "s": 0.02, "E": 0.05}
 
 
 def uncached_cost(usage: Any, model: str | pricing.ModelPrice = pricing.DEFAULT_MODEL) -> pricing.CallCost:
@@ -166,8 +166,8 @@ def layout(request: Mapping[str, Any]) -> str:
 
 # ---------------------------------------------------------------- seed 001's model
 
-def total_costs(n: float, *, w: float = SEED_001["w"], r: float = SEED_001["r"], rho: float = SEED_001["rho"],
-                s: float = SEED_001["s"], E: float = SEED_001["E"]) -> dict[str, float]:
+def total_costs(n: float, *, w: float = COST_ARTICLE["w"], r: float = COST_ARTICLE["r"], rho: float = COST_ARTICLE["rho"],
+                s: float = COST_ARTICLE["s"], E: float = COST_ARTICLE["E"]) -> dict[str, float]:
     """Seed 001's totals after ``n`` calls, in units of the whole text sent once.
 
     ``full``: the whole text every time (n); ``cache``: one write and n - 1 reads
@@ -183,8 +183,8 @@ def total_costs(n: float, *, w: float = SEED_001["w"], r: float = SEED_001["r"],
     }
 
 
-def meeting_call(*, w: float = SEED_001["w"], r: float = SEED_001["r"], rho: float = SEED_001["rho"],
-                 s: float = SEED_001["s"], E: float = SEED_001["E"]) -> float:
+def meeting_call(*, w: float = COST_ARTICLE["w"], r: float = COST_ARTICLE["r"], rho: float = COST_ARTICLE["rho"],
+                 s: float = COST_ARTICLE["s"], E: float = COST_ARTICLE["E"]) -> float:
     """The number of calls at which the cache's total equals retrieval's: (w - r - E) / (rho + s - r).
 
     From there on the cache is cheaper in total. ``math.inf`` when retrieval's slope
@@ -200,12 +200,12 @@ def meeting_call(*, w: float = SEED_001["w"], r: float = SEED_001["r"], rho: flo
 
 
 def per_call_table(ks: Iterable[int] = (1, 2, 3, 5, 10, 20), ws: Iterable[float] = (1.25, 2.0),
-                   r: float = SEED_001["r"]) -> list[dict]:
+                   r: float = COST_ARTICLE["r"]) -> list[dict]:
     """Per-call cost of caching the whole text, (w + (k - 1) r) / k, for each k and write multiplier."""
     ws = list(ws)
     return [{"k": k, **{w: formulas.cached_cost_per_call(k, w, r) for w in ws}} for k in ks]
 
 __all__ = [
-    "SEED_001", "uncached_cost", "explain",
+    "COST_ARTICLE", "uncached_cost", "explain",
     "format_calls", "layout", "total_costs", "meeting_call", "per_call_table",
 ]

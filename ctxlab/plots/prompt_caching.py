@@ -7,11 +7,11 @@ import matplotlib.pyplot as plt
 
 import ctxlab.plots  # noqa: F401  (Japanese font)
 from ctxlab.costs import formulas
-from ctxlab.labs.prompt_caching import SEED_001, meeting_call, total_costs
+from ctxlab.labs.prompt_caching import COST_ARTICLE, meeting_call, total_costs
 
 
-def cost_curves(*, w: float = SEED_001["w"], r: float = SEED_001["r"], rho: float = SEED_001["rho"],
-                 s: float = SEED_001["s"], E: float = SEED_001["E"], n_max: int = 10, k_max: int = 20,
+def cost_curves(*, w: float = COST_ARTICLE["w"], r: float = COST_ARTICLE["r"], rho: float = COST_ARTICLE["rho"],
+                 s: float = COST_ARTICLE["s"], E: float = COST_ARTICLE["E"], n_max: int = 10, k_max: int = 20,
                  ws: Sequence[float] = (1.25, 2.0)):
     """Seed 001's two figures, drawn from the formulas (returns the matplotlib Figure).
 

@@ -12,6 +12,13 @@
 # - 4 つの数字から方式を決める関数を書ける
 #
 # **所要時間** 約 30 分　**前提知識** Python の基本、LLM の API を 1 回呼んだことがある程度
+#
+# **出典** このコースの事実と数字は、次の記事から取り、計算し直して使います（レッスンでは括弧内の短い名前で呼びます）。
+#
+# - 「RAG とロングコンテキストの使い分け」DBC Tech Academy（**使い分けの記事**）: 50% の前提、4 つの数字、比較表と月額の試算
+# - 「エージェントに何を覚えさせるか：長いコンテキスト・RAG・Prompt Caching をコストで選ぶ」（**コストの記事**）: 使い回し回数 k と引く割合 ρ の式
+# - Ercan Ermiş による長文コンテキストの記事、ercanermis.com（**長文コンテキストの記事**）: 位置による劣化と長さによる劣化、送る量の決め方
+# - 「Introducing Contextual Retrieval」Anthropic Engineering Blog（**Contextual Retrieval の記事**）: 文脈つきチャンクと recall@20
 
 # %%
 import ctxlab

@@ -47,7 +47,7 @@ for m in pricing.models().values():
 # %%
 docs = corpus.load(current_only=False)
 doc_tokens = tokens.count_documents([d.text for d in docs], client=client).tokens
-QUESTION, ANSWER = 400, 700   # 質問と指示、回答（seed 000 の前提）
+QUESTION, ANSWER = 400, 700   # 質問と指示、回答（使い分けの記事 の前提）
 
 no_cache = pricing.call_cost("claude-opus-5", input_tokens=doc_tokens + QUESTION, output_tokens=ANSWER)
 first = pricing.call_cost("claude-opus-5", input_tokens=QUESTION, cache_write_5m_tokens=doc_tokens, output_tokens=ANSWER)
@@ -91,7 +91,7 @@ plt.tight_layout()
 # %% [markdown]
 # ## 4. 元記事の表を計算し直す
 #
-# seed 000 の表は「ロングコンテキスト $1.251」「キャッシュ $0.116」「絞り込み $0.143」「RAG $0.052」、月額「$206・$58・$31 + $70」でした。
+# 使い分けの記事 の表は「ロングコンテキスト $1.251」「キャッシュ $0.116」「絞り込み $0.143」「RAG $0.052」、月額「$206・$58・$31 + $70」でした。
 # 同じ前提（197,000 トークン、質問 400、回答 700、Opus 5、月 600 問、ヒット率 80%）で計算し直すと、ラベルと中身のずれが見えます。
 
 # %%
@@ -109,7 +109,7 @@ for note in seed.notes:
 #
 # ## 5. 詰め込みのコストは送ったトークンに比例する
 #
-# seed 002 は、毎回 20 万トークンを詰め込む設計と、指示と 6 チャンクで 3,000 トークンを渡す設計を、月 5 万回で比べました。
+# 長文コンテキストの記事 は、毎回 20 万トークンを詰め込む設計と、指示と 6 チャンクで 3,000 トークンを渡す設計を、月 5 万回で比べました。
 
 # %%
 stuff, retrieve, calls = 200_000, 3_000, 50_000
@@ -135,7 +135,7 @@ print(f"検索して回答との比: {cached_month / (retrieve * calls * opus.in
 # ### 演習 1（3 点）: トラフィックから月額を出す
 #
 # 関数 `monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model="claude-opus-5")` を書き、
-# `{"long_context": ..., "filter": ..., "rag": ...}` の辞書（ドル）を返してください。前提は seed 000 と同じです。
+# `{"long_context": ..., "filter": ..., "rag": ...}` の辞書（ドル）を返してください。前提は 使い分けの記事 と同じです。
 #
 # - 質問と指示 400 トークン、回答 700 トークン
 # - ロングコンテキスト: ミス時は文書全体を 5 分 TTL で書き込み、ヒット時は読み出し。質問は常に通常単価
@@ -206,7 +206,7 @@ def implied_hit_rate(target, calls, cost_miss, cost_hit):
 
 # %% nbgrader={"grade": true, "grade_id": "implied_hit_rate-tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 h = implied_hit_rate(58, 600, seed.rows["filter_write"].cost, seed.rows["filter_cached"].cost)
-print(f"seed 000 の絞り込み $58 はヒット率 {h:.0%} に当たる")
+print(f"使い分けの記事 の絞り込み $58 はヒット率 {h:.0%} に当たる")
 assert 0.35 < h < 0.45, f"$58 は 80% ではなく約 40% のヒット率に当たります: {h:.3f}"
 ### BEGIN HIDDEN TESTS
 assert abs(implied_hit_rate(600 * 0.55, 600, 1.0, 0.1) - 0.5) < 1e-9
