@@ -6,6 +6,16 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 PORT ?= 8888
+HERE := $(abspath .)
+
+# The stamp records the folder the venv was made in. A moved or copied checkout keeps a .venv
+# whose scripts point at the old folder: then the venv is removed here and rebuilt by setup.
+ifneq ($(wildcard $(STAMP)),)
+ifneq ($(shell cat $(STAMP)),$(HERE))
+$(info .venv was made in another folder ($(shell cat $(STAMP) || echo unknown)): rebuilding it for $(HERE))
+$(shell rm -rf $(VENV))
+endif
+endif
 
 .PHONY: setup lab test test-fast release notebooks bench grade clean
 
@@ -13,7 +23,7 @@ $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
-	touch $(STAMP)
+	echo '$(HERE)' > $(STAMP)
 
 setup: $(STAMP)
 

@@ -63,7 +63,7 @@ def test_folder_is_counted(tmp_path, capsys):
     data = json.loads(out)
     assert data["n_files"] == 2
     assert data["chars"] == len("第1条　年次有給休暇は翌年度に限り繰り越せる。") * 20 + len("# 旅費\n日当は 2,500 円とする。")
-    assert "estimate" in data["token_method"]
+    assert "推定" in data["token_method"]
     assert data["doc_tokens"] > 400
 
 

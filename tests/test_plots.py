@@ -35,3 +35,14 @@ def test_published_figures_are_labelled_with_their_source():
     data = published.figures()
     for key in ("lost_in_the_middle", "ruler", "contextual_retrieval"):
         assert data[key]["citation"] and "not measured" in data[key]["note"]
+
+
+def test_lost_in_the_middle_legend_hides_no_line():
+    """The legend sits outside the axes, so no curve or reference line (closed book) is hidden."""
+    ax = papers.lost_in_the_middle()
+    fig = ax.figure
+    fig.canvas.draw()
+    legend = ax.get_legend().get_window_extent()
+    axes = ax.get_window_extent()
+    plt.close(fig)
+    assert legend.y1 <= axes.y0, (legend, axes)

@@ -13,9 +13,9 @@ from ctxlab.costs import pricing
 from ctxlab.costs._checks import nonneg
 from ctxlab.estimate import estimate_request, estimate_text
 
-METHOD_API = "count_tokens API"
-METHOD_SANDBOX = "sandbox estimate (offline: 1 Japanese character = 1 token)"
-METHOD_ESTIMATE = "estimate (1 Japanese character = 1 token, 4 ASCII characters = 1 token)"
+METHOD_API = "API の count_tokens"
+METHOD_SANDBOX = "sandbox の推定（オフライン: 日本語 1 文字 = 1 トークン、英数字は 4 文字 = 1 トークン）"
+METHOD_ESTIMATE = "推定（日本語 1 文字 = 1 トークン、英数字は 4 文字 = 1 トークン）"
 
 
 @dataclass(frozen=True)

@@ -77,11 +77,17 @@ def rmtree(path: Path) -> None:
         shutil.rmtree(path, onerror=onerror)
 
 
+#: left out when two folders are compared: what JupyterLab or Python leave beside notebooks
+NOT_CONTENT = [*filecmp.DEFAULT_IGNORES, *_NOT_SOURCES]
+
+
 def same_tree(a: Path, b: Path, ignore: list[str] | None = None) -> bool:
-    """Whether two folders hold the same files with the same bytes (``ignore``: names
-    left out of the comparison, filecmp's defaults when None)."""
+    """Whether two folders hold the same files with the same bytes (``ignore``: names left
+    out of the comparison; by default :data:`NOT_CONTENT`, so a JupyterLab session that left
+    ``.ipynb_checkpoints/`` in course/ does not make a release look stale)."""
     if not b.exists():
         return False
+    ignore = NOT_CONTENT if ignore is None else ignore
     cmp = filecmp.dircmp(a, b, ignore=ignore)
     if cmp.left_only or cmp.right_only or cmp.funny_files:
         return False

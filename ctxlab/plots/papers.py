@@ -22,6 +22,7 @@ def lost_in_the_middle(ax=None):
     ax.set_xticks(data["positions"])
     ax.set_title("Lost in the Middle: 中ほどの文書は使われにくい\n"
                  "（公表値: Liu et al., TACL 2024。本コースの測定ではない）", fontsize=10)
-    ax.legend(fontsize=8, loc="lower left")
+    # below the axes: inside, it would hide the reference lines (closed book sits near the curves)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, frameon=False)
     ax.grid(alpha=0.3)
     return ax

@@ -59,6 +59,11 @@ for d in docs[:5]:
 # %%
 count = tokens.count_documents([d.text for d in all_versions], client=client)
 print(count)
+chars = corpus.total_chars(all_versions)
+ascii_chars = sum(ch.isascii() for d in all_versions for ch in d.text)
+print(f"  {chars:,} 字 → {count.tokens:,} トークン。1 文字 1 トークンにならないのは、半角の英数字・記号・空白・改行"
+      f"（{ascii_chars:,} 字）を、推定では単語ごとに 4 文字で 1 トークン（空白と改行は 0）と数えるから。"
+      f"実 API のトークナイザーはまた違う数を返します（01 で扱います）")
 for m in pricing.models().values():
     usage = tokens.window_usage(count.tokens, m.id)
     verdict = "前提を満たす" if usage <= 0.5 else "前提を満たさない"

@@ -39,7 +39,7 @@ print(f"{len(docs)} ファイル / {len(all_text):,} 字 → {n:,} tokens")
 
 # %% [markdown]
 # `ctxlab.api.tokens` は同じ数え方を関数にまとめ、**どの方法で数えたか**を結果に付けます。
-# 実 API なら「count_tokens API」、オフラインなら「sandbox estimate」と表示されます。
+# 実 API なら「API の count_tokens」、オフラインなら「sandbox の推定」と表示されます。
 
 # %%
 count = tokens.count_documents([d.text for d in docs], client=client)
