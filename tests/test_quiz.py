@@ -6,7 +6,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ctxlab import corpus
 from ctxlab.costs import formulas, pricing
+from ctxlab.labs.metadata_filtering import VIABLE_RECALL
 from ctxlab import cli
 from ctxlab import quiz as qz
 from ctxlab.plots import quiz as quiz_plots
@@ -87,9 +89,18 @@ def test_figures_in_the_bank_match_the_library(bank):
     written = pricing.call_cost("claude-opus-5", input_tokens=400, cache_write_5m_tokens=197_000).total
     plain = pricing.call_cost("claude-opus-5", input_tokens=197_400).total
     assert 0.2 < written / plain - 1 < 0.3
-    # q1: 580k of 1M is over the premise, the 420k estimate under it; q7: 24/30 < 90%
+    # q1: 580k of 1M is over the premise, the 420k estimate under it, and 420k characters at
+    # 1.0-1.5 tokens each straddle it (lesson 01's range)
     assert 580_000 / 1_000_000 > 0.5 >= 420_000 / 1_000_000
-    assert 24 / 30 < 0.9
+    assert 420_000 * 1.0 / 1_000_000 <= 0.5 < 420_000 * 1.5 / 1_000_000
+    assert "42〜63%" in bank.question("q1").explanation and round(420_000 * 1.5 / 1_000_000, 2) == 0.63
+    # q7: lesson 06 counts filter recall on the 25 answerable questions of the 30; 20/25 is under its 90% line
+    field = corpus.questions()
+    assert len(field) == 30 and sum(q.category != "unanswerable" for q in field) == 25
+    assert "30 問" in bank.question("q7").text and "25 問" in bank.question("q7").text
+    assert "20 / 25 = 80%" in bank.question("q7").explanation and 20 / 25 == 0.8 < VIABLE_RECALL == 0.9
+    # q9: the same 30 questions lesson 08 measures
+    assert "30 問" in bank.question("q9").text
 
 
 # ------------------------------------------------------------------ validation
