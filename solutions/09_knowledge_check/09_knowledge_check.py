@@ -67,15 +67,15 @@ quiz
 # 手で書く: 問題 id → 選択肢の id の辞書（9 問ぶん）
 ### BEGIN SOLUTION
 answers = {
-    "q1": "b",
-    "q2": "c",
-    "q3": "c",
-    "q4": "b",
-    "q5": "b",
-    "q6": "d",
-    "q7": "d",
-    "q8": "a",
-    "q9": "c",
+    "q1": "c",
+    "q2": "d",
+    "q3": "b",
+    "q4": "a",
+    "q5": "d",
+    "q6": "c",
+    "q7": "b",
+    "q8": "c",
+    "q9": "a",
 }
 ### END SOLUTION
 
@@ -83,7 +83,7 @@ answers = {
 # <details><summary>ヒント（開くと表示）</summary>
 #
 # 各問で、まず「どの数字・どの仕組みの話か」（前提の 50%、4 つの数字、キャッシュの前方一致、TTL、使い回し回数 k、絞り込みの残存率、
-# citations の単位、矛盾と位置）を決めてから、選択肢ごとに「その数字で本当にそうなるか」を確かめます。
+# citations の単位、新旧の版の矛盾）を決めてから、選択肢ごとに「その数字で本当にそうなるか」を確かめます。
 # 計算が要る問は、書き込み倍率 w・読み出し倍率 r・使い回し回数 k で 1 回あたり（または合計）の料金を書き出すと決まります。
 #
 # </details>
@@ -97,7 +97,7 @@ from ctxlab.quiz import check_answers, load
 check_answers(load(), answers)
 ### BEGIN HIDDEN TESTS
 from ctxlab.quiz import key_hash
-assert key_hash("ctxlab-knowledge-check-2026-11", "q1", answers["q1"]) == "4070e28a856ead2b", "q1 の答えが違います"
+assert key_hash("ctxlab-knowledge-check-2026-11", "q1", answers["q1"]) == "9b3f7446491ebafc", "q1 の答えが違います"
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "q2-tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
@@ -106,7 +106,7 @@ from ctxlab.quiz import check_answers, load
 check_answers(load(), answers)
 ### BEGIN HIDDEN TESTS
 from ctxlab.quiz import key_hash
-assert key_hash("ctxlab-knowledge-check-2026-11", "q2", answers["q2"]) == "ee40c2afbfb5f5e4", "q2 の答えが違います"
+assert key_hash("ctxlab-knowledge-check-2026-11", "q2", answers["q2"]) == "39094a275c58a708", "q2 の答えが違います"
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "q3-tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
@@ -115,7 +115,7 @@ from ctxlab.quiz import check_answers, load
 check_answers(load(), answers)
 ### BEGIN HIDDEN TESTS
 from ctxlab.quiz import key_hash
-assert key_hash("ctxlab-knowledge-check-2026-11", "q3", answers["q3"]) == "6e93dedfa68fcae5", "q3 の答えが違います"
+assert key_hash("ctxlab-knowledge-check-2026-11", "q3", answers["q3"]) == "ef8cb43260356d39", "q3 の答えが違います"
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "q4-tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
@@ -124,7 +124,7 @@ from ctxlab.quiz import check_answers, load
 check_answers(load(), answers)
 ### BEGIN HIDDEN TESTS
 from ctxlab.quiz import key_hash
-assert key_hash("ctxlab-knowledge-check-2026-11", "q4", answers["q4"]) == "25bacf9b5b2677f2", "q4 の答えが違います"
+assert key_hash("ctxlab-knowledge-check-2026-11", "q4", answers["q4"]) == "8a9f6359b7a31562", "q4 の答えが違います"
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "q5-tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
@@ -133,7 +133,7 @@ from ctxlab.quiz import check_answers, load
 check_answers(load(), answers)
 ### BEGIN HIDDEN TESTS
 from ctxlab.quiz import key_hash
-assert key_hash("ctxlab-knowledge-check-2026-11", "q5", answers["q5"]) == "d283abe3a84c6ab7", "q5 の答えが違います"
+assert key_hash("ctxlab-knowledge-check-2026-11", "q5", answers["q5"]) == "1613fc0722a7be64", "q5 の答えが違います"
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "q6-tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
@@ -142,7 +142,7 @@ from ctxlab.quiz import check_answers, load
 check_answers(load(), answers)
 ### BEGIN HIDDEN TESTS
 from ctxlab.quiz import key_hash
-assert key_hash("ctxlab-knowledge-check-2026-11", "q6", answers["q6"]) == "31fb52fe2ef1dbb3", "q6 の答えが違います"
+assert key_hash("ctxlab-knowledge-check-2026-11", "q6", answers["q6"]) == "1a9ae91c286121db", "q6 の答えが違います"
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "q7-tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
@@ -151,7 +151,7 @@ from ctxlab.quiz import check_answers, load
 check_answers(load(), answers)
 ### BEGIN HIDDEN TESTS
 from ctxlab.quiz import key_hash
-assert key_hash("ctxlab-knowledge-check-2026-11", "q7", answers["q7"]) == "cbd89d5d915eb94d", "q7 の答えが違います"
+assert key_hash("ctxlab-knowledge-check-2026-11", "q7", answers["q7"]) == "2fda9a1933c76c11", "q7 の答えが違います"
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "q8-tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
@@ -160,7 +160,7 @@ from ctxlab.quiz import check_answers, load
 check_answers(load(), answers)
 ### BEGIN HIDDEN TESTS
 from ctxlab.quiz import key_hash
-assert key_hash("ctxlab-knowledge-check-2026-11", "q8", answers["q8"]) == "66c87380e24a592c", "q8 の答えが違います"
+assert key_hash("ctxlab-knowledge-check-2026-11", "q8", answers["q8"]) == "c2a9782b667c3842", "q8 の答えが違います"
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "q9-tests", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
@@ -169,7 +169,7 @@ from ctxlab.quiz import check_answers, load
 check_answers(load(), answers)
 ### BEGIN HIDDEN TESTS
 from ctxlab.quiz import key_hash
-assert key_hash("ctxlab-knowledge-check-2026-11", "q9", answers["q9"]) == "9f6fbb6959dbc349", "q9 の答えが違います"
+assert key_hash("ctxlab-knowledge-check-2026-11", "q9", answers["q9"]) == "d85456802a927841", "q9 の答えが違います"
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -248,7 +248,7 @@ for k_ in (2, 10, 50):
 
 # %% [markdown]
 # キャッシュが一度も読まれないとき（`cache_read_input_tokens` が 0 のまま）に、入力の料金がどれだけ増えるか。
-# そして、絞り込みで要るファイルが残った割合です。
+# そして、絞り込みで要るファイルが残った割合（06 と同じく、規程に答えがある質問だけで数えます）です。
 
 # %%
 doc, question = 197_000, 400
@@ -257,9 +257,9 @@ no_cache = pricing.call_cost("claude-opus-5", input_tokens=doc + question)
 print(f"毎回書き込み ${never_read.total:.3f} / 回、キャッシュなし ${no_cache.total:.3f} / 回 "
       f"→ {never_read.total / no_cache.total - 1:+.0%}")
 
-kept, asked, target = 24, 30, 0.9
-print(f"絞り込み後に要るファイルが残った割合 {kept / asked:.0%}（目安 {target:.0%}）→ "
-      f"{'足りる' if kept / asked >= target else '絞りすぎ'}")
+kept, answerable, target = 20, 25, 0.9
+print(f"絞り込み後に要るファイルがすべて残った割合 {kept / answerable:.0%}（目安 {target:.0%}）→ "
+      f"{'足りる' if kept / answerable >= target else '絞りすぎ'}")
 
 # %% [markdown]
 # ## 5. 症状を手元で再現する: 区切りより前に時刻がある
@@ -344,5 +344,5 @@ for label, before in (("時刻が区切りより前", True), ("時刻が区切�
 # - キャッシュは前方一致。区切りより前に毎回変わるものを置かない。効いているかは `cache_read_input_tokens` で確かめる。
 # - キャッシュの損得は倍率と「1 回の書き込みが何回読まれるか」で決まり、読まれるかどうかは TTL と間隔で決まる。
 # - 検索が安いのは、引く割合が読み出しの割引から検索費を引いた値（r − s）を下回るときだけ。
-# - 絞り込みは要るファイルの 9 割が残るかで確かめ、出典は 1 ファイル 1 ブロックで取る。矛盾と読み落としは、方式より先に文書と渡し方を直す。
+# - 絞り込みは要るファイルの 9 割が残るかで確かめ、出典は 1 ファイル 1 ブロックで取る。新旧の版が混ざる誤りは、方式より先に文書（有効な版だけを渡す）で直す。
 # - 次の節（10）では、RAG を組むと決めたときに、検索の取りこぼしを測って減らす方法を扱います。
