@@ -345,7 +345,7 @@ def test_metering_a_stream_split_anywhere_leaves_it_intact():
     assert LEDGER.state().requests == 0  # a ledger of its own: the kernel's is untouched
 
 
-# ---------------------------------------------------------------- lesson 03, online, top to bottom
+# ---------------------------------------------------------------- lessons 03 and 07, online, top to bottom
 
 
 def _error_names(cell) -> list[str]:
@@ -353,10 +353,14 @@ def _error_names(cell) -> list[str]:
 
 
 @pytest.mark.slow
-def test_lesson_03_online_sends_nothing_past_the_budget(stand_in):
+@pytest.mark.parametrize("lesson, sends_some", [
+    ("03_prompt_caching", True),  # Haiku: a few requests fit in $0.05
+    ("07_citations", False),      # Opus 5 over a 26k-token document: the first request does not fit
+])
+def test_lesson_online_sends_nothing_past_the_budget(stand_in, lesson, sends_some):
     from nbclient import NotebookClient
 
-    path = ROOT / "solutions" / "03_prompt_caching" / "03_prompt_caching.ipynb"
+    path = ROOT / "solutions" / lesson / f"{lesson}.ipynb"
     nb = nbformat.read(path, as_version=4)
     env = {k: v for k, v in os.environ.items() if k not in ("CTXLAB_OFFLINE", "NBGRADER_EXECUTION")}
     env.update(ANTHROPIC_API_KEY=FAKE_KEY, ANTHROPIC_BASE_URL=stand_in.url, CTXLAB_BUDGET_USD="0.05",
@@ -382,7 +386,8 @@ def test_lesson_03_online_sends_nothing_past_the_budget(stand_in):
     first = refusing[0]
     assert received_after[-1] == received_after[first], "requests were received after the first refusal"
     assert state["stopped"] and state["refused"] >= len(refusing)
-    assert stand_in.messages() == state["requests"] > 0
+    assert stand_in.messages() == state["requests"]
+    assert (state["requests"] > 0) == sends_some
     assert state["spent_usd"] <= 0.05
     assert stand_in.billed_usd() == pytest.approx(state["spent_usd"]) and stand_in.billed_usd() <= 0.05
     saved = json.dumps(nb.dict(), ensure_ascii=False)

@@ -165,7 +165,7 @@ class Ledger:
             self._spent += actual_usd
 
     def _stopped_text(self, budget: float) -> str:
-        return (f"このカーネルは予算 {usd(budget)} に達したので（使用済み {usd(self._spent)}）、"
+        return (f"このカーネルでは予算 {usd(budget)} を超えるリクエストを一度止めたので（使用済み {usd(self._spent)}）、"
                 f"予算を上げるまで API にリクエストを送りません。{HOW_TO_RAISE}")
 
 

@@ -56,7 +56,7 @@ def report() -> None:
     line = (f"予算 {usd(s.budget_usd)}: 使用済み {usd(s.spent_usd)}、残り {usd(s.remaining_usd)}"
             f"（送ったリクエスト {s.requests} 件、止めたリクエスト {s.refused} 件）")
     if s.stopped:
-        line += " ― 予算に達したので、予算を上げるまでリクエストを送りません（budget.set_budget(...)）"
+        line += " ― 予算を超えるリクエストを止めたので、予算を上げるまで何も送りません（budget.set_budget(...)）"
     print(line)
 
 
