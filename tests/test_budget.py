@@ -245,6 +245,7 @@ def test_retries_that_run_out_cost_nothing_and_say_what_happened(online, stand_i
     with pytest.raises(anthropic.APIStatusError) as info:
         online.messages.create(**ask())
     assert info.value.status_code == 529 and "stand-in 529" in str(info.value)
+    assert FAKE_KEY not in "".join(traceback.format_exception(info.value))
     assert not isinstance(info.value, BudgetExceeded)
     assert budget.spent_usd() == 0 and budget.state().reserved_usd == 0 and not budget.state().stopped
 
@@ -264,7 +265,8 @@ def test_no_key_text_in_any_refusal(online, stand_in):
     for e in errors:
         shown = "".join(traceback.format_exception(e)) + repr(e.args)
         assert FAKE_KEY not in shown and FAKE_KEY[:12] not in shown
-        assert e.__cause__ is None and e.__suppress_context__ or e.__context__ is None
+        assert e.__cause__ is None and (e.__suppress_context__ or e.__context__ is None), \
+            "a refusal should not chain the SDK's APIConnectionError"
 
 
 def test_the_budget_holds_across_threads(online, stand_in):
@@ -328,6 +330,24 @@ def _sse_in_odd_chunks(sandbox: Sandbox, request: httpx2.Request) -> httpx2.Resp
                 yield data[i:i + 7]
 
     return httpx2.Response(resp.status_code, headers=resp.headers, stream=Chunks())
+
+
+def test_a_stream_cut_before_its_final_usage_is_charged_the_worst_case():
+    sb = Sandbox(time_scale=0)
+
+    def cut(request):
+        data = sb.handle(request).read()
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"},
+                               content=data.split(b"event: message_delta")[0])
+
+    ledger = Ledger()
+    ledger.set_budget(1.0)
+    client = anthropic.Anthropic(api_key=FAKE_KEY, base_url="http://stand-in.test", max_retries=0,
+                                 http_client=MeteredHttpClient(ledger=ledger, transport=httpx2.MockTransport(cut)))
+    events = list(client.messages.create(**ask(), stream=True))
+    assert events[0].type == "message_start" and "message_delta" not in {e.type for e in events}
+    assert ledger.state().spent_usd == pytest.approx(request_estimate(ask()))
+    assert ledger.state().reserved_usd == 0
 
 
 def test_metering_a_stream_split_anywhere_leaves_it_intact():

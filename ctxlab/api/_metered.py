@@ -13,7 +13,8 @@ request, ``POST /v1/messages`` (also ``?beta=true``):
 * an error response (429, 529, 4xx) or a failed connection costs nothing: a request the SDK
   retries is charged once, for the response that came back.
 
-``count_tokens`` and every other endpoint pass through unmetered (they are free).
+Other endpoints pass through unmetered: ``count_tokens`` and ``models`` are free; the Message
+Batches API (``/v1/messages/batches``, billed later and not used by the course) is not metered.
 
 The SDK reports anything its HTTP client raises as ``APIConnectionError`` (and retries it);
 the middleware :func:`surface_refusal` raises the BudgetExceeded itself instead, which the SDK
@@ -164,14 +165,20 @@ class _MeteredStream(httpx2.SyncByteStream):
         try:
             self._inner.close()
         finally:
-            usage = self._tap.finish()
-            cost = self._ticket.estimate_usd  # what could not be read counts as the worst case
-            if usage is not None:
-                try:
-                    cost = pricing.usage_cost(usage, self._model).total
-                except ValueError:
-                    pass
-            self._ticket.settle(cost)
+            self.settle()
+
+    def settle(self, body: bytes | None = None) -> None:
+        """Record the actual cost (of ``body`` when the response was read before metering saw it)."""
+        if body is not None:
+            self._tap.feed(body)
+        usage = self._tap.finish()
+        cost = self._ticket.estimate_usd  # what could not be read counts as the worst case
+        if usage is not None:
+            try:
+                cost = pricing.usage_cost(usage, self._model).total
+            except ValueError:
+                pass
+        self._ticket.settle(cost)
 
 
 def is_billable(request: httpx2.Request) -> bool:
@@ -199,7 +206,11 @@ class MeteredHttpClient(anthropic.DefaultHttpxClient):
             raise
         if response.is_success:
             event_stream = response.headers.get("content-type", "").startswith("text/event-stream")
-            response.stream = _MeteredStream(response.stream, ticket, model, event_stream)
+            metered = _MeteredStream(response.stream, ticket, model, event_stream)
+            if response.is_closed:  # built from bytes (e.g. a MockTransport): already read
+                metered.settle(response.content)
+            else:
+                response.stream = metered
         else:
             ticket.release()  # the API bills no error response; a retry reserves again
         if not stream:
