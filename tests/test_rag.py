@@ -299,9 +299,9 @@ def pretend_online(monkeypatch):
     import anthropic
     import httpx2
 
-    from ctxlab.api import budget
+    from ctxlab.api._ledger import LEDGER
 
-    monkeypatch.setattr(budget, "_spent", 0.0)
+    LEDGER.reset()  # a fresh kernel's budget: no spend, not stopped
     client = anthropic.Anthropic(api_key="test-key", base_url="http://stand-in.invalid", max_retries=0,
                                  http_client=httpx2.Client(transport=ctxlab.Sandbox().transport()))
     assert not ctxlab.is_offline(client)

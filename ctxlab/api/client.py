@@ -9,6 +9,9 @@ Which one you get:
   the repository root (read with python-dotenv); never put it in a notebook cell;
 * no key: the sandbox.
 
+An online client meters its own requests against the kernel's budget (``ctxlab.api.budget``):
+a request that would take the spend past it is refused before it is sent.
+
 The key is never printed: :func:`mode_line` only says where it came from.
 """
 from __future__ import annotations
@@ -23,6 +26,7 @@ import anthropic
 from dotenv import dotenv_values
 
 from ctxlab._paths import REPO_ROOT
+from ctxlab.api._metered import MeteredHttpClient, surface_refusal
 from ctxlab.costs import pricing
 from ctxlab.sandbox import Sandbox
 from ctxlab.sandbox._client import binding, is_sandbox_url
@@ -168,7 +172,8 @@ def make_client(offline: bool | None = None, sandbox: Sandbox | None = None) -> 
                 "environment or in a git-ignored .env file at the repository root (ANTHROPIC_API_KEY=...), "
                 "or use make_client() / make_client(offline=True) for the offline sandbox."
             )
-        client = anthropic.Anthropic(api_key=key)
+        # the SDK's defaults (timeouts, retries, connection limits), metered against the kernel's budget
+        client = anthropic.Anthropic(api_key=key, http_client=MeteredHttpClient(), middleware=[surface_refusal])
         _KEY_SOURCES[client] = source
         return client
     sb = sandbox if sandbox is not None else default_sandbox()
