@@ -3,7 +3,7 @@
 The pieces live in their own modules and are re-exported here, so the lesson has one import:
 
 * :mod:`ctxlab.labs._answers` -- the answer grader (:func:`grade`, :data:`LEVELS`,
-  :func:`facts_found`, :func:`accuracy`), :class:`Graded`, and :func:`agreement` between a
+  :func:`facts_found`, :func:`stale_stated`, :func:`accuracy`), :class:`Graded`, and :func:`agreement` between a
   person's grades and the machine's;
 * :mod:`ctxlab.labs._methods` -- :class:`LongContext`, :class:`MetadataFilter` (lesson 06's
   filter) and :class:`RAG`, which differ only in who picks the documents of a request, and
@@ -30,12 +30,13 @@ from ctxlab.api.messages import answer_text, question_request
 from ctxlab.corpus import CATEGORIES, RULES_DIR, Question, by_file
 from ctxlab.costs import pricing
 from ctxlab.costs.usage import total_input
-from ctxlab.labs._answers import (LEVELS, NOT_COVERED, Agreement, Graded, accuracy, agreement, facts_found, grade,
-                                  normalize, says_not_covered)
+from ctxlab.labs._answers import (LEVELS, NOT_COVERED, SUPERSEDED, Agreement, Graded, accuracy, agreement,
+                                  facts_found, grade, normalize, says_not_covered, stale_stated, states_a_rule)
 from ctxlab.labs._methods import RAG, Folder, LongContext, Method, MetadataFilter, Passage
 
 __all__ = [
-    "LEVELS", "NOT_COVERED", "normalize", "facts_found", "says_not_covered", "grade", "Graded", "accuracy",
+    "LEVELS", "NOT_COVERED", "SUPERSEDED", "normalize", "facts_found", "stale_stated", "says_not_covered",
+    "states_a_rule", "grade", "Graded", "accuracy",
     "Agreement", "agreement", "Passage", "Folder", "Method", "LongContext", "MetadataFilter", "RAG",
     "table", "format_table", "by_method", "compare_levels", "version_mixing", "format_version_mixing",
     "Planned", "plan", "estimate_cost", "run", "summary", "place_at", "position_sweep",
@@ -110,7 +111,7 @@ def compare_levels(before: Iterable[Graded], after: Iterable[Graded], category: 
 def version_mixing(graded: Iterable[Graded], rules_dir=None) -> dict[str, dict[str, int]]:
     """For the contradiction questions, per method: how many requests carried a superseded
     version of the answer's regulation (``sent_old``), how many answers state a superseded
-    fact (``quoted_old``), and how many were graded correct (``correct``), out of ``n``."""
+    fact as the current rule (``quoted_old``, :func:`stale_stated`), and how many were graded correct (``correct``), out of ``n``."""
     files = by_file(rules_dir or RULES_DIR)
     out: dict[str, dict[str, int]] = {}
     for g in graded:
@@ -120,7 +121,7 @@ def version_mixing(graded: Iterable[Graded], rules_dir=None) -> dict[str, dict[s
         old = {files[f].supersedes for f in g.question.gold_files if f in files and files[f].supersedes}
         row["n"] += 1
         row["sent_old"] += bool(old & set(g.files))
-        row["quoted_old"] += bool(facts_found(g.answer, g.question.stale_facts))
+        row["quoted_old"] += bool(stale_stated(g.answer, g.question))
         row["correct"] += g.level == "correct"
     return out
 
