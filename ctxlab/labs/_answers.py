@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from ctxlab.corpus import Question
+from ctxlab.retrieval import fact_key
 
 LEVELS = ("correct", "partial", "wrong")
 
@@ -63,8 +64,8 @@ NOT_COVERED = (
 #: words with which a clause names a rule as superseded (plus a date followed by までは)
 SUPERSEDED = ("旧", "以前", "改定前", "改正前", "変更前", "廃止", "かつて", "従来")
 
+#: a thousands separator (removed before clauses are split at commas)
 _SEP = re.compile(r"(?<=\d),(?=\d{3})")
-_SPACE = re.compile(r"\s+")
 _MAN = re.compile(r"(\d+(?:\.\d+)?)万(?:(\d{1,4})(?![\d千百十]))?")
 _DIGIT = "0123456789."
 _NEGATED = re.compile(r"(?:では|じゃ)(?:なく|ない|ありません)")
@@ -87,11 +88,9 @@ def _man(m: re.Match) -> str:
 
 
 def normalize(text: str) -> str:
-    """NFKC, no whitespace, no thousands separators, 万 written out: '5 万円' -> '50000円'."""
-    t = unicodedata.normalize("NFKC", _text(text))
-    t = _SPACE.sub("", t)
-    t = _SEP.sub("", t)
-    return _MAN.sub(_man, t)
+    """The retrieval layer's fact key (NFKC, lower case, no whitespace or thousands separators)
+    with 万 written out: '5 万円' -> '50000円'."""
+    return _MAN.sub(_man, fact_key(_text(text)))
 
 
 def _spans(text: str, fact: str) -> list[int]:
