@@ -10,6 +10,9 @@ half reads LMS exports without nbgrader (fast).
 from __future__ import annotations
 
 import csv
+import os
+import shutil
+import sys
 import zipfile
 from pathlib import Path
 
@@ -215,6 +218,11 @@ KNOWN = ["00_start_here", "01_count_tokens", "10_rag_lab"]
      "moodle", "10_rag_lab"),
     ("山田 太郎_777_assignsubmission_file_/sub/00_start_here.ipynb", lms.learner_id("山田 太郎"), "山田 太郎",
      "moodle", "00_start_here"),
+    # Moodle's flat download: no folders, the prefix on the file name
+    ("山田 太郎_20481_assignsubmission_file_00_start_here.ipynb", lms.learner_id("山田 太郎"), "山田 太郎",
+     "moodle", "00_start_here"),
+    ("export/山田 太郎_20481_assignsubmission_file_10_rag_lab (1).ipynb", lms.learner_id("山田 太郎"), "山田 太郎",
+     "moodle", "10_rag_lab"),
     ("yamadataro_12345_67890_00_start_here.ipynb", "12345", "yamadataro", "canvas", "00_start_here"),
     ("yamadataro_LATE_12345_67891_00_start_here-1.ipynb", "12345", "yamadataro", "canvas", "00_start_here"),
     ("bob/homework.ipynb", "bob", "bob", "folder", None),
@@ -223,6 +231,25 @@ KNOWN = ["00_start_here", "01_count_tokens", "10_rag_lab"]
 def test_identify(rel, learner, name, layout, assignment):
     up = lms.identify(rel, KNOWN)
     assert (up.learner, up.name, up.layout, up.assignment) == (learner, name, layout, assignment)
+
+
+def test_assignments_not_chosen_are_skipped_quietly(tmp_path, monkeypatch):
+    """`ctxlab grade --assignment 00_start_here`: another assignment's notebooks are neither graded
+    nor reported as an unknown assignment; a notebook of no assignment still is."""
+    # nbgrader's gradebook runs the venv's `alembic` when it creates the database
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    upload = tmp_path / "upload"
+    for rel in ("alice/00_start_here.ipynb", "alice/01_count_tokens.ipynb", "bob/01_count_tokens.ipynb",
+                "bob/homework.ipynb"):
+        (upload / rel).parent.mkdir(parents=True, exist_ok=True)
+        name = Path(rel).stem if Path(rel).stem in KNOWN else "00_start_here"
+        shutil.copy(ROOT / "course" / name / f"{name}.ipynb", upload / rel)
+    report = workflow.intake(upload, tmp_path / "root", ["00_start_here"], course_assignments=KNOWN)
+    assert report.placed == [("alice", "00_start_here")]
+    assert report.other_assignments == 2
+    kinds = [(i.kind, i.learner) for i in report.issues]
+    assert kinds == [("unknown_assignment", "bob")], kinds
+    assert "選ばなかった課題の提出 2 件" in format_summary(report)
 
 
 def test_learner_ids_are_safe_and_stable():

@@ -28,6 +28,8 @@ from pathlib import Path, PurePosixPath
 
 _CANVAS = re.compile(r"^(?P<name>[^_/]+?)(?:_LATE)?_(?P<uid>\d+)_(?P<sub>\d+)_(?P<file>.+)$")
 _MOODLE = re.compile(r"^(?P<name>.+?)_(?P<pid>\d+)_assignsubmission_(?:file|onlinetext)_?$")
+# Moodle's flat download ("without folders"): the same prefix on the file name itself
+_MOODLE_FLAT = re.compile(r"^(?P<name>.+?)_(?P<pid>\d+)_assignsubmission_(?:file|onlinetext)_(?P<file>.+)$")
 _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _SKIP_PARTS = {"__MACOSX", ".ipynb_checkpoints", "__pycache__"}
 # files `nbgrader collect` puts next to a submission: kept with it (release_feedback needs the secret)
@@ -98,8 +100,9 @@ def identify(rel: str, known: list[str]) -> Upload:
     up = Upload(rel=rel, file=Path(), mtime=0.0)
     m = _CANVAS.match(fname)
     moodle = next((p for p in reversed(parts[:-1]) if _MOODLE.match(p)), None)
-    if moodle:
-        mm = _MOODLE.match(moodle)
+    flat = _MOODLE_FLAT.match(fname)
+    if moodle or flat:
+        mm = _MOODLE.match(moodle) if moodle else flat
         name = unicodedata.normalize("NFKC", mm.group("name")).strip()
         up.name, up.lms_id, up.layout, up.learner = name, mm.group("pid"), "moodle", learner_id(name)
     elif m and _assignment_in(m.group("file"), known) or (m and len(parts) == 1):

@@ -23,6 +23,8 @@ class Report:
     root: Path
     uploads: int = 0
     ignored: int = 0
+    #: submissions of assignments left out with --assignment (read, not graded, not reported)
+    other_assignments: int = 0
     placed: list[tuple[str, str]] = field(default_factory=list)
     unchanged: list[tuple[str, str]] = field(default_factory=list)
     issues: list[Issue] = field(default_factory=list)
@@ -112,6 +114,8 @@ def format_summary(report: Report, limit: int = 20) -> str:
     if report.uploads:
         lines.append(f"提出物 {report.uploads} 件を読みました（前回と同じで採点済み {len(report.unchanged)} 件、"
                      f".ipynb 以外で無視 {report.ignored} 件）")
+    if report.other_assignments:
+        lines.append(f"--assignment で選ばなかった課題の提出 {report.other_assignments} 件は採点していません")
 
     def block(title: str, items: list[str]) -> None:
         if items:

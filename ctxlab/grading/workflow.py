@@ -59,8 +59,13 @@ def _graded(root: Path, student: str, assignment: str) -> bool:
     return ag.exists() and any(ag.glob("*.ipynb"))
 
 
-def intake(upload: Path, root: Path, known: list[str], force: bool = False) -> Report:
-    """Read an upload and place the submissions to grade in ``root/submitted``."""
+def intake(upload: Path, root: Path, known: list[str], force: bool = False,
+           course_assignments: list[str] | None = None) -> Report:
+    """Read an upload and place the submissions to grade in ``root/submitted``.
+
+    ``known`` are the assignments to grade; ``course_assignments`` (default: ``known``) every
+    assignment of the course, so that a submission of one not chosen is skipped quietly
+    instead of being reported as an unknown assignment."""
     from nbgrader.api import Gradebook
 
     report = Report(root=root)
@@ -76,7 +81,11 @@ def intake(upload: Path, root: Path, known: list[str], force: bool = False) -> R
             folder = upload
         else:
             raise GradeError(f"{upload} が見つかりません")
-        uploads, issues, report.ignored = scan(folder, known)
+        uploads, issues, report.ignored = scan(folder, course_assignments or known)
+        others = {a for a in (course_assignments or known) if a not in known}
+        report.other_assignments = sum(u.assignment in others for u in uploads)
+        uploads = [u for u in uploads if u.assignment not in others]
+        issues = [i for i in issues if i.assignment not in others]
         report.uploads = len(uploads)
         kept, dups = newest(uploads)
         issues += dups
@@ -179,7 +188,7 @@ def grade(upload: Path | None, root: Path, course: Path = REPO_ROOT, workers: in
             raise GradeError(f"{upload} が見つかりません")
         if upload.is_file() and not zipfile.is_zipfile(upload):
             raise GradeError(f"{upload} は zip でもフォルダでもありません")
-    known = all_assignments(course)
+    everything = known = all_assignments(course)
     if assignments:
         unknown = [a for a in assignments if a not in known]
         if unknown:
@@ -193,7 +202,7 @@ def grade(upload: Path | None, root: Path, course: Path = REPO_ROOT, workers: in
     with _Lock(root):
         regenerated = sync_course_root(root, known, course)
         if upload is not None:
-            report = intake(Path(upload), root, known, force=force)
+            report = intake(Path(upload), root, known, force=force, course_assignments=everything)
             report.run = grade_parallel(root, report.placed, workers=workers, config_args=args,
                                         feedback=feedback, progress=progress)
         else:
