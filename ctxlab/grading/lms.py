@@ -27,9 +27,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 
 _CANVAS = re.compile(r"^(?P<name>[^_/]+?)(?:_LATE)?_(?P<uid>\d+)_(?P<sub>\d+)_(?P<file>.+)$")
-_MOODLE = re.compile(r"^(?P<name>.+?)_(?P<pid>\d+)_assignsubmission_(?:file|onlinetext)_?$")
+_MOODLE_PREFIX = r"^(?P<name>.+?)_(?P<pid>\d+)_assignsubmission_(?:file|onlinetext)_"
+_MOODLE = re.compile(_MOODLE_PREFIX + "?$")
 # Moodle's flat download ("without folders"): the same prefix on the file name itself
-_MOODLE_FLAT = re.compile(r"^(?P<name>.+?)_(?P<pid>\d+)_assignsubmission_(?:file|onlinetext)_(?P<file>.+)$")
+_MOODLE_FLAT = re.compile(_MOODLE_PREFIX + "(?P<file>.+)$")
 _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _SKIP_PARTS = {"__MACOSX", ".ipynb_checkpoints", "__pycache__"}
 # files `nbgrader collect` puts next to a submission: kept with it (release_feedback needs the secret)

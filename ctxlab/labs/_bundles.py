@@ -122,7 +122,7 @@ def match(question: str, keywords: dict[str, Iterable[str]] | None = None) -> li
     """
     keywords = KEYWORDS if keywords is None else keywords
     q = normalize(question)
-    hits = [(name, normalize(w)) for name, words in keywords.items() for w in words if normalize(w) in q]
+    hits = [(name, w) for name, words in keywords.items() for w in map(normalize, words) if w in q]
     found = {w for _, w in hits}
     kept = [(name, w) for name, w in hits if not any(w != other and w in other for other in found)]
     order = {name: i for i, name in enumerate(keywords)}
