@@ -2,9 +2,12 @@
 
 How a request is billed (the documented rules, see FACTS.md):
 
-1. For each breakpoint, the cache is checked at the breakpoint's block and at up to
-   ``LOOKBACK_BLOCKS`` (20) blocks before it; the longest live prefix found is read
-   (``cache_read_input_tokens``) and its TTL is refreshed at no cost.
+1. For each breakpoint, the cache is checked at ``LOOKBACK_BLOCKS`` (20) positions, counting
+   the breakpoint's own as the first; a run of consecutive ``tool_use`` blocks is one position,
+   and so is a run of consecutive ``tool_result`` blocks (the docs' rule for the Claude API).
+   The longest live prefix found is read (``cache_read_input_tokens``) and its TTL is refreshed
+   at no cost. Only breakpoints write entries, so the lookback finds earlier writes, never
+   stable content that no request marked.
 2. Every breakpoint after that point whose prefix reaches the model's minimum cacheable
    length writes an entry; the tokens from the previous cached point up to it are billed as
    a write at that breakpoint's TTL (``cache_creation.ephemeral_5m/1h_input_tokens``).
@@ -22,7 +25,19 @@ from dataclasses import dataclass, field
 from ctxlab.sandbox.request import Block
 
 LOOKBACK_BLOCKS = 20
+#: block types whose consecutive runs count as one lookback position
+RUN_KINDS = ("tool_use", "tool_result")
 TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
+
+
+def positions(blocks: list[Block]) -> list[int]:
+    """The lookback position of each block: one per block, except that a run of consecutive
+    ``tool_use`` (or ``tool_result``) blocks shares one position."""
+    out: list[int] = []
+    for k, b in enumerate(blocks):
+        same_run = k > 0 and b.kind in RUN_KINDS and blocks[k - 1].kind == b.kind
+        out.append(out[-1] if same_run else (out[-1] + 1 if out else 0))
+    return out
 
 
 @dataclass
@@ -85,8 +100,11 @@ class PromptCache:
         p = CachePlan()
         total = blocks[-1].end_tokens if blocks else 0
         entries = self.entries
+        pos = positions(blocks)
         for b in breakpoints:
-            for j in range(b, max(-1, b - LOOKBACK_BLOCKS - 1), -1):
+            for j in range(b, -1, -1):
+                if pos[b] - pos[j] >= LOOKBACK_BLOCKS:
+                    break
                 e = entries.get(blocks[j].digest)
                 if e is not None and e.live(now):
                     if j > p.read_pos:

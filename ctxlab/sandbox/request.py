@@ -11,7 +11,8 @@ so moving a breakpoint does not change the prefix). A learner who builds the sam
 with its keys in another order therefore misses the cache, as a byte change would on the
 real API. The model, the citations switch (for system and messages), and tool_choice,
 thinking and the presence of images (for messages) are mixed into the hash too, which
-follows the documented "what invalidates the cache" table.
+follows the documented "what invalidates the cache" table. A top-level ``cache_control``
+(automatic caching) becomes one more breakpoint, on the last cacheable block.
 """
 from __future__ import annotations
 
@@ -27,6 +28,9 @@ from ctxlab.sandbox.errors import invalid, not_found
 
 MAX_BREAKPOINTS = 4
 TTLS = ("5m", "1h")
+#: blocks automatic caching walks back over (docs: thinking blocks cannot carry cache_control; the
+#: docs list no other ineligible type, so this list is the sandbox's choice)
+AUTO_INELIGIBLE = ("thinking", "redacted_thinking")
 
 CONTENT_TYPES = (
     "text", "image", "document", "search_result", "tool_use", "tool_result",
@@ -46,6 +50,7 @@ class Block:
     end_tokens: int  # tokens of the prefix through this block
     digest: bytes  # hash of the prefix through this block
     ttl: str | None = None  # set when the block carries a cache breakpoint
+    kind: str = "text"  # the block's type ("tool" for a tool definition)
 
 
 @dataclass
@@ -81,14 +86,33 @@ def _type_name(v: Any) -> str:
 
 
 def _check_cache_control(cc: Any, where: str) -> str:
+    at = f"{where}.cache_control" if where else "cache_control"
     if not isinstance(cc, dict):
-        raise invalid(f"{where}.cache_control: Input should be a valid dictionary")
+        raise invalid(f"{at}: Input should be a valid dictionary")
     if cc.get("type") != "ephemeral":
-        raise invalid(f"{where}.cache_control.type: Input should be 'ephemeral'")
+        raise invalid(f"{at}.type: Input should be 'ephemeral'")
     ttl = cc.get("ttl", "5m")
     if ttl not in TTLS:
-        raise invalid(f"{where}.cache_control.ttl: Input should be '5m' or '1h'")
+        raise invalid(f"{at}.ttl: Input should be '5m' or '1h'")
     return ttl
+
+
+def _automatic_breakpoint(blocks: list[Block], breakpoints: list[int], ttl: str) -> None:
+    """Automatic caching (top-level ``cache_control``) by the docs' rules: the last cacheable block
+    (walking back over ineligible ones; none: no caching); one of the 4 slots (none left: 400); on an
+    explicit breakpoint a no-op with the same TTL, a 400 with another."""
+    target = next((k for k in range(len(blocks) - 1, -1, -1) if blocks[k].kind not in AUTO_INELIGIBLE), None)
+    if target is not None and blocks[target].ttl not in (None, ttl):
+        raise invalid(f"cache_control: the automatic breakpoint (ttl='{ttl}') falls on {blocks[target].where}, which "
+                      f"already has cache_control with ttl='{blocks[target].ttl}'. Use one TTL, or remove one of them.")
+    if target is None or blocks[target].ttl == ttl:
+        return
+    if len(breakpoints) >= MAX_BREAKPOINTS:
+        raise invalid(f"cache_control: automatic caching needs one of the {MAX_BREAKPOINTS} breakpoint slots and "
+                      f"{len(breakpoints)} blocks already carry cache_control. Remove one, or the top-level cache_control.")
+    blocks[target].ttl = ttl
+    breakpoints.append(target)
+    breakpoints.sort()
 
 
 def _check_text_block(block: Any, where: str) -> None:
@@ -295,18 +319,13 @@ def parse_request(body: Any, endpoint: str) -> ParsedRequest:
 
     blocks, breakpoints, fingerprint = _flatten(body, model, citations)
 
-    # automatic caching: a top-level cache_control marks the last block
-    top_cc = body.get("cache_control")
-    if top_cc is not None:
-        ttl = _check_cache_control(top_cc, "")
-        if blocks and blocks[-1].ttl is None:
-            blocks[-1].ttl = ttl
-            breakpoints.append(len(blocks) - 1)
-
     if len(breakpoints) > MAX_BREAKPOINTS:
         raise invalid(
             f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {len(breakpoints)}."
         )
+    top_cc = body.get("cache_control")
+    if top_cc is not None:
+        _automatic_breakpoint(blocks, breakpoints, _check_cache_control(top_cc, ""))
     seen_5m = False
     for b in breakpoints:
         if blocks[b].ttl == "5m":
@@ -372,7 +391,8 @@ def _flatten(body: dict, model: str, citations: bool) -> tuple[list[Block], list
         running += n + pending_overhead
         pending_overhead = 0
         ttl = _check_cache_control(cc, where) if cc is not None else None
-        blocks.append(Block(section, where, n, running, h.copy().digest(), ttl))
+        kind = raw_block.get("type", "text") if section == "messages" and isinstance(raw_block, dict) else "text"
+        blocks.append(Block(section, where, n, running, h.copy().digest(), ttl, "tool" if section == "tools" else kind))
         if ttl is not None:
             breakpoints.append(len(blocks) - 1)
 
