@@ -15,6 +15,8 @@ real API:
   price"): :func:`total_costs`, :func:`meeting_call`, :func:`per_call_table` and the two
   figures of the seed, :func:`plot_seed001`. The formulas themselves live in
   :mod:`ctxlab.costs.pricing`.
+* The three ways to cache (automatic, explicit, both) in single questions, conversations and
+  an agent loop, on a manual clock: :mod:`ctxlab.labs._agent_loop`, re-exported here.
 """
 from __future__ import annotations
 
@@ -26,6 +28,9 @@ from ctxlab.costs._checks import nonneg
 from ctxlab.costs import formulas
 from ctxlab.costs.usage import call_kind, total_input, usage_dict
 from ctxlab import _text
+from ctxlab.labs._agent_loop import (PLACEMENTS, STRATEGIES, compare_placements, estimate_usd, format_comparison,
+                                     manual_clock, month_usd, run_agent, run_conversation, run_single, run_usd,
+                                     tool_reply)
 
 #: seed 001's assumptions for its figures (relative units)
 COST_ARTICLE = {"w": 1.25, "r": 0.1, "rho": 0.3, "s": 0.02, "E": 0.05}
@@ -208,4 +213,6 @@ def per_call_table(ks: Iterable[int] = (1, 2, 3, 5, 10, 20), ws: Iterable[float]
 __all__ = [
     "COST_ARTICLE", "uncached_cost", "explain",
     "format_calls", "layout", "total_costs", "meeting_call", "per_call_table",
+    "PLACEMENTS", "STRATEGIES", "manual_clock", "run_single", "run_conversation", "run_agent", "run_usd",
+    "compare_placements", "format_comparison", "month_usd", "estimate_usd", "tool_reply",
 ]

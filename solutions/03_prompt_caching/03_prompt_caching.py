@@ -12,7 +12,7 @@
 # - 元が取れる回数 k > (w − r)/(1 − r) を、自分のモデルの倍率で計算できる
 # - キャッシュありとなしを、正しい基準線とドルで比べられる
 #
-# **所要時間** 約 40 分　**前提** 01（トークンを数える）、02（料金）
+# **所要時間** 約 60 分（8 節の会話とエージェントが約 20 分）　**前提** 01（トークンを数える）、02（料金）
 
 # %%
 import json
@@ -574,6 +574,313 @@ for w_, r_ in [(1.25, 1.0), (1.25, 1.5), (-1.0, 0.1), (1.25, -0.1)]:
 #
 # 手順: 同じ質問の列を、cache_control なしの基準線とキャッシュありで同じ回数送り、キャッシュありは 1 回目の書き込みも含めて、usage の全欄を usage_cost でドルに直して合計で比べる。cache_read_input_tokens が 2 回目以降に出ていることも確かめる。
 # ### END SOLUTION
+
+# %% [markdown]
+# ## 8. 会話とエージェントのキャッシュ: 3 つの置き方
+#
+# ここまでは、区切りを 1 つ、文書の後ろに自分で置いてきました。Anthropic の公式ドキュメント「Prompt caching」
+# （platform.claude.com/docs/en/build-with-claude/prompt-caching）は、いまは別のやり方を「いちばん簡単な始め方」として最初に載せています。
+# リクエストの最上位に `cache_control={"type": "ephemeral"}` を 1 つ付ける **自動キャッシュ** です。置き方は 3 通りあります。
+#
+# | 置き方 | 書き方 | 区切りの位置 |
+# |---|---|---|
+# | 自動キャッシュ（`auto`） | `messages.create(..., cache_control={"type": "ephemeral"})` | API が **最後のキャッシュできるブロック** に置く。会話が伸びると一緒に前へ動く |
+# | 明示の区切り（`explicit`） | 最後の文書ブロックに `cache_control`（1〜7 節の形） | 自分で置いた場所から動かない |
+# | 併用（`both`） | 上の 2 つを両方 | 文書の後ろと、最後のブロックの 2 か所 |
+#
+# 同じページが述べている規則で、この節が使うものです（sandbox はこのとおりに動き、`tests/test_auto_caching.py` が 1 つずつ確かめています）。
+#
+# - 書き込みは **区切りの位置でだけ** 起きる。読み出しは区切りから手前へ、**前のリクエストが書いた項目** を探す。区切りのない場所の「変わらない中身」を拾ってはくれない。
+# - さかのぼるのは区切りを 1 つ目として **20 か所** まで。ただし Claude API では、連続した `tool_use` ブロックの並びは 1 か所、連続した `tool_result` の並びも 1 か所と数える。
+# - 自動キャッシュの区切りも、4 つまでの区切りの枠を 1 つ使う。TTL（既定 5 分、`"ttl": "1h"` も可）、最小長、料金、20 か所のさかのぼりは明示の区切りと同じ。
+#
+# この節の実演は、手で進める時計の上で動かします。`prompt_caching.manual_clock(client)` は、オフラインなら時計が `advance()` でしか進まない新しい sandbox を、
+# API キーがあればいつもの `client` をそのまま返します。**実 API の時計は手で進められません**。実 API では、各セルは呼び出しを続けて送るので、
+# 間隔は実演が想定する数十秒ではなく数秒になります。どちらも 5 分の TTL よりずっと短いので、書き込みと読み出しの起き方は同じです。
+# 各実演は 1 つのセルの中で完結し、毎回新しい目印をシステムプロンプトに付けて空のキャッシュから始めるので、セルとセルの間に何分かけても結果は変わりません
+# （実 API で変わるのは回答の文面と、それに応じた会話のトークン数です）。
+
+# %%
+from ctxlab.api import budget, messages, tokens
+from ctxlab import corpus
+from ctxlab.costs import pricing
+from ctxlab.labs import prompt_caching
+
+lab = prompt_caching.manual_clock(client)     # offline: a sandbox on a manual clock; online: the same client
+CACHE_MODEL = "claude-haiku-4-5"
+cache_docs = [d for d in corpus.load() if d.file in ("hr_kyuyo_kitei.txt", "hr_yukyu_2025.txt")]
+BASE_SYSTEM = messages.SYSTEM_PROMPT
+cache_prefix = tokens.count_request(messages.question_request(cache_docs, "?", model=CACHE_MODEL, system=BASE_SYSTEM),
+                                    client=client, model=CACHE_MODEL).tokens
+print(lab.source)
+SECTION_REQUESTS = 60   # an upper bound of what this section sends; online it runs only within CTXLAB_BUDGET_USD
+budget.check(prompt_caching.estimate_usd(SECTION_REQUESTS, cache_prefix, CACHE_MODEL), client,
+             f"8 節の実演（最大 {SECTION_REQUESTS} 回の呼び出し）")
+
+# %% [markdown]
+# ### 8.1 単発の質問: 同じ文書に、毎回違う質問
+#
+# このコースの基本の形です。自動キャッシュの区切りは最後のブロック、つまり **質問** に付きます。規則どおりに考えると、
+# 書き込まれる項目は毎回「文書 + その回の質問」までで、文書の終わりには一度も書かれません。次の質問では区切りの位置（新しい質問）に項目がなく、
+# 手前へさかのぼっても前の回が書いた場所（前の質問）とはバイト列が違うので、毎回まるごと書き込みになるはずです。
+# 3 つの置き方で、同じ 3 問を 1 分おきに送ります。
+
+# %%
+SINGLE = ["有給休暇は何日まで繰り越せますか？", "給与の支払日はいつですか？", "時間単位の年休は取れますか？"]
+single_runs = {p: prompt_caching.run_single(lab, cache_docs, SINGLE, p, model=CACHE_MODEL, system=BASE_SYSTEM, gap_s=60)
+               for p in prompt_caching.PLACEMENTS}
+print(lab.source)
+for p, calls in single_runs.items():
+    print(f"--- {p}")
+    print(prompt_caching.format_calls([c.usage for c in calls], CACHE_MODEL, [c.label for c in calls]))
+
+# %%
+print(prompt_caching.format_comparison(single_runs, CACHE_MODEL, f"単発の質問 {len(SINGLE)} 問の合計（{lab.source}）"))
+
+# %% [markdown]
+# 自動キャッシュだけの列は、どの回も `cache_read_input_tokens` が 0 で、書き込みが毎回出ています。6 節の表の 1 行目、「請求が下がらない、むしろ上がった」と同じ症状です。
+# 公式ドキュメントの最初の例に従っただけで、この形ではここに着きます（同じページも、毎回変わるブロックに区切りを置くとこうなる、と注意しています）。
+#
+# 明示の区切りは 1 回目だけ書き込み、あとは読み出しです。併用は文書までを読み出したうえで、毎回その回の質問だけを書き込みます。
+# 質問は短いので差はわずかですが、書き込みは 1.25 倍なので、質問を通常単価で送る明示の区切りのほうがほんの少し安くなります。
+
+# %% [markdown]
+# ### 8.2 6 ターンの会話
+#
+# 次は、同じ文書について 1 人が 6 回続けて質問する会話です。ターン k のリクエストは、文書、それまでの質問と回答、k 番目の質問です。
+# 回答は応答の本文をそのまま（バイト単位で同じに）次のリクエストへ戻します。ターンの間は 45 秒とします。
+
+# %%
+CONVERSATION = ["有給休暇は何日まで繰り越せますか？", "繰り越した分はいつ消えますか？", "時間単位でも取れますか？",
+                "給与の支払日はいつですか？", "支払日が休日ならどうなりますか？", "賞与は年に何回ですか？"]
+conv_runs = {p: prompt_caching.run_conversation(lab, cache_docs, CONVERSATION, p, model=CACHE_MODEL, system=BASE_SYSTEM,
+                                                tag="conv", gap_s=45) for p in prompt_caching.PLACEMENTS}
+print(lab.source)
+for p, calls in conv_runs.items():
+    print(f"--- {p}")
+    print(prompt_caching.format_calls([c.usage for c in calls], CACHE_MODEL, [c.label for c in calls]))
+print(prompt_caching.format_comparison(conv_runs, CACHE_MODEL, f"{len(CONVERSATION)} ターンの会話の合計"))
+
+# %% [markdown]
+# 会話では立場が入れ替わります。明示の区切りだけだと、文書は読み出せても、区切りの後ろにある会話の履歴は毎ターン通常単価で送り直しになり、
+# `input_tokens` がターンごとに増えていきます。自動キャッシュは区切りが会話の末尾と一緒に前へ動くので、前のターンまでを読み出し、
+# 新しく増えた回答と質問だけを書き込みます。併用も 1 本の会話では自動キャッシュと同じ動きで、合計も同じです。
+#
+# 違いが出るのは、**別の人が同じ文書で新しい会話を始めたとき** です。自動キャッシュだけの項目は「文書 + 1 人目の会話」の位置にあり、
+# 2 人目の最初の質問からは読めません。併用なら文書の終わりにも項目があるので、2 人目も 1 ターン目から文書を読み出せます。
+# 1 人目の最後のターンの 45 秒後に、2 人目が 3 ターン話したとします。
+
+# %%
+SECOND = ["育児休業は何か月取れますか？", "給与は出ますか？", "申請はいつまでですか？"]
+second_runs = {p: prompt_caching.run_conversation(lab, cache_docs, SECOND, p, model=CACHE_MODEL, system=BASE_SYSTEM,
+                                                  tag="conv", gap_s=45, lead_s=45)   # the same application as conv_runs
+               for p in prompt_caching.PLACEMENTS}
+two_users = {p: conv_runs[p] + second_runs[p] for p in prompt_caching.PLACEMENTS}
+print(lab.source)
+for p in prompt_caching.PLACEMENTS:
+    first_turn = second_runs[p][0].usage
+    print(f"2 人目のターン 1（{p}）: 読み出し {first_turn.cache_read_input_tokens:,} / 書き込み {first_turn.cache_creation_input_tokens:,}")
+print(prompt_caching.format_comparison(two_users, CACHE_MODEL, "2 人の会話（6 + 3 ターン）の合計"))
+
+# %% [markdown]
+# どれを選ぶかは、リクエストの形で決まります。
+#
+# | リクエストの形 | 選ぶ置き方 | `usage` で確かめること |
+# |---|---|---|
+# | 単発の質問（同じ文書、毎回違う質問） | 明示の区切りを文書の後ろに | 2 回目から `cache_read_input_tokens` が文書の長さ、書き込みは 0 |
+# | 1 本の会話 | 自動キャッシュ（併用でも同じ額） | 毎ターン、前のターンまでが読み出し、書き込みは新しいターンの分だけ |
+# | 同じ文書で多くの会話 | 併用 | 新しい会話の 1 ターン目から文書の分が読み出し |
+# | 最後のブロックに毎回変わるもの（時刻、利用者名）がある | 自動キャッシュは使わない。明示の区切りを変わらない部分の終わりに | 自動だけだと読み出しが毎回 0 |
+#
+# 公式ドキュメントが書いていないことと、sandbox が選んだ動きも挙げておきます。
+#
+# - 「最後のキャッシュできるブロック」から外れる種類として、ドキュメントが挙げるのは thinking ブロックだけです（区切りを付けられない）。sandbox は
+#   次のセルが表示する種類だけを飛ばして手前のブロックに区切りを置きます。
+# - 連続した `tool_use` / `tool_result` を 1 か所と数えるのは「Claude API では」と書かれています。ほかのプラットフォームでどう数えるかは書かれていません。sandbox は Claude API の数え方です。
+# - 並びの中のどのブロックに項目があっても、その 1 か所で見つかったものとして扱います（ドキュメントはこの細部を書いていません）。
+
+# %%
+from ctxlab.sandbox.cache import LOOKBACK_BLOCKS, RUN_KINDS
+from ctxlab.sandbox.request import AUTO_INELIGIBLE
+
+print(f"sandbox の選択: 自動キャッシュが飛ばす種類 {AUTO_INELIGIBLE}、1 か所と数える並び {RUN_KINDS}、さかのぼり {LOOKBACK_BLOCKS} か所")
+
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "choose_placement-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# ### 演習 4（3 点）: 区切りの置き方を、`usage` から選んで示す
+#
+# 同じリクエストの列を 3 つの置き方で送った結果を受け取り、いちばん安い置き方と、その根拠の金額を返す関数
+# `choose_placement(runs, model)` を書いてください。
+#
+# - `runs` は置き方の名前（`"auto"`、`"explicit"`、`"both"` のうち 2 つ以上）から、その列の `usage` のリストへの dict です。
+#   `usage` は SDK の `resp.usage` でも、API が返す形の dict でもかまいません。
+# - 返すのは `(置き方, 金額)` のタプルです。置き方は名前の文字列、金額は **渡されたすべての置き方** について、その列の合計ドル
+#   （出力込み、`pricing.usage_cost(u, model).total` の和）を float で持つ dict です。
+# - 合計の差が 1e-9 ドル未満なら同額とみなし、区切りの少ない置き方（`"auto"` と `"explicit"` は 1 つ、`"both"` は 2 つ）を選びます。
+#   それでも並ぶなら `"auto"` を選びます（書き換える場所が 1 か所で済むため）。
+# - 置き方の名前が 3 つ以外のとき、置き方が 2 つ未満のとき、空の列があるとき、列の長さが揃っていないとき（同じリクエストの列ではない）は `ValueError` を投げてください。
+# - 表を作る `prompt_caching.compare_placements` / `format_comparison` は使わずに、`usage` から自分で計算してください（採点ではこの 2 つが使えません）。
+
+# %% nbgrader={"grade": false, "grade_id": "choose_placement", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def choose_placement(runs, model):
+    ### BEGIN SOLUTION
+    breakpoints = {"auto": 1, "explicit": 1, "both": 2}
+    if not isinstance(runs, dict) or len(runs) < 2:
+        raise ValueError("runs must map at least two placements to their usage lists")
+    unknown = [name for name in runs if name not in breakpoints]
+    if unknown:
+        raise ValueError(f"unknown placement(s) {unknown}: use 'auto', 'explicit' or 'both'")
+    lengths = {len(usages) for usages in runs.values()}
+    if 0 in lengths or len(lengths) != 1:
+        raise ValueError(f"every run must be the same non-empty sequence of requests, got lengths {sorted(lengths)}")
+    usd = {name: float(sum(pricing.usage_cost(u, model).total for u in usages)) for name, usages in runs.items()}
+    cheapest = min(usd.values())
+    tied = [name for name in usd if usd[name] - cheapest < 1e-9]
+    best = min(tied, key=lambda name: (breakpoints[name], name != "auto"))
+    return best, usd
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>ヒント（開くと表示）</summary>
+#
+# まず置き方ごとに「その列の合計ドル」を 1 つの数にします。1 回ぶんは `pricing.usage_cost(u, model).total` で、書き込み・読み出し・キャッシュされない入力・出力を
+# それぞれの単価で足した額です。最安の置き方を選ぶときは、最安の額との差が 1e-9 未満のものを全部「同額の候補」として集め、その中から区切りの数で選びます。
+# 比べる前に、入力が「同じリクエストの列を置き方だけ変えて送った結果」になっているか（名前と長さ）を確かめてください。
+#
+# </details>
+
+# %% nbgrader={"grade": true, "grade_id": "choose_placement-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+def usages_of(runs):
+    return {p: [c.usage for c in calls] for p, calls in runs.items()}
+
+
+got = choose_placement(usages_of(single_runs), CACHE_MODEL)
+assert type(got) is tuple and len(got) == 2, f"(置き方, 金額) のタプルを返してください: {got!r}"
+assert type(got[0]) is str and got[0] == "explicit", f"単発の質問は明示の区切りが最安のはずです: {got[0]!r}"
+assert type(got[1]) is dict and set(got[1]) == set(single_runs), "金額は渡したすべての置き方について返してください"
+for shape, runs in [("単発の質問", single_runs), ("1 本の会話", conv_runs), ("2 人の会話", two_users)]:
+    best, usd = choose_placement(usages_of(runs), CACHE_MODEL)
+    print(f"{shape}: {best}  ({', '.join(f'{p} ${v:.5f}' for p, v in usd.items())})")
+### BEGIN HIDDEN TESTS
+import functools as _functools
+import math as _math
+from ctxlab.labs import _agent_loop as _al_mod, prompt_caching as _pc_mod
+
+
+def _twin_called(*args, **kwargs):
+    raise AssertionError("choose_placement は compare_placements / format_comparison を使わずに書いてください")
+
+
+_twins = {(m, n): getattr(m, n) for m in (_al_mod, _pc_mod) for n in ("compare_placements", "format_comparison")}
+_g = globals()
+_shadowed = {k: v for k, v in list(_g.items()) if not k.startswith("_")
+             and any(v is t or getattr(v, "func", None) is t for t in _twins.values())}
+for (_m, _n) in _twins:
+    setattr(_m, _n, _twin_called)
+for _k in _shadowed:
+    _g[_k] = _twin_called
+try:
+    def _expected(runs, model):
+        return {p: sum(pricing.usage_cost(u, model).total for u in us) for p, us in runs.items()}
+
+    def _u(write=0, read=0, tail=0, out=100):
+        return {"input_tokens": tail, "cache_creation_input_tokens": write, "cache_read_input_tokens": read,
+                "cache_creation": {"ephemeral_5m_input_tokens": write, "ephemeral_1h_input_tokens": 0}, "output_tokens": out}
+
+    for _runs, _best in [(single_runs, "explicit"), (conv_runs, "auto"), (two_users, "both")]:
+        for _model in (CACHE_MODEL, "claude-opus-5"):
+            _got = choose_placement(usages_of(_runs), _model)
+            assert type(_got) is tuple and len(_got) == 2
+            assert type(_got[0]) is str and _got[0] == _best
+            assert type(_got[1]) is dict and set(_got[1]) == set(_runs)
+            _want = _expected(usages_of(_runs), _model)
+            for _p, _v in _got[1].items():
+                assert type(_p) is str and type(_v) is float and _math.isclose(_v, _want[_p], rel_tol=1e-9)
+    # dict usages, ties broken by the number of breakpoints, then "auto"
+    _a, _b = [_u(write=9000), _u(read=9000)], [_u(write=9000), _u(write=9000)]
+    assert choose_placement({"auto": _a, "both": _a}, CACHE_MODEL)[0] == "auto"
+    assert choose_placement({"both": _a, "explicit": _a}, CACHE_MODEL)[0] == "explicit"
+    assert choose_placement({"explicit": _a, "auto": _a}, CACHE_MODEL)[0] == "auto"
+    assert choose_placement({"both": _a, "explicit": _a, "auto": _a}, CACHE_MODEL)[0] == "auto"
+    assert choose_placement({"auto": _b, "both": _a}, CACHE_MODEL)[0] == "both"
+    assert choose_placement({"both": _a, "auto": _b, "explicit": _b}, CACHE_MODEL)[0] == "both"
+    _c = [_u(write=9000), _u(read=9000, tail=1)]   # one more uncached token: $1e-6 dearer, not a tie
+    assert choose_placement({"auto": _c, "explicit": _a}, CACHE_MODEL)[0] == "explicit"
+    _none = [{"input_tokens": 10, "cache_creation_input_tokens": None, "cache_read_input_tokens": None}] * 2
+    _got = choose_placement({"auto": _none, "explicit": _a}, CACHE_MODEL)
+    assert _got[0] == "auto" and type(_got[1]["auto"]) is float
+    for _bad in ({"auto": _a}, {"auto": _a, "rolling": _a}, {"auto": [], "both": []}, {"auto": _a, "both": _a[:1]}, {}):
+        try:
+            choose_placement(_bad, CACHE_MODEL)
+            raise AssertionError(f"ValueError expected for {sorted(_bad)}")
+        except ValueError:
+            pass
+finally:
+    for (_m, _n), _f in _twins.items():
+        setattr(_m, _n, _f)
+    _g.update(_shadowed)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ### 8.3 エージェントの会話: 1 回の応答が大量のツール呼び出しを足すとき
+#
+# ツールを使うエージェントでは、1 回の応答がたくさんのブロックを足します。自動キャッシュの区切りは毎回リクエストの末尾に付くので、
+# 前のリクエストが書いた項目が 20 か所以内にあれば読み出せます。では、1 回の応答で 20 か所以上増えたら？
+#
+# 次の実演は、利用者の 3 ターンからなるセッションです。ターン 2 でエージェントは規程の条文を 10 回引きます（`lookup_rule` ツール）。
+# 1 回ずつ「第 N 条を確認します。」と書いてから呼ぶ応答なので、文とツール呼び出しが交互に並び、ブロックの一つひとつが別の位置に数えられます
+# （エージェントの応答は台本で固定し、実 API が返す文面は使いません。送るリクエストは実 API にそのまま通る形です）。
+# 呼び出しの間は 30 秒とします。区切りの置き方を 3 つ比べます。
+#
+# - `auto`: 自動キャッシュだけ（末尾の区切り 1 つ）
+# - `rolling`: 自動キャッシュに加えて、**直前のリクエストの最後のブロック** に明示の区切り（前のリクエストが項目を書いた場所。合わせて 2 つで、4 つの枠に収まる）
+# - `last_two`: 最後の 2 つのメッセージの末尾に明示の区切り
+
+# %%
+AGENT_TURNS = ["有給休暇の繰越の規則を確認したいです。", "関係する条文を 1 つずつ確認して、要点をまとめてください。", "では、来年 4 月に消える日数は？"]
+AGENT_CALLS = [("hr_yukyu_2025.txt", article) for article in range(1, 11)]
+reply, results = prompt_caching.tool_reply(AGENT_CALLS)
+print(f"ターン 2 の応答: {len(reply['content'])} ブロック（文とツール呼び出しが交互）/ ツール結果: {len(results['content'])} ブロック（1 つの並び）")
+agent_runs = {s: prompt_caching.run_agent(lab, cache_docs, AGENT_TURNS, AGENT_CALLS, s, model=CACHE_MODEL,
+                                          system=BASE_SYSTEM, gap_s=30) for s in prompt_caching.STRATEGIES}
+print(lab.source)
+for s, calls in agent_runs.items():
+    print(f"--- {s}")
+    print(prompt_caching.format_calls([c.usage for c in calls], CACHE_MODEL, [c.label for c in calls]))
+
+# %% [markdown]
+# `auto` と `last_two` では、ツール結果を返すリクエストで `cache_read_input_tokens` が 0 になり、文書も会話もまるごと書き込み直しています。
+# 区切り（ツール結果）から 20 か所さかのぼっても、前のリクエストが書いた場所（ターン 2 の質問）に届かないからです。`last_two` の 2 つ目の区切りは応答の末尾で、
+# やはり届きません。`rolling` は前のリクエストが書いた場所そのものに区切りがあるので、そこを読み出し、増えた応答とツール結果だけを書き込みます。
+#
+# 1 セッションの差は小さく見えますが、毎日たくさんのセッションがあれば積み上がります。1 日のセッション数と営業日数を決めて、月額に直します。
+
+# %%
+SESSIONS_PER_DAY, DAYS = 200, 20
+print(f"{lab.source}。1 日 {SESSIONS_PER_DAY} セッション × {DAYS} 日と仮定")
+for s, calls in agent_runs.items():
+    session = prompt_caching.run_usd(calls, CACHE_MODEL)
+    month = prompt_caching.month_usd(calls, CACHE_MODEL, sessions_per_day=SESSIONS_PER_DAY, days=DAYS)
+    print(f"{s:<9} 1 セッション ${session:.5f} → 月 ${month:,.2f}（{CACHE_MODEL}）")
+
+# %% [markdown]
+# 同じ 10 回の呼び出しでも、文をはさまずにまとめて呼ぶ応答（並列のツール呼び出し）なら、`tool_use` の並びが 1 か所、`tool_result` の並びも 1 か所なので、
+# 自動キャッシュだけでも読み出しは続きます。公式ドキュメントが「並列のツール呼び出しが多いだけでは、前の項目は窓から押し出されない」と書いている場合です。
+
+# %%
+parallel = prompt_caching.run_agent(lab, cache_docs, AGENT_TURNS, AGENT_CALLS, "auto", model=CACHE_MODEL,
+                                    system=BASE_SYSTEM, narrate=False, gap_s=30)
+print(lab.source)
+print(prompt_caching.format_calls([c.usage for c in parallel], CACHE_MODEL, [c.label for c in parallel]))
+
+# %% [markdown]
+# この節のまとめです。
+#
+# - 自動キャッシュは「最後のブロックに区切り」。会話には向くが、単発の質問では毎回その質問まで書き込み、読み出しが 0 のままになる。単発の質問は明示の区切りを文書の後ろに。
+# - 同じ文書で多くの会話があるなら併用（文書の後ろ + 自動）。区切りは全部で 4 つまで、自動キャッシュもその 1 つ。
+# - 区切りがさかのぼるのは 20 か所まで。1 回で 20 か所以上増えるエージェントの応答では、前のリクエストが書いた場所にも区切りを置く（rolling）。
+#   区切りより前のバイト列が 1 バイトでも変わると（空白だけのブロックが出たり消えたりしても）、まるごと書き込みになるのは明示の区切りと同じです。
 
 # %% [markdown]
 # ## まとめ
