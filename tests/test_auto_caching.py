@@ -252,3 +252,14 @@ def test_combined_single_question_reads_the_documents_and_writes_only_the_questi
     question_tokens = estimate.estimate_blocks([text("併用 1")])[0]
     for u in both[1:]:
         assert u.cache_read_input_tokens > 0 and u.cache_creation_input_tokens == question_tokens
+
+
+def test_a_one_hour_automatic_breakpoint_after_a_five_minute_one_is_refused(client):
+    # "Mixing different TTLs": longer TTLs must come before shorter ones. The page does not say how this
+    # meets automatic caching; the sandbox checks the automatic breakpoint like an explicit one at its place.
+    msgs = [{"role": "user", "content": [text(BIG, "5m"), text("質問")]}]
+    with pytest.raises(anthropic.BadRequestError, match="must not come after"):
+        send(client, msgs, cache_control={"type": "ephemeral", "ttl": "1h"})
+    hour_first = [{"role": "user", "content": [text(BIG, "1h"), text("質問")]}]
+    u = send(client, hour_first, cache_control=AUTO)
+    assert u.cache_creation.ephemeral_1h_input_tokens > 0 and u.cache_creation.ephemeral_5m_input_tokens > 0
