@@ -15,7 +15,8 @@ code is exactly the code one would write against the real API::
     sb.log               # every request: time, usage, simulated TTFT, cost
 
 What it models: token counts (``ctxlab.api.tokens`` estimates), prompt caching (prefix in the
-order tools -> system -> messages, up to 4 breakpoints, 20-block lookback, 5m/1h TTL
+order tools -> system -> messages, up to 4 breakpoints (automatic caching's top-level
+``cache_control`` takes one), a lookback of 20 positions per breakpoint, 5m/1h TTL
 refreshed on read, minimum cacheable length per model, per-model caches, exact usage
 fields), time to first token (``ctxlab.costs.pricing.ttft_seconds``), streaming (SSE, with
 ``citations_delta``), citations, structured output, ``count_tokens``, and the API's errors.
