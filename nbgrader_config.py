@@ -25,6 +25,8 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.SaveAutoGrades",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
+    # each written answer's rubric (source notebook, ### BEGIN RUBRIC) next to the answer: formgrader shows it
+    "ctxlab.grading.preprocessors.InsertRubrics",
 ]
 
 # Feedback must not reveal hidden tests (nbgrader shows them unless they are cleared).
@@ -33,8 +35,14 @@ c.GenerateFeedback.preprocessors = [
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     "ctxlab.grading.preprocessors.HideHiddenTestTracebacks",  # before ClearHiddenTests: it needs the hidden lines
     "nbgrader.preprocessors.ClearHiddenTests",
+    # the rubrics stay in the feedback (the criteria explain the written mark); to keep them
+    # instructor-only, add "ctxlab.grading.preprocessors.DropRubrics" here
 ]
 
 # solutions/NN/NN.py is the jupytext twin of the source notebook (with the solutions): never
-# copy it, or the pairing config, into a release, a submission or feedback.
-c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.py", "jupytext.toml"]
+# copy it, or the pairing config, into a release, a submission or feedback. Nor a graded bank's
+# key file (solutions/09_knowledge_check/knowledge_check.key.yaml): nbgrader's release and the
+# autograded folders (where learner code runs) never hold it; `ctxlab release` adds it to the
+# self-study course/ only.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.py", "jupytext.toml",
+                            "*.key.yaml"]

@@ -99,8 +99,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_release(args: argparse.Namespace) -> int:
-    from ctxlab.grading.release import release
+    from ctxlab.grading.release import release, release_graded
 
+    if args.graded is not None:
+        names = release_graded(args.graded, Path(args.root), assignments=args.assignment or None)
+        print(f"graded release in {args.graded}: {', '.join(names)} (no answer key: checked)")
+        return 0
     changed = release(Path(args.root), assignments=args.assignment or None)
     for name in changed:
         print(f"released {name}")
@@ -119,7 +123,10 @@ def cmd_quiz(args: argparse.Namespace) -> int:
     from ctxlab import quiz
 
     if args.action == "key":
-        with open(quiz.bank_path(args.bank), encoding="utf-8") as f:
+        path = quiz.bank_path(args.bank)
+        if args.bank == quiz.KNOWLEDGE_CHECK:   # graded: the salt is in the instructor's key file
+            path = quiz.INSTRUCTOR_KEY
+        with open(path, encoding="utf-8") as f:
             salt = ((yaml.safe_load(f) or {}).get("salt") or "").strip()
         if not salt:
             print(f"{args.bank}: the bank needs a salt first", file=sys.stderr)
@@ -129,7 +136,12 @@ def cmd_quiz(args: argparse.Namespace) -> int:
     ok = True
     for path in sorted(quiz.QUIZZES.glob("*.yaml")):
         try:
-            print(f"{path.name}: {len(quiz.load(path))} questions OK")
+            bank = quiz.load(path)
+            if bank.graded and path.stem == quiz.KNOWLEDGE_CHECK:
+                bank = quiz.instructor_bank()
+                print(f"{path.name}: graded, {len(bank)} questions OK with {quiz.INSTRUCTOR_KEY.name}")
+            else:
+                print(f"{path.name}: {len(bank)} questions OK")
         except quiz.QuizError as e:
             ok = False
             print(e)
@@ -160,9 +172,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="print JSON")
     c.set_defaults(func=cmd_compare)
 
-    r = sub.add_parser("release", help="regenerate course/ from solutions/ with nbgrader")
+    r = sub.add_parser("release", help="regenerate course/ (self-study) or a graded release from solutions/ with nbgrader")
     r.add_argument("assignment", nargs="*", help="assignment ids (default: all)")
     r.add_argument("--root", default=".", help="course root (holds solutions/ and course/)")
+    r.add_argument("--graded", type=Path, metavar="OUT",
+                   help="write the graded release (for a workshop) to OUT instead: the knowledge check records "
+                        "answers without judging them, and no answer key ships")
     r.set_defaults(func=cmd_release)
 
     from ctxlab.grading.workflow import add_arguments as grade_arguments

@@ -372,11 +372,12 @@ def test_round_trip_edit_sync_release(scratch, edited):
 # -- lesson 09: the knowledge check is built from the quiz bank -------------------------------
 
 def test_knowledge_check_matches_the_quiz_bank():
-    """The answer key, one test cell per question and the question count come from quizzes/knowledge_check.yaml.
+    """The answer key, one test cell per question and the question count come from quizzes/knowledge_check.yaml
+    and its key file (solutions/09_knowledge_check/knowledge_check.key.yaml).
 
     The notebook is a static copy: change it with the bank (the messages give the cell to paste).
     """
-    bank = qz.load(qz.KNOWLEDGE_CHECK)
+    bank = qz.instructor_bank()
     n = len(bank)
     nb = nbformat.read(pair(ROOT, "09_knowledge_check")[0], as_version=4)
     by_id = {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if "nbgrader" in c.metadata}
@@ -389,16 +390,8 @@ def test_knowledge_check_matches_the_quiz_bank():
 
     tests = [gid for gid in by_id if gid.endswith("-tests")]
     assert tests == [f"{q.id}-tests" for q in bank], "09 needs one test cell per bank question, in bank order"
-    salt = bank.questions[0].salt
     for q in bank:
-        want = (f"# {q.id}（{q.lesson}）: 答えの形を確かめる\n"
-                "from ctxlab.quiz import check_answers, load\n"
-                "check_answers(load(), answers)\n"
-                "### BEGIN HIDDEN TESTS\n"
-                "from ctxlab.quiz import key_hash\n"
-                f"assert key_hash({json.dumps(salt)}, {json.dumps(q.id)}, answers[{json.dumps(q.id)}]) == "
-                f"{json.dumps(q.key)}, {json.dumps(q.id + ' の答えが違います', ensure_ascii=False)}\n"
-                "### END HIDDEN TESTS")
+        want = qz.hidden_test(q)   # the form check, then (hidden) the feedback text and the grade
         cell = by_id[f"{q.id}-tests"]
         assert cell.source == want, f"09's cell {q.id}-tests is stale; it should read:\n{want}"
         assert cell.metadata["nbgrader"]["points"] == 1

@@ -23,7 +23,8 @@ CHECKED_LESSONS = qz.LESSONS[:9]          # 00_start_here .. 08_measure
 
 @pytest.fixture(scope="module")
 def bank():
-    return qz.load()
+    """The knowledge check with its key (the instructor's key file)."""
+    return qz.instructor_bank()
 
 
 @pytest.fixture
@@ -66,10 +67,16 @@ def test_bank_covers_the_required_topics(bank):
     assert {q.lesson for q in bank} >= set(CHECKED_LESSONS) - {"02_pricing"}
 
 
-def test_bank_file_holds_no_plain_key(raw):
+def test_bank_file_holds_no_key_no_note_no_explanation(raw):
+    """The graded bank learners can reach holds questions and choices only; the rest is in the key file."""
+    assert raw["graded"] is True and "salt" not in raw
     for q in raw["questions"]:
-        assert "correct" not in q and all("correct" not in c for c in q["choices"])
-        assert q["key"] not in {c["id"] for c in q["choices"]}
+        assert not {"correct", "key", "explanation"} & set(q)
+        assert all(set(c) == {"id", "text"} for c in q["choices"])
+    public = qz.load()
+    assert public.graded and all(not q.has_key for q in public)
+    with pytest.raises(qz.QuizError, match="graded"):
+        public.questions[0].correct_id()
 
 
 def test_figures_in_the_bank_match_the_library(bank):
@@ -250,7 +257,8 @@ def test_quiz_for_collects_questions_by_lesson(tmp_path):
     assert len(qz.quiz_for("08_measure", tmp_path)) == 0
     with pytest.raises(qz.QuizError):
         qz.quiz_for("99_nope", tmp_path)
-    assert [q.id for q in qz.quiz_for("03_prompt_caching")] == ["q3", "q4"]
+    # the lessons' own check questions, never the graded knowledge check's
+    assert [q.id for q in qz.quiz_for("03_prompt_caching")] == ["c03-1", "c03-2", "c03-3"]
 
 
 # ------------------------------------------------------------------ answers and scores
@@ -286,7 +294,7 @@ def test_plot_by_lesson(bank):
 
 def test_key_cli(capsys):
     assert cli.main(["quiz", "key", "knowledge_check", "q1", "b"]) == 0
-    assert capsys.readouterr().out.strip() == qz.key_hash(qz.load().questions[0].salt, "q1", "b")
+    assert capsys.readouterr().out.strip() == qz.key_hash(qz.instructor_bank().questions[0].salt, "q1", "b")
     assert cli.main(["quiz", "check"]) == 0
 
 
@@ -434,7 +442,21 @@ def test_released_notebook_has_no_plain_answer_key(bank):
     assert len(answer) == 1 and "NotImplementedError" in "".join(answer[0]["source"])
 
 
-def test_source_solution_and_hidden_tests_agree_with_the_bank(bank):
+class _AlwaysEqual:
+    def __eq__(self, other):
+        return True
+
+    __hash__ = object.__hash__
+
+
+class _LyingStr(str):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = str.__hash__
+
+
+def test_source_solution_and_hidden_tests_agree_with_the_bank(bank, capsys):
     cells = _cells(SOURCE_NB)
     by_id = {c["id"]: "".join(c["source"]) for c in cells}
     solution = by_id["answers"].split("### BEGIN SOLUTION")[1].split("### END SOLUTION")[0]
@@ -447,18 +469,22 @@ def test_source_solution_and_hidden_tests_agree_with_the_bank(bank):
         points += cell["metadata"]["nbgrader"]["points"]
         src = "".join(cell["source"])
         visible, hidden = src.split("### BEGIN HIDDEN TESTS")
-        assert "check_answers" in visible and q.key not in visible
-        assert q.key in hidden and f'"{q.id}"' in hidden
-        # the hidden test passes for the right choice only, and shows no choice id in plain text
+        assert "check_answers" in visible and q.correct_id() not in re.findall(r'"(\w)"', visible)
+        body = hidden.split("### END HIDDEN TESTS")[0]
+        # the hidden test passes for the right choice only, and prints every choice's note
         for cid in q.choice_ids:
-            env = {"answers": {q.id: cid}, "key_hash": qz.key_hash}
-            body = hidden.split("### END HIDDEN TESTS")[0]
+            env = {"answers": {q.id: cid}}
             if q.is_correct(cid):
                 exec(body, env)
             else:
                 with pytest.raises(AssertionError):
                     exec(body, env)
-        assert not re.search(rf"""==\s*["']{q.correct_id()}["']""", hidden)
+        printed = capsys.readouterr().out
+        assert all(c.note in printed for c in q.choices) and f"正解: {q.correct_id()}" in printed
+        # shortcuts earn nothing: an object equal to everything, a str that lies about equality
+        for fake in (_AlwaysEqual(), _LyingStr("z")):
+            with pytest.raises(AssertionError):
+                exec(body, {"answers": {q.id: fake}})
     assert points == 9
     written = [c for c in cells if c["metadata"].get("nbgrader", {}).get("grade_id") == "why"]
     assert written and written[0]["cell_type"] == "markdown" and written[0]["metadata"]["nbgrader"]["points"] > 0

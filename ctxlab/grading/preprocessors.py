@@ -14,12 +14,26 @@ cell with hidden tests are dropped.
 a learner printing a 10 MB list (one line) would otherwise put 10 MB into the autograded
 notebook, the gradebook's formgrader view and the feedback HTML. It caps the characters
 of each cell's stream output and drops rich outputs above a size, saying what it did.
+
+:class:`InsertRubrics` puts each written answer's rubric where the instructor grades it. The
+rubric is written in the source notebook inside the answer cell's solution region, between
+``### BEGIN RUBRIC`` and ``### END RUBRIC`` (what earns full, half and no marks), so nbgrader's
+ClearSolutions removes it from the release with the model answer. At autograde (last in
+``Autograde.autograde_preprocessors``) it reads the source notebook of the assignment and
+inserts, right after the learner's answer cell, a read-only markdown cell holding the
+rubric: formgrader shows the autograded notebook, so the rubric sits next to the answer
+being graded. Feedback is generated from the autograded notebook, so the learner reads the
+rubric after grading too (the course's choice: the criteria explain the written mark);
+:class:`DropRubrics` in ``GenerateFeedback.preprocessors`` takes it out of the feedback.
 """
 from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
+import nbformat
+from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer, Unicode
 
@@ -152,3 +166,72 @@ class LimitOutputSize(NbGraderPreprocessor):
             kept_outputs.append(out)
         cell.outputs = kept_outputs
         return cell, resources
+
+
+# --------------------------------------------------------------------------- rubrics of written answers
+
+RUBRIC_BEGIN, RUBRIC_END = "### BEGIN RUBRIC", "### END RUBRIC"
+RUBRIC_TITLE = "**採点基準（講師用）: {grade_id}（{points} 点）** — ソースノートブックから自動で挿入。受講者の答えではありません。"
+RUBRIC_KEY = "ctxlab_rubric"   # cell metadata that marks an inserted rubric (its value: the answer's grade_id)
+
+
+def rubric_of(source: str) -> str | None:
+    """The rubric of an answer cell's source (between the RUBRIC markers), or None."""
+    if RUBRIC_BEGIN not in source:
+        return None
+    body = source.split(RUBRIC_BEGIN, 1)[1]
+    if RUBRIC_END not in body:
+        raise ValueError(f"a rubric needs {RUBRIC_END!r} after {RUBRIC_BEGIN!r}")
+    return body.split(RUBRIC_END, 1)[0].strip("\n")
+
+
+def rubrics(nb) -> dict[str, tuple[str, float]]:
+    """grade_id -> (rubric, points) of every manually graded answer of a source notebook that has one."""
+    out = {}
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        text = rubric_of(cell.source) if meta.get("solution") and meta.get("grade") else None
+        if text:
+            out[meta["grade_id"]] = (text, meta.get("points", 0))
+    return out
+
+
+def rubric_cell(grade_id: str, text: str, points: float):
+    """The read-only markdown cell that shows a rubric next to the answer it grades."""
+    cell = nbformat.v4.new_markdown_cell(RUBRIC_TITLE.format(grade_id=grade_id, points=f"{points:g}") + "\n\n" + text)
+    cell.metadata.update({RUBRIC_KEY: grade_id, "editable": False, "deletable": False})
+    # a stable id, so the autograded notebook is the same on every run
+    cell.id = f"rubric-{grade_id}"[:64]
+    return cell
+
+
+class InsertRubrics(NbGraderPreprocessor):
+    """Autograde: insert each written answer's rubric, from the source notebook, after the learner's answer."""
+
+    def _source_notebook(self, resources) -> Path:
+        coursedir = CourseDirectory(config=self.config)
+        info = resources["nbgrader"]
+        folder = coursedir.format_path(coursedir.source_directory, ".", info["assignment"])
+        return Path(folder) / f"{info['notebook']}.ipynb"
+
+    def preprocess(self, nb, resources):
+        path = self._source_notebook(resources)
+        found = rubrics(nbformat.read(path, as_version=4)) if path.exists() else {}
+        cells = []
+        for cell in nb.cells:
+            if RUBRIC_KEY in cell.metadata:
+                continue   # only the source's rubric is shown, never a copy that came with the submission
+            cells.append(cell)
+            gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if gid in found and cell.metadata["nbgrader"].get("solution"):
+                cells.append(rubric_cell(gid, *found.pop(gid)))
+        nb.cells = cells
+        return nb, resources
+
+
+class DropRubrics(NbGraderPreprocessor):
+    """Feedback without the rubrics (add to ``GenerateFeedback.preprocessors`` to keep them instructor-only)."""
+
+    def preprocess(self, nb, resources):
+        nb.cells = [c for c in nb.cells if RUBRIC_KEY not in c.metadata]
+        return nb, resources

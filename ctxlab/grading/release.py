@@ -1,10 +1,22 @@
-"""Regenerate the learner release (course/) from the nbgrader source (solutions/).
+"""Regenerate a learner release from the nbgrader source (solutions/): self-study (course/) or graded.
 
 nbgrader's generate_assignment strips solutions and hidden tests, clears outputs and adds
 checksums. It runs in a scratch course root (:func:`~ctxlab.grading._nbgrader.build_course_root`
 without gradebook, one nbgrader process for all the assignments), so the repository's
 gradebook is not touched, and a file in course/ is rewritten only when its bytes change.
-The output is deterministic: the same solutions/ give byte-identical course/ files.
+The output is deterministic: the same solutions/ give byte-identical files.
+
+Two modes, chosen by the instructor at release time (the notebooks are the same; what ships
+beside them differs):
+
+- *self-study* (:func:`release`, ``ctxlab release``, the default ``course/``): each graded
+  bank's key file (``solutions/NN/*.key.yaml``) is copied beside its notebook, so the quiz
+  widget of lesson 09 judges every answer at once and shows every choice's note;
+- *graded* (:func:`release_graded`, ``ctxlab release --graded OUT``, for a workshop): nothing
+  but nbgrader's own output. nbgrader never copies a key file (nbgrader_config.py ignores
+  ``*.key.yaml``), so the widget only records answers, the hidden tests grade them and the
+  notes reach the learner in the feedback. Before it returns, the release is searched for the
+  key in every recoverable form (:func:`ctxlab.quiz.graded.key_leaks`); a hit is an error.
 """
 from __future__ import annotations
 
@@ -12,9 +24,14 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from ctxlab import quiz
 from ctxlab._paths import REPO_ROOT
 from ctxlab.errors import InputError
 from ctxlab.grading._nbgrader import RELEASE_DIR, SOURCE_DIR, build_course_root, same_tree
+from ctxlab.quiz.graded import key_leaks
+
+#: what only the self-study release carries beside a notebook (nbgrader_config.py ignores it)
+SELF_STUDY_ONLY = "*.key.yaml"
 
 
 def assignments(root: Path = REPO_ROOT) -> list[str]:
@@ -23,8 +40,9 @@ def assignments(root: Path = REPO_ROOT) -> list[str]:
     return sorted(p.name for p in src.iterdir() if p.is_dir() and any(p.glob("*.ipynb"))) if src.exists() else []
 
 
-def generate(root: Path, out: Path, names: list[str]) -> None:
-    """Run nbgrader generate_assignment for ``names`` with ``root``'s solutions, into ``out``."""
+def generate(root: Path, out: Path, names: list[str], graded: bool = False) -> None:
+    """Run nbgrader generate_assignment for ``names`` with ``root``'s solutions, into ``out``
+    (self-study: with each graded bank's key file beside its notebook)."""
     with tempfile.TemporaryDirectory(prefix="ctxlab-release-") as tmp:
         scratch = build_course_root(Path(tmp), names, root, db=False)
         for name in names:
@@ -32,27 +50,66 @@ def generate(root: Path, out: Path, names: list[str]) -> None:
             if target.exists():
                 shutil.rmtree(target)
             shutil.copytree(scratch / RELEASE_DIR / name, target)
+            if not graded:
+                for key in sorted((Path(root) / SOURCE_DIR / name).glob(SELF_STUDY_ONLY)):
+                    shutil.copy(key, target / key.name)
 
 
-def release(root: Path = REPO_ROOT, assignments: list[str] | None = None) -> list[str]:
-    """Regenerate course/ from solutions/; return the assignments whose release changed."""
-    root = Path(root).resolve()
-    names = assignments or globals()["assignments"](root)
+def _names(root: Path, names: list[str] | None) -> list[str]:
+    names = names or assignments(root)
     unknown = [n for n in names if not (root / SOURCE_DIR / n).is_dir()]
     if unknown:
         raise InputError(f"no such assignment in solutions/: {', '.join(unknown)}")
-    with tempfile.TemporaryDirectory(prefix="ctxlab-out-") as tmp:
-        out = Path(tmp)
-        generate(root, out, names)
-        changed = []
-        for name in names:
-            dest = root / RELEASE_DIR / name
-            if not same_tree(out / name, dest):
-                if dest.exists():
-                    shutil.rmtree(dest)
-                shutil.copytree(out / name, dest)
-                changed.append(name)
+    return names
+
+
+def _write(out: Path, dest_root: Path, names: list[str]) -> list[str]:
+    changed = []
+    for name in names:
+        dest = dest_root / name
+        if not same_tree(out / name, dest):
+            if dest.exists():
+                shutil.rmtree(dest)
+            shutil.copytree(out / name, dest)
+            changed.append(name)
     return changed
+
+
+def release(root: Path = REPO_ROOT, assignments: list[str] | None = None) -> list[str]:
+    """Regenerate the self-study course/ from solutions/; return the assignments whose release changed."""
+    root = Path(root).resolve()
+    names = _names(root, assignments)
+    with tempfile.TemporaryDirectory(prefix="ctxlab-out-") as tmp:
+        generate(root, Path(tmp), names)
+        return _write(Path(tmp), root / RELEASE_DIR, names)
+
+
+def graded_bank(root: Path) -> quiz.Bank | None:
+    """The knowledge check with its key, from ``root``'s source (None when ``root`` has no key file)."""
+    key = Path(root) / SOURCE_DIR / "09_knowledge_check" / quiz.KEY_FILE
+    return quiz.load(quiz.KNOWLEDGE_CHECK, key_file=key) if key.exists() else None
+
+
+def release_graded(out: Path, root: Path = REPO_ROOT, assignments: list[str] | None = None) -> list[str]:
+    """Write the graded release of ``root``'s solutions/ into ``out``; return the assignments written.
+
+    Raises :class:`InputError` when ``out`` is ``root``'s own course/ or solutions/ (the
+    self-study release and the source stay as they are), and when the search finds a key.
+    """
+    root, out = Path(root).resolve(), Path(out).resolve()
+    if out in (root / RELEASE_DIR, root / SOURCE_DIR) or out == root:
+        raise InputError(f"write the graded release to a folder of its own, not {out} (e.g. ctxlab release --graded graded/)")
+    names = _names(root, assignments)
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="ctxlab-out-") as tmp:
+        generate(root, Path(tmp), names, graded=True)
+        bank = graded_bank(root)
+        leaks = key_leaks([Path(tmp)], bank) if bank is not None else []
+        if leaks:
+            raise InputError("the graded release would hold the knowledge check's key; nothing was written:\n  - "
+                             + "\n  - ".join(leaks))
+        _write(Path(tmp), out, names)
+    return names
 
 
 def stale(root: Path = REPO_ROOT) -> list[str]:

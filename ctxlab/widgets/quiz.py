@@ -1,8 +1,15 @@
-"""The quiz widget: one question at a time, immediate feedback, a final score.
+"""The quiz widget: one question at a time, immediate feedback (or, graded, answers recorded only), a final screen.
 
     from ctxlab.widgets.quiz import Quiz
-    quiz = Quiz()          # the 9-question knowledge check (quizzes/knowledge_check.yaml)
+    quiz = Quiz(quiz_bank) # a bank: a lesson's check questions, or the knowledge check
     quiz                   # shows it; quiz.answers holds {question id: chosen choice id}
+
+Two modes, chosen by the bank. A bank with its key (a lesson's check, or the knowledge check in
+the self-study release) is *judged*: after 「回答」 the widget says right or wrong and shows
+every choice's note, not only the chosen one's, and the explanation. A graded bank without its
+key (the knowledge check in the graded release, :attr:`ctxlab.quiz.Bank.graded`) is *recorded*:
+the widget keeps the answer, which can be changed until the notebook is submitted, and never
+says whether it is right; the hidden tests grade it and the notes come with nbgrader's feedback.
 
 Only standard focusable widgets are used, so the quiz works from the keyboard (checked in
 JupyterLab 4 with Chromium): Tab moves from choice to choice (each radio button is its own
@@ -13,9 +20,10 @@ for input: every step is a callback, so a notebook that shows it runs headless (
 nbgrader autograde) without blocking. Tests drive it the same way a learner does:
 ``quiz.select("b"); quiz.submit_button.click(); quiz.next_button.click()``.
 
-The first answer to a question counts (the choices lock once answered); 「最初から」 on
+Judged, the first answer to a question counts (the choices lock once answered); 「最初から」 on
 the final screen (or :meth:`Quiz.restart`) clears the answers. The widget checks an answer
 with :meth:`ctxlab.quiz.Question.is_correct`, so the bank never holds the key in plain text.
+A front end that cannot draw widgets shows :meth:`Quiz.as_text` (the text/plain of the display).
 """
 from __future__ import annotations
 
@@ -39,6 +47,9 @@ def _html(text: str) -> str:
     return "".join(out)
 
 
+RECORDED_NOTE = "正誤と解説は、採点のあとフィードバックに出ます（提出するまで答えは変えられます）。"
+
+
 def progress_text(position: int, total: int) -> str:
     """'01 / 09' for the first of nine questions."""
     width = max(2, len(str(total)))
@@ -54,13 +65,14 @@ class Quiz:
     """
 
     def __init__(self, bank: qz.Bank | str | None = None):
-        if bank is None:
-            bank = qz.load()
+        if bank is None:   # the knowledge check, with its key when one sits beside the notebook (self-study)
+            bank = qz.load(qz.KNOWLEDGE_CHECK, key_file=qz.KEY_FILE)
         elif isinstance(bank, str):
             bank = qz.load(bank)
         if not len(bank):
             raise qz.QuizError(f"bank {bank.id} has no questions")
         self.bank = bank
+        self.recording = bank.graded        # no key here: record answers, never judge them
         self.answers: dict[str, str] = {}
         self.position = 0
 
@@ -91,7 +103,10 @@ class Quiz:
 
     # -- display ------------------------------------------------------------
     def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        if isinstance(bundle, dict):
+            bundle = dict(bundle, **{"text/plain": self.as_text()})
+        return bundle
 
     @property
     def question(self) -> qz.Question | None:
@@ -117,7 +132,7 @@ class Quiz:
         answered = self.answers.get(q.id)
         if answered is not None:
             self.choices.value = answered
-        self.choices.disabled = answered is not None
+        self.choices.disabled = answered is not None and not self.recording
         self.submit_button.disabled = True
         self.next_button.disabled = answered is None
         self.next_button.description = "結果を見る" if self.position == len(self.bank) - 1 else "次へ"
@@ -128,25 +143,36 @@ class Quiz:
 
     def _on_select(self, change) -> None:
         q = self.question
-        self.submit_button.disabled = q is None or q.id in self.answers or change["new"] is None
+        locked = q is not None and q.id in self.answers and not self.recording
+        self.submit_button.disabled = q is None or locked or change["new"] is None or (
+            self.answers.get(q.id) == change["new"])
 
     def _feedback(self, q: qz.Question, chosen: str) -> str:
+        box = "<div role='status' style='border-left:4px solid #ccc;padding-left:0.6em'>{}</div>"
+        if self.recording:
+            return box.format(f"<p style='margin:0.3em 0'><b>記録しました</b>（{chosen}）。{RECORDED_NOTE}</p>")
         right = q.correct_id()
-        c = q.choice(chosen)
         if q.is_correct(chosen):
-            head = f"<p style='color:#1b7f3b;margin:0.3em 0'><b>正解</b>（{chosen}）　{html.escape(c.note)}</p>"
+            head = f"<p style='color:#1b7f3b;margin:0.3em 0'><b>正解</b>（{chosen}）</p>"
         else:
-            head = (f"<p style='color:#b00020;margin:0.3em 0'><b>不正解</b>: あなたの答えは {chosen}。</p>"
-                    f"<p style='margin:0.3em 0'>{html.escape(c.note)}</p>"
-                    f"<p style='margin:0.3em 0'>正解は <b>{right}</b>: {html.escape(q.choice(right).text)}</p>")
-        return (f"<div role='status' style='border-left:4px solid #ccc;padding-left:0.6em'>{head}"
-                f"<p style='margin:0.3em 0'><b>なぜ</b>　</p>{_html(q.explanation)}</div>")
+            head = (f"<p style='color:#b00020;margin:0.3em 0'><b>不正解</b>: あなたの答えは {chosen}。"
+                    f"正解は <b>{right}</b> です。</p>")
+        # every choice's note, in the order shown: why each one holds or does not
+        notes = "".join(
+            f"<li style='margin:0.2em 0'><b>{c.id}</b>{'（正解）' if c.id == right else ''}"
+            f"{'（あなたの答え）' if c.id == chosen and c.id != right else ''}　{html.escape(c.note)}</li>"
+            for c in q.shuffled())
+        return box.format(f"{head}<ul style='list-style:none;padding-left:0.5em;margin:0.3em 0'>{notes}</ul>"
+                          f"<p style='margin:0.3em 0'><b>なぜ</b>　</p>{_html(q.explanation)}")
 
     def _show_final(self) -> None:
-        s = self.score()
         total = len(self.bank)
         self.progress.value = (f"<span style='font-family:monospace;font-size:1.1em'>"
                                f"{progress_text(total - 1, total)}</span>　結果")
+        if self.recording:
+            self._show_recorded()
+            return
+        s = self.score()
         self.prompt.value = f"<p style='font-size:1.2em'><b>{html.escape(str(s))}</b></p>"
         rows = []
         for lesson in qz.LESSONS:
@@ -160,6 +186,19 @@ class Quiz:
         self.buttons.children = (self.restart_button,)
         self.feedback.value = ("<p style='margin:0.3em 0'>答えは <code>quiz.answers</code> に入っています。"
                                "正解の数より、なぜそう判断できるかを自分の言葉で説明できることが合格の条件です。</p>")
+
+    def _show_recorded(self) -> None:
+        self.prompt.value = f"<p style='font-size:1.2em'><b>{html.escape(self._recorded_text())}</b></p>"
+        rows = "".join(f"<li>{q.id}: {html.escape(self.answers.get(q.id, '（未回答）'))}</li>" for q in self.bank)
+        self.choice_list.value = f"<ul style='margin:0.3em 0'>{rows}</ul>"
+        self.choices.options = []
+        self.choices.disabled = True
+        self.buttons.children = (self.restart_button,)
+        self.feedback.value = (f"<p style='margin:0.3em 0'>答えは <code>quiz.answers</code> に入っています。"
+                               f"{RECORDED_NOTE}</p>")
+
+    def _recorded_text(self) -> str:
+        return f"{len(self.bank)} 問中 {sum(q.id in self.answers for q in self.bank)} 問に回答（記録のみ）"
 
     @staticmethod
     def _focus(widget) -> None:
@@ -182,18 +221,19 @@ class Quiz:
         """Answer the question on screen with the selected choice; return whether it was right.
 
         Does nothing (returns None) when no choice is selected or the question is already answered.
+        Recording (a graded bank without its key), the answer replaces the earlier one and None is returned.
         """
         q = self.question
         chosen = self.choices.value
-        if q is None or chosen is None or q.id in self.answers:
+        if q is None or chosen is None or (q.id in self.answers and not self.recording):
             return None
         self.answers[q.id] = chosen
-        self.choices.disabled = True
+        self.choices.disabled = not self.recording
         self.submit_button.disabled = True
         self.next_button.disabled = False
         self.feedback.value = self._feedback(q, chosen)
         self._focus(self.next_button)
-        return q.is_correct(chosen)
+        return None if self.recording else q.is_correct(chosen)
 
     def next(self) -> None:
         """Show the next question (after the last one: the final score)."""
@@ -219,20 +259,29 @@ class Quiz:
     def as_text(self) -> str:
         """The screen as plain text (question and choices in display order, or the result).
 
-        For a front end that cannot draw widgets, or a screen reader: the same content
-        without the notes, which would give the answer away before answering.
+        For a front end that cannot draw widgets, or a screen reader: the same content. The
+        notes appear only once the question is answered (before, they would give the answer
+        away), and never when recording.
         """
         q = self.question
         if q is None:
-            return f"{self.bank.title}: {self.score()}"
+            return f"{self.bank.title}: {self._recorded_text() if self.recording else self.score()}"
         lines = [f"{progress_text(self.position, len(self.bank))}  {q.topic}（{q.lesson}）", q.text, ""]
         lines += [f"  {c.id}) {c.text}" for c in q.shuffled()]
-        if q.id in self.answers:
-            lines += ["", f"回答済み: {self.answers[q.id]}（{'正解' if q.is_correct(self.answers[q.id]) else '不正解'}）"]
+        chosen = self.answers.get(q.id)
+        if chosen is None:
+            lines += ["", "答え方: quiz.select(\"選択肢の id\") → quiz.submit() → quiz.next()"]
+        elif self.recording:
+            lines += ["", f"記録済み: {chosen}。{RECORDED_NOTE}"]
+        else:
+            right = q.correct_id()
+            lines += ["", f"回答済み: {chosen}（{'正解' if chosen == right else f'不正解。正解は {right}'}）"]
+            lines += [f"  {c.id}) {c.note}" for c in q.shuffled()]
+            lines += ["なぜ: " + " ".join(q.explanation.split())]
         return "\n".join(lines)
 
     def score(self) -> qz.Score:
-        """The score of :attr:`answers` so far."""
+        """The score of :attr:`answers` so far (a :class:`QuizError` when recording: the key is not here)."""
         return qz.score(self.bank, self.answers)
 
     @property

@@ -573,6 +573,12 @@ for w_, r_ in [(1.25, 1.0), (1.25, 1.5), (-1.0, 0.1), (1.25, -0.1)]:
 # - 応答時間は揺れるので、1 回ずつの比較では言えない。
 #
 # 手順: 同じ質問の列を、cache_control なしの基準線とキャッシュありで同じ回数送り、キャッシュありは 1 回目の書き込みも含めて、usage の全欄を usage_cost でドルに直して合計で比べる。cache_read_input_tokens が 2 回目以降に出ていることも確かめる。
+#
+# ### BEGIN RUBRIC
+# - 2 点（満点）: 問題点を 2 つ以上正しく挙げ（1 回目も cache_control 付きで基準線が書き込みになっている／input_tokens は最後の区切りより後ろだけで入力の合計ではない／2 回だけでは k = 2 の場合しか言えない／応答時間を 1 回ずつ比べている）、cache_control なしの基準線と同じ回数を送り、usage の全欄をドルに直して合計で比べる手順を書いている。
+# - 1 点（半分）: 問題点を 1 つだけ正しく挙げている、または問題点は正しいが手順に基準線か全欄の合計が欠けている。
+# - 0 点: input_tokens の比較をそのまま認めている、または挙げた問題点が誤っている。
+# ### END RUBRIC
 # ### END SOLUTION
 
 # %% [markdown]
@@ -892,3 +898,17 @@ print(prompt_caching.format_calls([c.usage for c in parallel], CACHE_MODEL, [c.l
 # - 元が取れるのは k > (w − r)/(1 − r) を超えた最初の回から。境目を決めているのは書き込みの割増で、割増の大きい 1 時間 TTL ほど遅い。
 # - 比べるときは、`cache_control` のない基準線と、ドル。キャッシュはモデルが読むトークン列を変えないので、正答率を動かさずに料金だけを下げる。
 # - 次の節（04）では、呼び出しの間隔と TTL から、実際のヒット率と $k$ を見積もります。
+
+# %% [markdown]
+# ## 確認問題
+#
+# この節の判断を確かめる問題です（採点はされません）。答えるとすぐに正誤と、**すべての選択肢**について、なぜ成り立つか／成り立たないかが出ます。
+# ウィジェットを描けない画面では、問題が文字で表示されます。`check.select("b")` → `check.submit()` → `check.next()` で答え、
+# `print(check.as_text())` で解説を読めます。
+
+# %%
+from ctxlab import quiz
+from ctxlab.widgets.quiz import Quiz
+
+check = Quiz(quiz.quiz_for("03_prompt_caching"))
+check
