@@ -25,6 +25,7 @@ from ctxlab.api.messages import answer_text, question_request
 
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
+ctxlab.show_cost("06_metadata_filtering", client)   # what this lesson costs on the real API
 
 # %% [markdown]
 # ## 1. 誰が文書を選ぶか: 人が決めたキー
