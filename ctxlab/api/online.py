@@ -36,7 +36,8 @@ from ctxlab.costs import pricing
 from ctxlab.sandbox import ANSWER_MARKER
 
 __all__ = ["MODEL_ENV", "QUESTIONS_ENV", "COSTS_PATH", "NEEDS_API", "LessonCost", "lesson_model", "question_limit",
-           "limit_questions", "lesson_costs", "lesson_cost", "cost_line", "show_cost", "source_line", "simulated_note"]
+           "limit_questions", "lesson_costs", "lesson_cost", "cost_line", "show_cost", "source_line", "response_source",
+           "simulated_note"]
 
 MODEL_ENV = "CTXLAB_MODEL"
 QUESTIONS_ENV = "CTXLAB_QUESTIONS"
@@ -207,6 +208,16 @@ def source_line(source, model: str | None = None) -> str:
     kinds = {_from_sandbox(x) for x in items} - {None}
     if not kinds:  # a client
         kinds = {is_offline(source)}
+    return _label(kinds, model)
+
+
+def response_source(response, model: str | None = None) -> str | None:
+    """:func:`source_line` of a response (message) when it says where it came from, else None."""
+    kind = _from_sandbox(response)
+    return None if kind is None else _label({kind}, model)
+
+
+def _label(kinds: set, model: str | None) -> str:
     if kinds == {True}:
         return "出典: オフライン sandbox のシミュレーション（実 API の値ではありません）"
     api = f"実 API（{model}）" if model else "実 API"
