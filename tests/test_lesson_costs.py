@@ -81,7 +81,7 @@ def test_the_cost_line_offline_says_what_it_would_cost_and_what_needs_the_api(of
     assert online.usd(c.usd) in line and online.usd(c.ceiling_usd) in line and str(c.requests) in line
     assert "オフラインなので料金は発生しません" in line and "出典:" in line
     assert online.NEEDS_API["07_citations"] in line
-    assert "送りません" in online.cost_line("02_pricing", offline_client)
+    assert "料金のかかるリクエストを送りません" in online.cost_line("02_pricing", offline_client)
     assert sorted(online.NEEDS_API) == LESSONS
 
 
@@ -89,14 +89,14 @@ def test_the_cost_line_follows_the_chosen_model_and_the_budget(online_client, mo
     monkeypatch.setenv("CTXLAB_BUDGET_USD", "0.05")
     line = online.cost_line("08_measure", online_client)
     assert online.usd(online.lesson_cost("08_measure", "claude-opus-5").usd) in line
-    assert "いまの予算 $0.0500 では途中で止まります" in line
+    assert "いまの予算 $0.0500 では途中で止まり" in line
     monkeypatch.setenv(online.MODEL_ENV, "claude-haiku-4-5")
     monkeypatch.setenv(online.QUESTIONS_ENV, str(online.lesson_costs()["small_questions"]))
     small = online.lesson_cost("08_measure")
     line = online.cost_line("08_measure", online_client)
     assert online.usd(small.usd) in line and "CTXLAB_QUESTIONS=" in line and "claude-opus-5" not in line
     monkeypatch.setenv("CTXLAB_BUDGET_USD", "100")
-    assert "途中で止まります" not in online.cost_line("08_measure", online_client)
+    assert "途中で止まり" not in online.cost_line("08_measure", online_client)
 
 
 def test_lesson_model_reads_ctxlab_model_and_rejects_unknown_models(monkeypatch):

@@ -38,7 +38,7 @@ SMALL_LESSONS = ("08_measure",)
 SOURCE = ("tools/lesson_costs.py: each solution notebook run online against a local stand-in (the offline "
           "sandbox over HTTP): token counts are the offline estimate (1 Japanese character = 1 token), answers "
           "are the sandbox's short extracts, priced with data/pricing.json. ceiling_usd: every answer max_tokens long.")
-SOURCE_SHORT = "tools/lesson_costs.py がローカルの代役 API（sandbox）に全セルを送って数えた推定。実際のトークン数と回答の長さで変わります"
+SOURCE_SHORT = "tools/lesson_costs.py が全セルをローカルの代役 API（sandbox）に送って数えた推定（実際のトークン数と回答の長さで変わります）"
 
 
 def run_one(path: Path, model: str, questions: int | None) -> dict:
@@ -95,8 +95,8 @@ def main() -> int:
     for p in DOCS:
         p.write_text(online.replace_table(p.read_text(encoding="utf-8")), encoding="utf-8")
     print(online.markdown_table())
-    print(f"wrote {online.COSTS_PATH.relative_to(ROOT)} and the tables of README.md, docs/instructor.md "
-          f"in {time.perf_counter() - t0:.0f} s")
+    wrote = "the tables of" if args.docs else f"{online.COSTS_PATH.relative_to(ROOT)} and the tables of"
+    print(f"wrote {wrote} README.md, docs/instructor.md in {time.perf_counter() - t0:.0f} s")
     return 0
 
 

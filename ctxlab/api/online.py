@@ -55,7 +55,7 @@ NEEDS_API = {
     "06_metadata_filtering": "絞り込んだ文書に対するモデルの回答",
     "07_citations": "モデルが書く言い換え（パラフレーズ）と、その引用の位置（sandbox は文を抜き出して返すだけです）",
     "08_measure": "30 問の正答率と、位置の掃引（sandbox の抜粋回答は言葉を生成せず、文書の位置も見ません）",
-    "09_knowledge_check": "なし（最後の実演は 03 の usage の規則の確かめです）",
+    "09_knowledge_check": "最後の実演の usage の実際の値（03 と同じく、sandbox は規則どおりに数えるシミュレーションです）",
     "10_rag_lab": "Claude が書くチャンクの文脈と、それを使った再現率（オフラインは決まった手順の見出しです）",
 }
 
@@ -104,8 +104,8 @@ def limit_questions(questions: Sequence[T], client, *, category=lambda q: getatt
             if members and len(chosen) < limit:
                 chosen.append(members.pop(0))
     kept = [questions[i] for i in sorted(chosen)]
-    print(f"{QUESTIONS_ENV}={limit}: {len(questions)} 問のうち {len(kept)} 問（種類ごとに順に選択）だけを実 API に送ります。"
-          "全部を測るには、この変数を外してカーネルを起動し直してください。")
+    print(f"{QUESTIONS_ENV}={limit}: 実 API の料金を抑えるため、{len(questions)} 問のうち {len(kept)} 問（種類ごとに順に選択）"
+          "だけを聞きます。全問を測るには、この変数を外してカーネルを起動し直してください。")
     return kept
 
 
@@ -156,24 +156,24 @@ def lesson_cost(lesson: str, model: str | None = None, questions: int | None = N
 
 
 def cost_line(lesson: str, client) -> str:
-    """One Japanese line: what the lesson costs online on the chosen model, and what needs the API."""
+    """Three Japanese lines: the lesson's online cost on the chosen model, its source, what needs the API."""
     try:
         c = lesson_cost(lesson)
     except (FileNotFoundError, KeyError) as e:  # the table is being made (tools/lesson_costs.py runs the lessons)
         return f"このレッスンの料金はまだ測っていません（{e}）。python tools/lesson_costs.py で表を作れます。"
     if c.requests == 0:
-        head = "このレッスンは、実 API でも料金のかかるリクエストを送りません"
+        head = "実 API での料金: なし（料金のかかるリクエストを送りません）"
     else:
-        scope = f"{QUESTIONS_ENV}={c.questions} で" if c.questions else "最後まで"
-        head = (f"このレッスンを実 API で{scope}動かすと約 {usd(c.usd)}（{'・'.join(c.models_sent) or c.model}、"
-                f"{c.requests} 回の呼び出し。"
-                f"回答が max_tokens いっぱいなら最大 {usd(c.ceiling_usd)}）")
+        models = sorted(c.models_sent, key=lambda m: m != c.model) or [c.model]  # the chosen model first
+        scope = f"（{QUESTIONS_ENV}={c.questions}）" if c.questions else ""
+        head = (f"実 API での料金の目安{scope}: 約 {usd(c.usd)}（{'・'.join(models)}、{c.requests} 回の呼び出し。"
+                f"回答がどれも max_tokens いっぱいなら最大 {usd(c.ceiling_usd)}）")
         if is_offline(client):
-            head += "。オフラインなので料金は発生しません"
+            head += " ― オフラインなので料金は発生しません"
         elif c.ceiling_usd > LEDGER.budget():
-            head += (f"。いまの予算 {usd(LEDGER.budget())} では途中で止まります（止まったリクエストから先は何も送りません。"
-                     "予算の上げ方は budget.report() の案内を参照）")
-    return (f"{head}【出典: {lesson_costs()['source_short']}】\n"
+            head += (f" ― いまの予算 {usd(LEDGER.budget())} では途中で止まり、その先は送りません"
+                     "（予算は CTXLAB_BUDGET_USD か budget.set_budget(...) で設定）")
+    return (f"{head}\n  出典: {lesson_costs()['source_short']}\n"
             f"実 API でないと意味を持たない結果: {NEEDS_API.get(lesson, 'なし')}")
 
 
@@ -268,7 +268,7 @@ def markdown_table() -> str:
             lines.append(f"| {label} | " + " | ".join(_cell(c) for c in cells)
                          + f" | {cells[0]['requests']} | {_models_sent(cells)} |")
     lines.append("| **全レッスン** | " + " | ".join(f"**{usd(x)}**" for x in totals) + " | | |")
-    note = (f"\n出典: {t['source_short']}（{t['date']}、詳しくは data/lesson_costs.json の source）。"
+    note = (f"\n出典: {t['source_short']}。測った日 {t['date']}（詳しくは data/lesson_costs.json の source）。"
             f"列は {'、'.join(names)}。「最大」はどの回答も max_tokens いっぱいのときです。"
             "— はお金のかかるリクエストを送らないレッスン（count_tokens は無料）です。")
     return "\n".join(lines) + "\n" + note
