@@ -15,6 +15,10 @@ _LAZY = {
     "mode_line": ("ctxlab.api.client", "mode_line"),
     "is_offline": ("ctxlab.api.client", "is_offline"),
     "Sandbox": ("ctxlab.sandbox", "Sandbox"),
+    "show_cost": ("ctxlab.api.online", "show_cost"),
+    "lesson_model": ("ctxlab.api.online", "lesson_model"),
+    "source_line": ("ctxlab.api.online", "source_line"),
+    "simulated_note": ("ctxlab.api.online", "simulated_note"),
 }
 
 

@@ -1,20 +1,17 @@
 """The budget holds on requests: online clients meter what they send, against one ledger per kernel.
 
-The "API" is a local stand-in: the offline sandbox served over real HTTP on 127.0.0.1, which
-counts what it receives and can answer 429/529 first. The key is a fake one.
+The "API" is a local stand-in (tests/standin.py): the offline sandbox served over real HTTP on
+127.0.0.1, which counts what it receives and can answer 429/529 first. The key is a fake one.
 """
 from __future__ import annotations
 
 import json
-import os
 import threading
 import traceback
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import anthropic
 import httpx2
-import nbformat
 import pytest
 
 import ctxlab
@@ -25,78 +22,11 @@ from ctxlab.api.client import make_client
 from ctxlab.costs import pricing
 from ctxlab.errors import BudgetExceeded
 from ctxlab.sandbox import Sandbox
+from standin import FAKE_KEY, StandIn, online_env, run_online
 
 ROOT = Path(__file__).resolve().parent.parent
-FAKE_KEY = "fake-key-for-tests-0123456789"
 MODEL = "claude-haiku-4-5"
 QUESTION = "有給休暇は何日まで繰り越せますか？" * 40
-
-
-class StandIn:
-    """The sandbox over HTTP: ``received`` lists (method, path) in order; ``fail`` queues error statuses."""
-
-    def __init__(self):
-        self.sandbox = Sandbox(time_scale=0)
-        self.received: list[tuple[str, str]] = []
-        self.fail: list[int] = []
-        self.lock = threading.Lock()
-        stand_in = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):  # quiet
-                pass
-
-            def _serve(self):
-                body = self.rfile.read(int(self.headers.get("content-length") or 0))
-                with stand_in.lock:
-                    stand_in.received.append((self.command, self.path.split("?")[0]))
-                    status = stand_in.fail.pop(0) if stand_in.fail else None
-                if status is not None:
-                    payload = json.dumps({"type": "error", "error": {"type": "overloaded_error" if status == 529
-                                                                     else "rate_limit_error",
-                                                                     "message": f"stand-in {status}"}}).encode()
-                    self.send_response(status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("retry-after-ms", "1")
-                    self.send_header("content-length", str(len(payload)))
-                    self.end_headers()
-                    self.wfile.write(payload)
-                    return
-                req = httpx2.Request(self.command, f"http://stand-in{self.path}", headers=dict(self.headers.items()),
-                                     content=body)
-                resp = stand_in.sandbox.handle(req)
-                data = resp.read()
-                self.send_response(resp.status_code)
-                for k, v in resp.headers.items():
-                    if k.lower() not in ("content-length", "transfer-encoding", "connection"):
-                        self.send_header(k, v)
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            do_GET = do_POST = _serve
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    def messages(self) -> int:
-        """How many POST /v1/messages (the billable requests) arrived."""
-        return sum(1 for m, p in self.received if m == "POST" and p == "/v1/messages")
-
-    def billed_usd(self) -> float:
-        """What the sandbox billed for the messages it answered (its own log, not the meter's)."""
-        return sum(e.cost_usd for e in self.sandbox.log if e.endpoint == "messages" and e.status == 200)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture
@@ -245,6 +175,9 @@ def test_retries_that_run_out_cost_nothing_and_say_what_happened(online, stand_i
     with pytest.raises(anthropic.APIStatusError) as info:
         online.messages.create(**ask())
     assert info.value.status_code == 529 and "stand-in 529" in str(info.value)
+    assert isinstance(info.value, anthropic.OverloadedError), "the SDK's own error class is kept"
+    for text in ("529", "再試行（最大 2 回）", "料金はかかっていません", "待ってから", "max_retries=5"):
+        assert text in str(info.value), text
     assert FAKE_KEY not in "".join(traceback.format_exception(info.value))
     assert not isinstance(info.value, BudgetExceeded)
     assert budget.spent_usd() == 0 and budget.state().reserved_usd == 0 and not budget.state().stopped
@@ -378,33 +311,16 @@ def _error_names(cell) -> list[str]:
     ("07_citations", False),      # Opus 5 over a 26k-token document: the first request does not fit
 ])
 def test_lesson_online_sends_nothing_past_the_budget(stand_in, lesson, sends_some):
-    from nbclient import NotebookClient
-
     path = ROOT / "solutions" / lesson / f"{lesson}.ipynb"
-    nb = nbformat.read(path, as_version=4)
-    env = {k: v for k, v in os.environ.items() if k not in ("CTXLAB_OFFLINE", "NBGRADER_EXECUTION")}
-    env.update(ANTHROPIC_API_KEY=FAKE_KEY, ANTHROPIC_BASE_URL=stand_in.url, CTXLAB_BUDGET_USD="0.05",
-               CTXLAB_TIME_SCALE="0")
-    client = NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
-                            resources={"metadata": {"path": str(path.parent)}})
-    received_after = []  # billable requests the stand-in had received after each cell
-    with client.setup_kernel(env=env):
-        for i, cell in enumerate(nb.cells):
-            client.execute_cell(cell, i)
-            received_after.append(stand_in.messages())
-        probe = nbformat.v4.new_code_cell(
-            "import json\nfrom ctxlab.api import budget\nfrom ctxlab.api.client import mode_line\n"
-            "print(json.dumps({**budget.state().__dict__, 'mode': mode_line(client)}))")
-        nb.cells.append(probe)  # nbclient stores each executed cell back into the notebook
-        client.execute_cell(probe, len(nb.cells) - 1)
-        probe = nb.cells.pop()
-    state = json.loads(probe.outputs[-1]["text"])
-    assert "実 API" in state["mode"], "the lesson should have run online"
+    run = run_online(path, online_env(stand_in, 0.05), stand_in=stand_in, allow_errors=True)
+    nb, state = run.notebook, run.ledger
+    assert "モード: 実 API" in nb.cells[[c.cell_type for c in nb.cells].index("code")].outputs[0]["text"], \
+        "the lesson should have run online"
     refusing = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "BudgetExceeded" in _error_names(c)
                 and "を送りませんでした" in "".join(o.get("evalue", "") for o in c.outputs)]
     assert refusing, "with $0.05 the lesson's requests should reach the budget"
     first = refusing[0]
-    assert received_after[-1] == received_after[first], "requests were received after the first refusal"
+    assert run.received_after[-1] == run.received_after[first], "requests were received after the first refusal"
     assert state["stopped"] and state["refused"] >= len(refusing)
     assert stand_in.messages() == state["requests"]
     assert (state["requests"] > 0) == sends_some

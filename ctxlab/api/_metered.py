@@ -19,6 +19,11 @@ Batches API (``/v1/messages/batches``, billed later and not used by the course) 
 The SDK reports anything its HTTP client raises as ``APIConnectionError`` (and retries it);
 the middleware :func:`surface_refusal` raises the BudgetExceeded itself instead, which the SDK
 neither wraps nor retries.
+
+:class:`OnlineAnthropic` is the SDK's client whose status errors, once its retries have run out
+(429 rate limit, 529 overloaded, other 5xx), start with a Japanese sentence that says what
+happened, that the failed request cost nothing, and what to do; the error keeps its SDK class
+(``anthropic.RateLimitError``, ``anthropic.OverloadedError``, ...) and the API's own message.
 """
 from __future__ import annotations
 
@@ -230,3 +235,31 @@ def surface_refusal(request, call_next):
         if isinstance(err.__cause__, BudgetExceeded):
             raise err.__cause__ from None
         raise
+
+
+_WHAT = {429: "レート制限（429）", 529: "混雑による受付停止（529 overloaded）"}
+
+
+def explain_status(status: int, max_retries: int) -> str | None:
+    """The Japanese sentence for an API error the SDK gave up retrying; None for other statuses."""
+    if status != 429 and status < 500:
+        return None
+    what = _WHAT.get(status, f"サーバー側のエラー（{status}）")
+    wait = "1 分ほど" if status == 429 else "数分"
+    return (f"実 API が{what}を返し、SDK の自動再試行（最大 {max_retries} 回）でも解消しませんでした。"
+            f"失敗したリクエストに料金はかかっていません（予算の記録も増えていません）。{wait}待ってからこのセルを実行し直してください。"
+            "何度も続くときは `client = client.with_options(max_retries=5)` で再試行を増やすか、"
+            "API のステータスページと組織のレート制限を確かめてください。")
+
+
+class OnlineAnthropic(anthropic.Anthropic):
+    """``anthropic.Anthropic`` whose give-up errors (429, 5xx) say in Japanese what happened and what to do."""
+
+    def _make_status_error_from_response(self, response: httpx2.Response) -> anthropic.APIStatusError:
+        err = super()._make_status_error_from_response(response)
+        text = explain_status(response.status_code, self.max_retries)
+        if text is not None:
+            err.message = f"{text}\n（API の応答: {err.message}）"
+            err.args = (err.message,)
+        return err
+

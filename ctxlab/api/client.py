@@ -26,7 +26,7 @@ import anthropic
 from dotenv import dotenv_values
 
 from ctxlab._paths import REPO_ROOT
-from ctxlab.api._metered import MeteredHttpClient, surface_refusal
+from ctxlab.api._metered import MeteredHttpClient, OnlineAnthropic, surface_refusal
 from ctxlab.costs import pricing
 from ctxlab.sandbox import Sandbox
 from ctxlab.sandbox._client import binding, is_sandbox_url
@@ -173,7 +173,7 @@ def make_client(offline: bool | None = None, sandbox: Sandbox | None = None) -> 
                 "or use make_client() / make_client(offline=True) for the offline sandbox."
             )
         # the SDK's defaults (timeouts, retries, connection limits), metered against the kernel's budget
-        client = anthropic.Anthropic(api_key=key, http_client=MeteredHttpClient(), middleware=[surface_refusal])
+        client = OnlineAnthropic(api_key=key, http_client=MeteredHttpClient(), middleware=[surface_refusal])
         _KEY_SOURCES[client] = source
         return client
     sb = sandbox if sandbox is not None else default_sandbox()

@@ -34,6 +34,7 @@ from typing import Any, Iterable, Sequence
 
 from anthropic.types import CitationCharLocation
 
+from ctxlab.api import online
 from ctxlab.api.messages import doc_name, doc_text, doc_title, field_of
 
 __all__ = [
@@ -83,7 +84,8 @@ def _one_line(text: str, limit: int) -> str:
 
 def render(response: Any, *, width: int = 70) -> str:
     """The answer with ``[n]`` after each cited passage, then one line per citation:
-    number, document title, character range and cited text.
+    number, document title, character range and cited text; last, where the response came from
+    (the real API or the sandbox) when it says so.
 
     The same citation (document and range) keeps its number when it is cited again.
     """
@@ -108,9 +110,11 @@ def render(response: Any, *, width: int = 70) -> str:
             marks.append(f"[{numbers[key]}]")
         parts.append(text + "".join(marks))
     answer = "".join(parts).strip()
+    source = online.response_source(response)  # the real API or the sandbox, when the response says
+    tail = "" if source is None else "\n" + source
     if not refs:
-        return answer + "\n\n（引用なし）"
-    return answer + "\n\n" + "\n".join(refs)
+        return answer + "\n\n（引用なし）" + tail
+    return answer + "\n\n" + "\n".join(refs) + tail
 
 
 # ---------------------------------------------------------------- building citations

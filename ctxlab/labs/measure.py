@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from ctxlab import _progress, _text, estimate
-from ctxlab.api import budget
+from ctxlab.api import budget, online
 from ctxlab.api.client import is_offline, make_client
 from ctxlab.api.messages import answer_text, question_request
 from ctxlab.corpus import CATEGORIES, RULES_DIR, Question, by_file
@@ -56,7 +56,8 @@ def table(graded: Iterable[Graded]) -> dict[str, dict[str, Counter]]:
 
 
 def format_table(graded: list[Graded], partial_weight: float = 0.5) -> str:
-    """A text table: per method, correct/partial/wrong and accuracy overall and per category."""
+    """A text table: per method, correct/partial/wrong and accuracy overall and per category; its source last."""
+    graded = list(graded)
     t = table(graded)
     cats = [c for c in CATEGORIES if any(c in t[m] for m in t)]
     head = (_text.pad("方式", 14) + _text.pad("正しい", 8, right=True) + _text.pad("惜しい", 8, right=True) + _text.pad("違う", 6, right=True) + _text.pad("正答率", 8, right=True)
@@ -72,7 +73,7 @@ def format_table(graded: list[Graded], partial_weight: float = 0.5) -> str:
             cells.append(_text.pad(cell, 15, right=True))
         lines.append(_text.pad(m, 14) + _text.pad(str(allc["correct"]), 8, right=True) + _text.pad(str(allc["partial"]), 8, right=True)
                      + _text.pad(str(allc["wrong"]), 6, right=True) + _text.pad(f"{acc:.0%}", 8, right=True) + "".join(cells))
-    return "\n".join(lines)
+    return "\n".join(lines + [online.source_line(list(graded))])
 
 
 def by_method(graded: Iterable[Graded], partial_weight: float = 0.5) -> dict[str, dict[str, float]]:
@@ -225,7 +226,7 @@ def run(methods: Iterable[Method], questions: Iterable[Question], client, *, mod
     if over_budget not in ("sandbox", "raise"):
         raise ValueError(f"over_budget must be 'sandbox' or 'raise', got {over_budget!r}")
     methods = list(methods)
-    questions = list(questions)
+    questions = online.limit_questions(questions, client)  # CTXLAB_QUESTIONS, online only
     if not methods or not questions:
         raise ValueError("run() needs at least one method and one question")
     names = [m.name for m in methods]
@@ -268,7 +269,7 @@ def summary(graded: Iterable[Graded]) -> str:
         cover = f"{covered}/{len(answerable)}" if answerable else "-"
         lines.append(_text.pad(m, 14) + _text.pad(str(len(gs)), 10, right=True) + _text.pad(f"{mean_in:,.0f}", 13, right=True)
                      + _text.pad(f"${sum(g.cost_usd for g in gs):.3f}", 10, right=True) + _text.pad(cover, 26, right=True))
-    return "\n".join(lines)
+    return "\n".join(lines + [online.source_line([g for gs in rows.values() for g in gs])])
 
 
 # ---------------------------------------------------------------- position sweep (online)
@@ -303,6 +304,7 @@ def position_sweep(questions: Iterable[Question], docs: Iterable, client, *, pos
     docs = list(docs)
     by_file = {d.file: d for d in docs}
     qs = [q for q in questions if q.category == "single" and len(q.gold_files) == 1 and q.gold_files[0] in by_file]
+    qs = online.limit_questions(qs, client)  # CTXLAB_QUESTIONS, online only
     if not qs:
         raise ValueError("no single-file question whose gold file is among the documents")
     jobs = []

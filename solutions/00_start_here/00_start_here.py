@@ -28,6 +28,7 @@ from ctxlab.api import tokens
 
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
+ctxlab.show_cost("00_start_here", client)   # what this lesson costs on the real API
 
 # %% [markdown]
 # 最初のセルは、どのレッスンでも同じです。`ANTHROPIC_API_KEY` が設定されていなければ、オフラインの sandbox が

@@ -19,6 +19,7 @@ from ctxlab.api import tokens
 
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
+ctxlab.show_cost("01_count_tokens", client)   # what this lesson costs on the real API
 
 # %% [markdown]
 # ## 1. count_tokens で数える

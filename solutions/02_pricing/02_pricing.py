@@ -20,6 +20,7 @@ from ctxlab.api import tokens
 
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
+ctxlab.show_cost("02_pricing", client)   # what this lesson costs on the real API
 
 # %% [markdown]
 # ## 1. 価格表

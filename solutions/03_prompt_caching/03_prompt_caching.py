@@ -28,6 +28,7 @@ from ctxlab.costs.usage import call_kind, total_input, usage_dict
 
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
+ctxlab.show_cost("03_prompt_caching", client)   # what this lesson costs on the real API
 
 # %% [markdown]
 # 実演には、安いモデル（Haiku 4.5）と規程 2 ファイルを使います。仕組みはどのモデルでも同じで、実 API で動かしても
@@ -129,6 +130,7 @@ print(prompt_caching.format_calls([r.usage for r in cached], DEMO))
 print()
 print("基準線: cache_control なし")
 print(prompt_caching.format_calls([r.usage for r in baseline], DEMO))
+print(ctxlab.source_line(cached + baseline, DEMO))
 
 # %%
 cost_cached = sum(pricing.usage_cost(r.usage, DEMO).total for r in cached)

@@ -23,6 +23,7 @@ from ctxlab.labs import ttl as traffic
 
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
+ctxlab.show_cost("04_ttl", client)   # what this lesson costs on the real API
 
 # %% [markdown]
 # ## 1. 時計を進められる sandbox
@@ -38,6 +39,7 @@ print(ctxlab.mode_line(client))
 # %%
 sb = ctxlab.Sandbox(realtime=False, time_scale=0)   # clock moves only on sb.advance(); no simulated waiting
 lab = ctxlab.make_client(offline=True, sandbox=sb)  # the client for this lesson's clock experiments
+print(ctxlab.simulated_note("この節の TTL の実験", "実 API の時計は進められないため。送るコードは実 API と同じです"))
 docs = corpus.load(current_only=False)
 questions = [q.question for q in corpus.questions()]
 MODEL = "claude-opus-5"

@@ -26,6 +26,7 @@ from ctxlab.api import tokens
 
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
+ctxlab.show_cost("05_crossover", client)   # what this lesson costs on the real API
 
 # %% [markdown]
 # この節で API を使うのは、文書のトークンを数える `count_tokens` だけです（実 API でも無料）。

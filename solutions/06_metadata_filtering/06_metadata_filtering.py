@@ -25,6 +25,7 @@ from ctxlab.api.messages import answer_text, question_request
 
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
+ctxlab.show_cost("06_metadata_filtering", client)   # what this lesson costs on the real API
 
 # %% [markdown]
 # ## 1. 誰が文書を選ぶか: 人が決めたキー
@@ -142,6 +143,7 @@ else:
     u = msg.usage
     print(f"\n書き込み {u.cache_creation_input_tokens:,} / 読み出し {u.cache_read_input_tokens:,} / "
           f"通常 {u.input_tokens:,} / 出力 {u.output_tokens:,} tokens → ${pricing.usage_cost(u, 'claude-opus-5').total:.3f}")
+    print(ctxlab.source_line(msg, "claude-opus-5"))
 
 # %% [markdown]
 # ## 4. 選べるかを確かめる: filter recall と 9 割の線

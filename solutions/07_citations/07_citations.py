@@ -27,6 +27,7 @@ from ctxlab.widgets.citation_viewer import CitationViewer
 
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
+ctxlab.show_cost("07_citations", client)   # what this lesson costs on the real API
 
 # %% [markdown]
 # ## 1. 題材と、この節でかかる額

@@ -24,7 +24,8 @@ from ctxlab.labs import measure, metadata_filtering
 
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
-MODEL = "claude-opus-5"
+ctxlab.show_cost("08_measure", client)   # what this lesson costs on the real API
+MODEL = ctxlab.lesson_model("claude-opus-5")   # CTXLAB_MODEL picks another model
 
 # %% [markdown]
 # ## 1. 現場の 30 問

@@ -18,6 +18,7 @@ from ctxlab import quiz as qz
 
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
+ctxlab.show_cost("09_knowledge_check", client)   # what this lesson costs on the real API
 
 # %% [markdown]
 # ## 1. 進め方

@@ -25,6 +25,7 @@ from ctxlab.labs import rag_lab
 
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
+ctxlab.show_cost("10_rag_lab", client)   # what this lesson costs on the real API
 
 # %% [markdown]
 # ## 1. 題材と、この節の実験台
