@@ -261,16 +261,20 @@ class Classroom:
         headers = {"Authorization": f"token {self.tokens[user]}", **kw.pop("headers", {})}
         return requests.request(method, self.url + path, headers=headers, timeout=kw.pop("timeout", 120), **kw)
 
-    def spawn(self, user: str, timeout: float = 120) -> None:
-        r = self.api(user, "POST", f"/hub/api/users/{user}/server")
-        assert r.status_code in (201, 202), f"{user}: server did not start ({r.status_code}): {r.text}"
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            model = self.api(user, "GET", f"/hub/api/users/{user}").json()
-            if model.get("servers", {}).get("", {}).get("ready"):
-                return
+    def spawn(self, *users: str, timeout: float = 180) -> None:
+        """Start the users' servers (all requested at once, as a class logging in) and wait until ready."""
+        for user in users:
+            r = self.api(user, "POST", f"/hub/api/users/{user}/server")
+            assert r.status_code in (201, 202), f"{user}: server did not start ({r.status_code}): {r.text}"
+        waiting, deadline = set(users), time.time() + timeout
+        while waiting and time.time() < deadline:
+            for user in sorted(waiting):
+                model = self.api(user, "GET", f"/hub/api/users/{user}").json()
+                if model.get("servers", {}).get("", {}).get("ready"):
+                    waiting.discard(user)
             time.sleep(0.5)
-        raise AssertionError(f"{user}: server not ready in {timeout} s:\n" + self.hub_log()[-3000:])
+        if waiting:
+            raise AssertionError(f"{sorted(waiting)}: server not ready in {timeout} s:\n" + self.hub_log()[-3000:])
 
     def wait_service(self, user: str, timeout: float = 120) -> None:
         """Until the formgrader service answers the user (an instructor)."""
@@ -298,6 +302,18 @@ class Classroom:
 
     def formgrader(self, method: str, path: str, **kw) -> requests.Response:
         return self.api(self.instructor, method, f"/services/{COURSE_ID}/formgrader/api/{path}", **kw)
+
+    def server_environ(self, user: str) -> dict[str, str]:
+        """The environment of the user's Jupyter server process (what its kernels inherit)."""
+        for pid in _pids_of(user):
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+                if b"jupyterhub.singleuser" in cmd:
+                    raw = Path(f"/proc/{pid}/environ").read_bytes()
+                    return dict(kv.split("=", 1) for kv in raw.decode().split("\0") if "=" in kv)
+            except OSError:
+                continue
+        raise AssertionError(f"no Jupyter server process of {user}")
 
     def server_pids(self) -> dict[str, list[int]]:
         return {u: _pids_of(u) for u in self.users}

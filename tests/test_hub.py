@@ -67,9 +67,14 @@ def hub_class(tmp_path_factory):
             assert r.status_code == 200 and r.json()["success"], r.text
         kinds = dict(zip(room.learners, KINDS))
         out["kinds"] = kinds
-        for user in [*room.learners, room.outsider]:
-            room.spawn(user)
+        room.spawn(*room.learners, room.outsider)
         out["pids"] = room.server_pids()
+        # what a learner's kernel gets: the course's packages and the offline sandbox, no key
+        out["server_env"] = {u: room.server_environ(u) for u in room.learners}
+        probe = ("from ctxlab.api.client import is_offline, make_client, mode_line\n"
+                 "c = make_client(); print(is_offline(c)); print(mode_line(c))")
+        out["kernel_probe"] = room.as_user(room.learners[0], [room.python, "-c", probe],
+                                           **out["server_env"][room.learners[0]])
         for user in room.learners:
             listed = room.assignments(user)
             out.setdefault("listed", {})[user] = {a["assignment_id"]: a["status"] for a in listed["value"]}
@@ -193,6 +198,15 @@ def test_no_api_key_reaches_a_learner(hub_class):
     for user, blobs in envs.items():
         for blob in blobs:
             assert b"ANTHROPIC_API_KEY" not in blob and hubclass.FAKE_KEY.encode() not in blob, user
+    for user, env in hub_class["server_env"].items():
+        assert env["USER"] == user and env["JUPYTERHUB_USER"] == user   # each server is its own account
+
+
+def test_a_learner_kernel_has_the_course_and_the_sandbox(hub_class):
+    """With the server's environment, as the learner: ctxlab imports and make_client() is the sandbox."""
+    proc = hub_class["kernel_probe"]
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split("\n")[0] == "True", proc.stdout
 
 
 def test_zz_stopping_the_hub_leaves_no_process_account_or_folder(hub_class):
