@@ -25,7 +25,16 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PY) -m pip install --quiet -r requirements.txt
 	echo '$(HERE)' > $(STAMP)
 
-setup: $(STAMP)
+## JupyterHub's proxy for the classroom (deploy/jupyterhub), pinned in package-lock.json.
+## Without Node.js it is left out with a note: only the classroom test (tests/test_hub.py) needs it.
+ifneq ($(wildcard package.json),)
+NODE_STAMP := node_modules/.package-lock.json
+$(NODE_STAMP): package.json package-lock.json
+	@if command -v npm >/dev/null 2>&1; then npm ci --no-audit --no-fund --loglevel=error; \
+	else echo "npm not found: the JupyterHub classroom test will be skipped (bash .ci/install-system-packages installs Node.js)"; fi
+endif
+
+setup: $(STAMP) $(NODE_STAMP)
 
 ## Open the course (the learner release in course/) in JupyterLab.
 lab: setup
@@ -56,4 +65,4 @@ grade: setup
 	$(VENV)/bin/ctxlab grade "$(SUBMISSIONS)" $(if $(WORKERS),--workers $(WORKERS),)
 
 clean:
-	rm -rf $(VENV) .pytest_cache gradebook.db
+	rm -rf $(VENV) node_modules .pytest_cache gradebook.db

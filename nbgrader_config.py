@@ -7,7 +7,9 @@ c = get_config()  # noqa: F821
 c.CourseDirectory.course_id = "ctxlab"
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "course"
-c.CourseDirectory.db_url = "sqlite:///gradebook.db"
+# No db_url here: nbgrader's default is the absolute path <course root>/gradebook.db. A relative
+# "sqlite:///gradebook.db" is relative to the folder a process starts in, not to the root: a
+# formgrader started in the grader's home then opened an empty gradebook there (0 submissions).
 
 # Cells are executed offline; never wait forever on a cell.
 c.ExecutePreprocessor.timeout = 120

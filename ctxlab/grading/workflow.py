@@ -195,6 +195,10 @@ def grade(upload: Path | None, root: Path, course: Path = REPO_ROOT, workers: in
             raise GradeError(f"知らない課題 id: {', '.join(unknown)}（{', '.join(known)}）")
         known = [a for a in known if a in assignments]
     root = Path(root).resolve()
+    if upload is not None and upload.resolve().is_relative_to(root / "submitted"):
+        # intake replaces root/submitted/LEARNER/ASSIGNMENT with the upload: it would delete what it reads
+        raise GradeError(f"{upload} は採点用コースルートの submitted/ の中です。nbgrader collect は別のフォルダに集めてください"
+                         "（例: nbgrader collect 00_start_here --CourseDirectory.submitted_directory=collected）")
     root.mkdir(parents=True, exist_ok=True)
     args = list(config_args or [])
     if timeout:

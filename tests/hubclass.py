@@ -1,0 +1,368 @@
+"""A real JupyterHub classroom on 127.0.0.1 for the tests (deploy/jupyterhub as shipped).
+
+:class:`Classroom` creates OS accounts for the class (useradd, a password each, homes 0700),
+an exchange folder, the grading root (``ctxlab grade --export`` as the grading account),
+writes the class file that deploy/jupyterhub/jupyterhub_config.py reads and starts the hub
+with the proxy that ``make setup`` installs (node_modules/.bin/configurable-http-proxy).
+Users log in through the hub's login form (PAM), as a browser does, and get an API token.
+:meth:`Classroom.close` stops the hub, then every process it started (the proxy, the
+servers, the formgrader service) by their ids, and deletes the accounts and folders.
+
+The course's Python must be one every account can run. This checkout's .venv often is not
+(CI's interpreter is pyenv's under /root, which is 0700: as for any environment inside a home
+folder, other accounts cannot reach it), so :func:`course_python` makes a venv from the
+copy of this interpreter whose site-packages reads this .venv's packages.
+
+Needs root (accounts, servers that run as them), useradd and the npm proxy; otherwise
+:func:`unavailable` says why, and the tests are skipped with that reason (an error in CI).
+"""
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import requests
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG = ROOT / "deploy" / "jupyterhub" / "jupyterhub_config.py"
+ARTIFACTS = ROOT / "artifacts" / "hub"
+CHP = ROOT / "node_modules" / ".bin" / "configurable-http-proxy"
+BIN = Path(sys.executable).parent
+COURSE_ID = "ctxlab"
+#: put into the hub's own environment: no learner server may see it
+FAKE_KEY = "sk-ant-hub-process-only-" + "x" * 12
+
+
+def _reachable_by_all(path: Path) -> bool:
+    """Whether an account other than root can traverse to ``path`` (o+x on every parent)."""
+    p = Path(os.path.realpath(path))
+    return all(os.stat(q).st_mode & 0o001 for q in [p, *p.parents])
+
+
+def course_python(dest: Path) -> tuple[str, dict[str, str]]:
+    """The course's Python for every account of the class, and the environment it needs.
+
+    This .venv's own when every account can run it. Otherwise (an interpreter under /root) a
+    copy of this interpreter (same build: a system Python of another patch release is not the
+    same, e.g. Debian's 3.11.2 breaks soupsieve, which nbconvert's feedback export uses) in
+    ``dest``, and a venv of it whose site-packages reads this .venv's packages."""
+    if _reachable_by_all(Path(os.path.realpath(sys.executable))):
+        return sys.executable, {}
+    base = Path(sys.base_prefix)
+    ver = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    copy = dest / "python"
+    shutil.copytree(base, copy, symlinks=True,
+                    ignore=lambda d, names: [n for n in names if n in ("site-packages", "test", "idlelib")
+                                             and Path(d).name == ver])
+    env = {"LD_LIBRARY_PATH": str(copy / "lib")}   # its libpython (the binary's RUNPATH is the original)
+    venv = dest / "env"
+    subprocess.run([str(copy / "bin" / ver), "-m", "venv", "--without-pip", str(venv)], check=True,
+                   capture_output=True, env={**os.environ, **env})
+    site_dir = next(p for p in map(Path, sys.path) if p.name == "site-packages" and str(p).startswith(sys.prefix))
+    inner = next((venv / "lib").glob("python3*/site-packages"))
+    (inner / "ctxlab-course.pth").write_text(f"import site; site.addsitedir({str(site_dir)!r})\n")
+    for shared in ("etc", "share"):   # Jupyter's sys-prefix config (enabled extensions) and lab extensions
+        if (Path(sys.prefix) / shared).exists():
+            (venv / shared).symlink_to(Path(sys.prefix) / shared)
+    python = venv / "bin" / "python"
+    for script in BIN.iterdir():   # the console scripts (nbgrader runs `alembic` and `jupyter` from PATH)
+        target = venv / "bin" / script.name
+        if target.exists() or not script.is_file():
+            continue
+        head, _, body = script.read_bytes().partition(b"\n")
+        if head.startswith(b"#!") and b"python" in head:
+            target.write_bytes(b"#!" + str(python).encode() + b"\n" + body)
+            target.chmod(0o755)
+    return str(python), env
+
+
+def unavailable() -> str | None:
+    """Why this machine cannot run a real classroom, or None."""
+    if os.name != "posix" or os.geteuid() != 0:
+        return "JupyterHub classroom tests need root (they create OS accounts): run them as root, as CI does"
+    for tool in ("useradd", "userdel", "chpasswd"):
+        if not shutil.which(tool):
+            return f"JupyterHub classroom tests need {tool} (Debian package passwd)"
+    if not CHP.exists():
+        return "configurable-http-proxy is not installed: run `make setup` (it runs npm ci; needs Node.js >= 20)"
+    if not (BIN / "jupyterhub").exists():
+        return "jupyterhub is not installed in this environment: run `make setup`"
+    if not _reachable_by_all(ROOT / "ctxlab"):
+        return f"{ROOT} is not readable by other accounts (the learners' servers import ctxlab from it)"
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _pids_of(user: str) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "-u", user], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+def _stop_pids(pids: list[int], grace: float = 10) -> None:
+    """SIGTERM each process by id, then SIGKILL what is still there after ``grace`` seconds."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.time() + grace
+    for pid in pids:
+        while time.time() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+        else:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+class Classroom:
+    """One course on a real JupyterHub: ``learners``, ``instructor``, ``grader``, ``outsider``."""
+
+    def __init__(self, n_learners: int = 3):
+        tag = secrets.token_hex(3)
+        self.base = Path(tempfile.mkdtemp(prefix=f"ctxlab-hub-{tag}-"))
+        os.chmod(self.base, 0o755)          # the exchange inside must be reachable by every account
+        self.learners = [f"cx{tag}l{i + 1}" for i in range(n_learners)]
+        self.instructor, self.grader, self.outsider = f"cx{tag}in", f"cx{tag}gr", f"cx{tag}ot"
+        self.users: list[str] = []
+        self.passwords: dict[str, str] = {}
+        self.tokens: dict[str, str] = {}
+        self.proc: subprocess.Popen | None = None
+        self.stopped: subprocess.Popen | None = None
+        self.exchange = self.base / "exchange"
+        self.state = self.base / "hub"
+        self.port, self.hub_port, self.api_port, self.fg_port = (_free_port() for _ in range(4))
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.python, self.python_env = "", {}
+
+    # ----------------------------------------------------------------- accounts and folders
+    def _add_user(self, name: str) -> None:
+        subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", "-K", "HOME_MODE=0700", name],
+                       check=True, capture_output=True)
+        self.users.append(name)
+        pw = secrets.token_urlsafe(12)
+        subprocess.run(["chpasswd"], input=f"{name}:{pw}\n", text=True, check=True, capture_output=True)
+        self.passwords[name] = pw
+
+    def home(self, user: str) -> Path:
+        return Path(pwd.getpwnam(user).pw_dir)
+
+    @property
+    def grading_root(self) -> Path:
+        return self.home(self.grader) / "grading"
+
+    def as_user(self, user: str, cmd: list[str], cwd: Path | None = None, **env) -> subprocess.CompletedProcess:
+        """Run a command as ``user`` (its own uid and gid, no supplementary groups)."""
+        pw = pwd.getpwnam(user)
+        full_env = {"HOME": pw.pw_dir, "USER": user, "LANG": "C.UTF-8",
+                    "PATH": os.pathsep.join([str(Path(self.python).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
+                    **self.python_env, **env}
+        return subprocess.run(cmd, cwd=cwd or pw.pw_dir, env=full_env, user=pw.pw_uid, group=pw.pw_gid,
+                              extra_groups=[], capture_output=True, text=True)
+
+    def grader_env(self) -> dict[str, str]:
+        """The environment of a terminal in the formgrader service (as the hub config sets it)."""
+        deploy = ROOT / "deploy" / "jupyterhub" / "jupyter"
+        return {"CTXLAB_EXCHANGE": str(self.exchange), "CTXLAB_GRADING_ROOT": str(self.grading_root),
+                "JUPYTER_CONFIG_PATH": os.pathsep.join([str(deploy / "grader"), str(deploy / "common")])}
+
+    def as_grader(self, cmd: list[str]) -> subprocess.CompletedProcess:
+        return self.as_user(self.grader, cmd, cwd=self.grading_root, **self.grader_env())
+
+    def prepare(self, assignments: list[str] | None = None) -> None:
+        self.python, self.python_env = course_python(self.base / "course-env")
+        for name in [*self.learners, self.instructor, self.grader, self.outsider]:
+            self._add_user(name)
+        self.exchange.mkdir()
+        os.chmod(self.exchange, 0o777)      # the guide's step: chmod ugo+rwx (nbgrader checks it)
+        self.state.mkdir(mode=0o700)
+        # the grading root, made by the grading account as the guide says (ctxlab grade --export)
+        proc = self.as_user(self.grader, [self.python, "-m", "ctxlab.cli", "grade", "--export", "--root", str(self.grading_root),
+                                          "--course", str(ROOT), "--quiet",
+                                          *[f"--assignment={a}" for a in assignments or []]])
+        if proc.returncode != 0:
+            raise RuntimeError(f"ctxlab grade --export failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+        klass = {
+            "bind_url": self.url,
+            "hub_bind_url": f"http://127.0.0.1:{self.hub_port}",
+            "proxy_api_url": f"http://127.0.0.1:{self.api_port}",
+            "course_python": self.python,
+            "environment": self.python_env,
+            "grader": self.grader,
+            "grading_root": str(self.grading_root),
+            "exchange": str(self.exchange),
+            "formgrader_port": self.fg_port,
+            "instructors": [self.instructor],
+            "learners": self.learners,
+            "other_users": [self.outsider],
+        }
+        (self.state / "class.yaml").write_text(yaml.safe_dump(klass), encoding="utf-8")
+
+    # ----------------------------------------------------------------- the hub
+    def start(self, timeout: float = 120) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "CTXLAB_"))}
+        env.update(CTXLAB_HUB_CLASS=str(self.state / "class.yaml"), ANTHROPIC_API_KEY=FAKE_KEY)
+        self.log = open(self.state / "jupyterhub.log", "w")
+        self.proc = subprocess.Popen([str(BIN / "jupyterhub"), "-f", str(CONFIG)], cwd=self.state, env=env,
+                                     stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.time() + timeout
+        while True:
+            try:
+                if requests.get(f"{self.url}/hub/api/", timeout=2).status_code == 200:
+                    return
+            except requests.RequestException:
+                pass
+            if self.proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError("JupyterHub did not start:\n" + self.hub_log()[-4000:])
+            time.sleep(0.5)
+
+    def hub_log(self) -> str:
+        return (self.state / "jupyterhub.log").read_text(errors="replace")
+
+    def login(self, user: str) -> str:
+        """Log in through the hub's form (PAM) and return an API token of the user."""
+        s = requests.Session()
+        s.get(f"{self.url}/hub/login", timeout=30)
+        xsrf = s.cookies.get("_xsrf")
+        r = s.post(f"{self.url}/hub/login?next=", data={"username": user, "password": self.passwords[user],
+                                                        "_xsrf": xsrf}, allow_redirects=False, timeout=60)
+        if r.status_code != 302:
+            raise AssertionError(f"{user} could not log in ({r.status_code}):\n" + self.hub_log()[-3000:])
+        r = s.post(f"{self.url}/hub/api/users/{user}/tokens", json={"note": "test", "expires_in": 3600},
+                   headers={"X-XSRFToken": s.cookies.get("_xsrf")}, timeout=30)
+        r.raise_for_status()
+        self.tokens[user] = r.json()["token"]
+        return self.tokens[user]
+
+    def api(self, user: str, method: str, path: str, **kw) -> requests.Response:
+        """A request to the hub (``/hub/api/...``, ``/user/...``, ``/services/...``) with the user's token."""
+        headers = {"Authorization": f"token {self.tokens[user]}", **kw.pop("headers", {})}
+        return requests.request(method, self.url + path, headers=headers, timeout=kw.pop("timeout", 120), **kw)
+
+    def spawn(self, *users: str, timeout: float = 180) -> None:
+        """Start the users' servers (all requested at once, as a class logging in) and wait until ready."""
+        for user in users:
+            r = self.api(user, "POST", f"/hub/api/users/{user}/server")
+            assert r.status_code in (201, 202), f"{user}: server did not start ({r.status_code}): {r.text}"
+        waiting, deadline = set(users), time.time() + timeout
+        while waiting and time.time() < deadline:
+            for user in sorted(waiting):
+                model = self.api(user, "GET", f"/hub/api/users/{user}").json()
+                if model.get("servers", {}).get("", {}).get("ready"):
+                    waiting.discard(user)
+            time.sleep(0.5)
+        if waiting:
+            raise AssertionError(f"{sorted(waiting)}: server not ready in {timeout} s:\n" + self.hub_log()[-3000:])
+
+    def wait_service(self, user: str, timeout: float = 120) -> None:
+        """Until the formgrader service answers the user (an instructor)."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                r = self.api(user, "GET", f"/services/{COURSE_ID}/formgrader/api/status", timeout=10)
+                if r.status_code == 200:
+                    return
+            except requests.RequestException:
+                pass
+            time.sleep(0.5)
+        raise AssertionError("the formgrader service did not answer:\n" + self.hub_log()[-3000:])
+
+    # ----------------------------------------------------------------- nbgrader through the hub
+    def assignments(self, user: str, action: str | None = None, assignment: str | None = None) -> dict:
+        """The Assignments tab's calls: list (GET) or fetch / submit / fetch_feedback (POST)."""
+        if action is None:
+            r = self.api(user, "GET", f"/user/{user}/assignments", params={"course_id": COURSE_ID})
+        else:
+            r = self.api(user, "POST", f"/user/{user}/assignments/{action}",
+                         params={"course_id": COURSE_ID, "assignment_id": assignment})
+        assert r.status_code == 200, f"{user} {action or 'list'}: {r.status_code} {r.text[:500]}"
+        return r.json()
+
+    def formgrader(self, method: str, path: str, **kw) -> requests.Response:
+        return self.api(self.instructor, method, f"/services/{COURSE_ID}/formgrader/api/{path}", **kw)
+
+    def server_environ(self, user: str) -> dict[str, str]:
+        """The environment of the user's Jupyter server process (what its kernels inherit)."""
+        for pid in _pids_of(user):
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+                if b"jupyterhub.singleuser" in cmd:
+                    raw = Path(f"/proc/{pid}/environ").read_bytes()
+                    return dict(kv.split("=", 1) for kv in raw.decode().split("\0") if "=" in kv)
+            except OSError:
+                continue
+        raise AssertionError(f"no Jupyter server process of {user}")
+
+    def server_pids(self) -> dict[str, list[int]]:
+        return {u: _pids_of(u) for u in self.users}
+
+    # ----------------------------------------------------------------- teardown
+    def close(self) -> None:
+        """Stop the hub and every process it started, by their ids; delete accounts and folders.
+        Safe to call again."""
+        started = [pid for pids in self.server_pids().values() for pid in pids]
+        proxy_pid = self.state / "jupyterhub-proxy.pid"
+        if proxy_pid.exists():
+            started.append(int(proxy_pid.read_text().strip() or 0))
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.send_signal(signal.SIGTERM)   # the hub stops the servers, the service, the proxy
+                try:
+                    self.proc.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+            self.log.close()
+            self.stopped, self.proc = self.proc, None
+        left = [p for p in started if p > 0] + [p for u in self.users for p in _pids_of(u)]
+        _stop_pids(sorted(set(left)))
+        for name in self.users:
+            subprocess.run(["userdel", "--remove", name], capture_output=True)
+        self.users = []
+        log = self.state / "jupyterhub.log"
+        if log.exists():   # kept for a failing run: artifacts/hub/jupyterhub.log
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            shutil.copy(log, ARTIFACTS / "jupyterhub.log")
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+def contents(room: Classroom, user: str, path: str) -> dict:
+    r = room.api(user, "GET", f"/user/{user}/api/contents/{path}", params={"content": "1"})
+    assert r.status_code == 200, f"{user} GET {path}: {r.status_code} {r.text[:300]}"
+    return r.json()
+
+
+def save_notebook(room: Classroom, user: str, path: str, nb: dict) -> None:
+    """Save a notebook into the learner's server as JupyterLab does (contents API PUT)."""
+    r = room.api(user, "PUT", f"/user/{user}/api/contents/{path}",
+                 data=json.dumps({"type": "notebook", "format": "json", "content": nb}))
+    assert r.status_code in (200, 201), f"{user} PUT {path}: {r.status_code} {r.text[:300]}"
+
+
+def feedback_score(html: str) -> tuple[float, float]:
+    """(score, max) in the heading of an nbgrader feedback page."""
+    m = re.search(r"\(Score: ([\d.]+) / ([\d.]+)\)</h4>", html)
+    assert m, "no score heading in the feedback page"
+    return float(m.group(1)), float(m.group(2))
