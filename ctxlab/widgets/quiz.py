@@ -25,6 +25,7 @@ import re
 import ipywidgets as widgets
 
 from ctxlab import quiz as qz
+from ctxlab.widgets._fallback import how_to, mimebundle
 
 _CODE = re.compile(r"`([^`]+)`")
 
@@ -91,7 +92,18 @@ class Quiz:
 
     # -- display ------------------------------------------------------------
     def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+        return mimebundle(self.widget, self.fallback_text(), **kwargs)
+
+    def fallback_text(self) -> str:
+        """What a front end without widgets shows: the screen as text and how to answer from code."""
+        return self.as_text() + "\n\n" + how_to("quiz", [
+            'quiz.select("b")    # 選択肢を選ぶ（id は上の a), b), …）',
+            "quiz.submit()       # 回答する（正解なら True）",
+            "quiz.next()         # 次の問題へ",
+            "print(quiz.as_text())  # いまの画面"])
+
+    def __repr__(self) -> str:
+        return self.fallback_text()
 
     @property
     def question(self) -> qz.Question | None:
