@@ -17,7 +17,7 @@ $(shell rm -rf $(VENV))
 endif
 endif
 
-.PHONY: setup lab test test-fast release notebooks bench grade clean
+.PHONY: setup lab test test-fast release notebooks bench grade learner-bundle clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -55,5 +55,10 @@ grade: setup
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/to/export.zip [WORKERS=n]"; exit 2; }
 	$(VENV)/bin/ctxlab grade "$(SUBMISSIONS)" $(if $(WORKERS),--workers $(WORKERS),)
 
+## What learners get, without solutions, hidden tests or lesson sources (see docs/instructor.md):
+## dist/ctxlab-learner-VERSION.zip (course/, the ctxlab wheel with its data, requirements.txt) and the wheel
+learner-bundle: setup
+	$(PY) tools/learner_bundle.py
+
 clean:
-	rm -rf $(VENV) .pytest_cache gradebook.db
+	rm -rf $(VENV) .pytest_cache gradebook.db dist
