@@ -4,7 +4,8 @@ One command takes a folder or a zip of submissions (:mod:`~ctxlab.grading.lms` r
 places the notebooks where nbgrader expects them in a course root (default ``grading/``,
 git-ignored), autogrades them in parallel (:func:`~ctxlab.grading.parallel.grade_parallel`),
 generates feedback and writes a grades CSV with one row per learner
-(:mod:`~ctxlab.grading.report`). What could not be graded is reported with the reason, and
+(:mod:`~ctxlab.grading.report`) and the files that go back to the LMS
+(:mod:`~ctxlab.grading.lms_export`). What could not be graded is reported with the reason, and
 the learner still gets a row. The upload is only read, never modified (a zip is extracted
 to a temporary folder). One run at a time per course root (a lock): the gradebook has one writer.
 """
@@ -37,18 +38,21 @@ DESCRIPTION = """提出物を採点する（LMS から書き出したフォル�
 受講者ごとのフォルダ（LEARNER/00_start_here.ipynb、LEARNER/00_start_here/00_start_here.ipynb）、
 Moodle（氏名_12345_assignsubmission_file_/00_start_here.ipynb）、
 Canvas（learnername_12345_67890_00_start_here.ipynb）の形を読み、課題はパスに含まれる課題 id で見分けます。
-採点は nbgrader の autograde を並列に実行し（常にオフライン）、成績 CSV とフィードバックを作ります。
+採点は nbgrader の autograde を並列に実行し（常にオフライン）、成績 CSV、フィードバック、
+LMS に戻すファイル（ROOT/lms/: Moodle の評定ワークシートとフィードバック zip、Canvas の成績 CSV）を作ります。
 元の提出物は読むだけで、変更しません。
 """
 
 EPILOG = """例:
   ctxlab grade ~/Downloads/submissions.zip            # grading/ に採点し、grading/grades.csv を書く
   ctxlab grade exports/ --workers 4 --timeout 60
-  ctxlab grade --export                               # 手動採点の後: CSV だけ書き直す
+  ctxlab grade moodle.zip --roster roster.csv          # 名簿（id, name, email）で Moodle の id を人に対応させる
+  ctxlab grade --export                               # 手動採点の後: CSV と LMS 用ファイル（ROOT/lms/）を書き直す
   ctxlab grade --export --feedback                    # 手動採点の点とコメントをフィードバックに反映
   ctxlab grade --validate course/00_start_here/00_start_here.ipynb   # 1 冊だけテストが通るか確かめる
 
-終了コード: 0 すべて採点できた / 1 採点できなかった提出がある（理由は要約と CSV の notes 列）・--validate でテストが失敗 / 2 入力の誤り
+終了コード: 0 すべて採点できた / 1 採点できなかった提出、名簿で解決していない同名の受講者がある（理由は要約と CSV の notes 列）・
+--validate でテストが失敗 / 2 入力の誤り
 """
 
 
@@ -329,7 +333,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--feedback", dest="feedback", action="store_true",
                    help="--export と一緒に: すべてのフィードバックを作り直す")
     p.add_argument("--force", action="store_true", help="前回と同じ提出物も採点し直す")
-    p.add_argument("--export", action="store_true", help="採点せず、成績 CSV を書き直す（手動採点の後など）")
+    p.add_argument("--export", action="store_true", help="採点せず、成績 CSV と LMS 用ファイルを書き直す（手動採点の後など）")
     p.add_argument("--quiet", action="store_true", help="進捗バーを出さない")
     p.add_argument("--validate", nargs="+", type=Path, metavar="NOTEBOOK",
                    help="採点せず、ノートブックのテストが通るかだけ確かめる（nbgrader validate。失敗があれば終了コード 1）")
