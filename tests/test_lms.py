@@ -199,7 +199,7 @@ def test_summary_says_what_to_upload_when_everything_is_graded(tmp_path, venv_pa
     _gradebook(root, {"u_moodle": (3, 2)})
     lms.save_lms_ids(root, {"u_moodle": {"name": "佐藤 花子", "layout": "moodle", "ids": {"00_start_here": "7"}}})
     text = format_summary(workflow.Report(root=root, exports=lms_export.export(root, ["00_start_here"])))
-    assert "00_start_here_worksheet.csv" in text and "次に: Moodle は課題ごとに" in text
+    assert "Moodle の評定ワークシート 1 件・フィードバック zip 1 件（moodle/）" in text and "次に: Moodle は課題ごとに" in text
 
 
 # --------------------------------------------------------------------------- resubmission after manual grading

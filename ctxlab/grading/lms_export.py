@@ -25,7 +25,7 @@ from __future__ import annotations
 import csv
 import re
 import zipfile
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 from ctxlab.grading._nbgrader import gradebook_url, rmtree
@@ -100,7 +100,9 @@ def export(root: Path, assignments: list[str]) -> dict:
     files: list[Path] = []
     held = sorted(k for k, s in subs.items() if s["pending"] and k[1] in assignments)
     ready = {k: s for k, s in subs.items() if not s["pending"] and k[1] in assignments}
-    now = datetime.now().strftime("%A, %d %B %Y, %I:%M %p")   # Moodle's own format for this column
+    # Moodle reads this column with PHP's strtotime and skips a row older than the grade it holds:
+    # ISO 8601 with the offset is read the same in every server time zone
+    now = datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds")
     named: set[str] = set()
     for a in assignments:
         rows, entries = [], []

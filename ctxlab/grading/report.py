@@ -163,7 +163,11 @@ def _lms_lines(report: Report) -> list[str]:
         return []
     lines = []
     if ex["files"]:
-        lines.append(f"LMS 用: {ex['dir']}/（" + ", ".join(p.relative_to(ex["dir"]).as_posix() for p in ex["files"]) + "）")
+        sheets = sum(p.name.endswith("_worksheet.csv") for p in ex["files"])
+        zips = sum(p.name.endswith("_feedback.zip") for p in ex["files"])
+        parts = ([f"Moodle の評定ワークシート {sheets} 件・フィードバック zip {zips} 件（moodle/）"] if sheets or zips else [])
+        parts += [p.name for p in ex["files"] if p.parent == ex["dir"]]
+        lines.append(f"LMS 用: {ex['dir']}/（{'、'.join(parts)}）")
     if ex["without_id"]:
         lines.append(f"  LMS の id もメールアドレスも分からない {len(ex['without_id'])} 人は LMS 用ファイルにありません"
                      "（--roster roster.csv で対応させるか、grades.csv から手で入力）")
@@ -173,7 +177,10 @@ def _lms_lines(report: Report) -> list[str]:
         lines.append("次に: formgrader で記述を採点し、ctxlab grade --export --feedback で点とフィードバックを"
                      "確定してから LMS に取り込んでください")
     elif ex["files"]:
-        lines.append("次に: Moodle は課題ごとに「評定ワークシートをアップロード」へ *_worksheet.csv、「複数のフィードバック"
-                     "ファイルを ZIP でアップロード」へ *_feedback.zip。Canvas は成績表の「インポート」へ canvas_grades.csv"
-                     "（手順: docs/instructor.md「LMS に戻す」）")
+        names = {p.name for p in ex["files"]}
+        steps = (["Moodle は課題ごとに「Upload grading worksheet」へ *_worksheet.csv、「Upload multiple feedback files "
+                  "in a zip」へ *_feedback.zip"] if sheets or zips else [])
+        steps += ["Moodle の評定の「インポート」（CSV ファイル）へ moodle_grades.csv"] if "moodle_grades.csv" in names else []
+        steps += ["Canvas は成績の「インポート」へ canvas_grades.csv"] if "canvas_grades.csv" in names else []
+        lines.append(f"次に: {'。'.join(steps)}（手順: docs/instructor.md「LMS に戻す」）")
     return lines
