@@ -117,6 +117,7 @@ def export(root: Path, assignments: list[str]) -> dict:
             for html in sorted((root / "feedback" / learner / a).glob("*.html")):
                 entries.append((f"{_moodle_name(info.get('name', ''))}_{pid}_assignfeedback_file/{html.name}", html))
         if rows:
+            rows.sort(key=lambda r: int(r[0].split()[-1]))   # participant id order, as Moodle lists them
             files.append(_write_csv(out_dir / "moodle" / f"{a}_worksheet.csv", _MOODLE_HEAD, rows))
         if entries:
             path = out_dir / "moodle" / f"{a}_feedback.zip"
