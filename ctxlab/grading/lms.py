@@ -22,6 +22,7 @@ The issues found (and those of earlier runs) are kept in the course root's ``iss
 """
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import os
@@ -260,8 +261,6 @@ def read_roster(path: Path) -> dict[str, Person]:
     worksheet columns Identifier / Full name / Email address) as LMS id -> person. An id may
     be written as Moodle writes it (``Participant 20481``); a person may have several ids
     (Moodle gives one per assignment)."""
-    import csv
-
     path = Path(path)
     try:
         text = path.read_bytes().decode("utf-8-sig")
