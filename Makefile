@@ -17,7 +17,7 @@ $(shell rm -rf $(VENV))
 endif
 endif
 
-.PHONY: setup lab test test-fast release notebooks bench grade clean
+.PHONY: setup lab test test-fast release notebooks bench grade learner-bundle clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -58,11 +58,16 @@ release: notebooks
 bench: setup
 	@for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
-## Grade an LMS export (folder or zip) into grading/: make grade SUBMISSIONS=~/Downloads/export.zip
-## (grades CSV: grading/grades.csv, feedback: grading/feedback/; see docs/instructor.md)
+## Grade an LMS export (folder or zip) into grading/: make grade SUBMISSIONS=~/Downloads/export.zip [ROSTER=roster.csv]
+## (grades CSV: grading/grades.csv, feedback: grading/feedback/, files for the LMS: grading/lms/; see docs/instructor.md)
 grade: setup
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/to/export.zip [WORKERS=n]"; exit 2; }
-	$(VENV)/bin/ctxlab grade "$(SUBMISSIONS)" $(if $(WORKERS),--workers $(WORKERS),)
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/to/export.zip [WORKERS=n] [ROSTER=roster.csv]"; exit 2; }
+	$(VENV)/bin/ctxlab grade "$(SUBMISSIONS)" $(if $(WORKERS),--workers $(WORKERS),) $(if $(ROSTER),--roster "$(ROSTER)",)
+
+## What learners get, without solutions, hidden tests or lesson sources (see docs/instructor.md):
+## dist/ctxlab-learner-VERSION.zip (course/, the ctxlab wheel with its data, requirements.txt) and the wheel
+learner-bundle: setup
+	$(PY) tools/learner_bundle.py
 
 clean:
-	rm -rf $(VENV) node_modules .pytest_cache gradebook.db
+	rm -rf $(VENV) node_modules .pytest_cache gradebook.db dist

@@ -5,16 +5,24 @@ Layouts recognized (the assignment comes from a known assignment id in the path)
 - a folder per learner: ``LEARNER/00_start_here.ipynb`` or ``LEARNER/00_start_here/00_start_here.ipynb``
   (what ``nbgrader collect`` leaves in ``submitted/``; its ``timestamp.txt`` and
   ``submission_secret.txt`` travel with the notebook, so ``nbgrader release_feedback`` works)
-- Moodle: ``氏名_12345_assignsubmission_file_/00_start_here.ipynb`` (the number is a
-  per-assignment participant id, so the learner is the name)
+- Moodle: ``氏名_12345_assignsubmission_file_/00_start_here.ipynb`` or, downloaded without
+  folders, ``氏名_12345_assignsubmission_file_00_start_here.ipynb`` (12345 is a per-assignment
+  participant id)
 - Canvas: ``learnername_12345_67890_00_start_here.ipynb`` (also ``learnername_LATE_...``;
   the learner is the user id 12345)
+
+Who a learner is (:func:`key_learners`): the LMS's own id where it names a person (Canvas's
+user id); a roster (``--roster roster.csv``: id, name, email; :func:`read_roster`) maps any
+LMS id, Moodle's per-assignment participant ids included, to a person (keyed by email).
+Without a roster a Moodle learner is the name, unless two participant ids share a name in
+one assignment: then each id is a learner of its own and the name is reported.
 
 Zips are extracted with their names decoded (CP932 from Japanese Windows) and safe paths.
 The issues found (and those of earlier runs) are kept in the course root's ``issues.json``.
 """
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import os
@@ -25,6 +33,8 @@ import unicodedata
 import zipfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
+
+from ctxlab.errors import GradeError
 
 _CANVAS = re.compile(r"^(?P<name>[^_/]+?)(?:_LATE)?_(?P<uid>\d+)_(?P<sub>\d+)_(?P<file>.+)$")
 _MOODLE_PREFIX = r"^(?P<name>.+?)_(?P<pid>\d+)_assignsubmission_(?:file|onlinetext)_"
@@ -44,8 +54,11 @@ KIND_TEXT = {
     "autograde_failed": "採点できなかった",
     "timeout": "時間切れのセルあり（採点済み・そのセルは不合格）",
     "no_grade_cells": "採点セルが見つからない（配布版と別のノートブック？）",
+    "same_name": "同名の受講者（id ごとに別の受講者として採点・要確認）",
+    "same_name_distinct": "同名の受講者（LMS のユーザー id で区別済み）",
+    "manual_dropped": "再提出で記述が変わったため手動採点を取り消し（採点し直してください）",
 }
-PROBLEMS = {"unknown_assignment", "unknown_learner", "broken_notebook", "autograde_failed"}
+PROBLEMS = {"unknown_assignment", "unknown_learner", "broken_notebook", "autograde_failed", "same_name"}
 
 
 
@@ -70,7 +83,8 @@ class Upload:
     mtime: float
     learner: str | None = None
     name: str = ""
-    lms_id: str = ""
+    lms_id: str = ""         # Canvas user id, Moodle participant id (per assignment)
+    email: str = ""          # from the roster
     layout: str = ""         # folder, moodle, canvas
     assignment: str | None = None
     extras: list[Path] = field(default_factory=list)   # nbgrader's timestamp.txt, submission_secret.txt
@@ -225,6 +239,99 @@ def newest(uploads: list[Upload]) -> tuple[list[Upload], list[Issue]]:
     return kept, issues
 
 
+# --------------------------------------------------------------------------- who is who
+
+@dataclass(frozen=True)
+class Person:
+    """One row of a roster: an LMS id and the person it belongs to."""
+    lms_id: str
+    name: str
+    email: str = ""
+
+
+_ROSTER_COLUMNS = {
+    "id": ("id", "identifier", "lms_id", "user id", "participant", "participant id", "識別子", "id番号"),
+    "name": ("name", "full name", "fullname", "student", "氏名", "名前", "フルネーム"),
+    "email": ("email", "email address", "e-mail", "mail", "メールアドレス"),
+}
+
+
+def read_roster(path: Path) -> dict[str, Person]:
+    """A roster CSV (``id, name, email``; a header row with those names, or Moodle's grading
+    worksheet columns Identifier / Full name / Email address) as LMS id -> person. An id may
+    be written as Moodle writes it (``Participant 20481``); a person may have several ids
+    (Moodle gives one per assignment)."""
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        raise GradeError(f"名簿 {path} を読めません（{exc.strerror}）") from None
+    except UnicodeDecodeError:
+        raise GradeError(f"名簿 {path} が UTF-8 ではありません（UTF-8 の CSV で保存してください）") from None
+    rows = [r for r in csv.reader(text.splitlines()) if any(c.strip() for c in r)]
+    if not rows:
+        raise GradeError(f"名簿 {path} が空です（id, name, email の 3 列の CSV にしてください）")
+    head = [unicodedata.normalize("NFKC", c).strip().lower() for c in rows[0]]
+    cols = {k: next((i for i, h in enumerate(head) if h in names), None) for k, names in _ROSTER_COLUMNS.items()}
+    first = 2
+    if cols["id"] is None:
+        if any(h in n for n in _ROSTER_COLUMNS["name"] + _ROSTER_COLUMNS["email"] for h in head):
+            raise GradeError(f"名簿 {path} に id の列がありません（見出し: {', '.join(rows[0])}）")
+        cols, first = {"id": 0, "name": 1, "email": 2}, 1   # no header: id, name, email
+    else:
+        rows = rows[1:]
+    out: dict[str, Person] = {}
+    for n, row in enumerate(rows, first):
+        def cell(key: str) -> str:
+            i = cols[key]
+            return unicodedata.normalize("NFKC", row[i]).strip() if i is not None and i < len(row) else ""
+        digits = re.sub(r"\D", "", cell("id"))
+        if not digits:
+            raise GradeError(f"名簿 {path} の {n} 行目に数字の id がありません: {row}")
+        person = Person(digits, re.sub(r"\s+", " ", cell("name")), cell("email").lower())
+        if not (person.name or person.email):
+            raise GradeError(f"名簿 {path} の {n} 行目に名前もメールアドレスもありません: {row}")
+        if digits in out and out[digits] != person:
+            raise GradeError(f"名簿 {path}: id {digits} が 2 人に割り当てられています（{out[digits].name}, {person.name}）")
+        out[digits] = person
+    return out
+
+
+def key_learners(uploads: list[Upload], roster: dict[str, Person] | None = None) -> list[Issue]:
+    """Settle who each upload belongs to (``learner``, ``name``, ``email``) and report names
+    shared by different LMS ids. A roster entry wins (the learner is the email, else the
+    name); a Canvas user id is a person; a Moodle participant id is not (one per
+    assignment), so without a roster a Moodle learner is the name, unless one assignment
+    has that name under two ids: then each id is its own learner, and that is reported."""
+    roster = roster or {}
+    issues: list[Issue] = []
+    by_name: dict[tuple[str, str], dict[str, set[str]]] = {}
+    for up in uploads:
+        person = roster.get(up.lms_id) if up.lms_id else None
+        if person:
+            up.name, up.email = person.name or up.name, person.email
+            up.learner = up.lms_id if up.layout == "canvas" else learner_id(person.email or person.name)
+        elif up.layout in ("moodle", "canvas") and up.assignment:
+            by_name.setdefault((up.layout, up.name), {}).setdefault(up.assignment, set()).add(up.lms_id)
+    for (layout, name), per_assignment in sorted(by_name.items()):
+        shared = {a: ids for a, ids in per_assignment.items() if len(ids) > 1}
+        if not shared:
+            continue
+        where = "、".join(f"{a}: id {', '.join(sorted(ids, key=int))}" for a, ids in sorted(shared.items()))
+        mine = [up for up in uploads if up.layout == layout and up.name == name and up.lms_id not in roster]
+        if layout == "moodle":
+            for up in mine:
+                up.learner = learner_id(f"{name}_{up.lms_id}")
+            kind, detail = "same_name", (f"{name}（{where}）: id ごとに別の受講者として採点しました。Moodle の id は"
+                                         "課題ごとに違うため、課題をまたいで同じ人か分かりません。--roster roster.csv"
+                                         "（id, name, email）で id と人を対応させてください")
+        else:
+            kind, detail = "same_name_distinct", f"{name}（{where}）: Canvas のユーザー id で別の受講者として採点しました"
+        for learner in sorted({up.learner for up in mine}):
+            issues.append(Issue(kind, learner, None, detail))
+    return issues
+
+
 # --------------------------------------------------------------------------- the record of issues
 
 ISSUES_FILE = "issues.json"
@@ -244,4 +351,30 @@ def save_issues(root: Path, issues: list[Issue]) -> None:
     path = Path(root) / ISSUES_FILE
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps([asdict(i) for i in issues], ensure_ascii=False, indent=1), encoding="utf-8")
+    tmp.replace(path)
+
+
+LMS_FILE = "lms.json"
+
+
+def load_lms_ids(root: Path) -> dict[str, dict]:
+    """learner -> {name, email, layout, ids: {assignment: LMS id}} as recorded by earlier runs
+    (Moodle's participant id differs per assignment; the grading worksheet and the feedback
+    zip need it)."""
+    try:
+        return json.loads((Path(root) / LMS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def save_lms_ids(root: Path, found: dict[str, dict]) -> None:
+    """Merge this run's LMS ids into the course root's record (atomically)."""
+    data = load_lms_ids(root)
+    for learner, info in found.items():
+        entry = data.setdefault(learner, {"ids": {}})
+        entry.update({k: v for k, v in info.items() if k != "ids" and v})
+        entry.setdefault("ids", {}).update(info.get("ids", {}))
+    path = Path(root) / LMS_FILE
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True), encoding="utf-8")
     tmp.replace(path)

@@ -34,6 +34,12 @@ class Report:
     seconds: float = 0.0
     summary: dict | None = None
     names: dict[str, str] = field(default_factory=dict)   # learner id -> name as the LMS wrote it
+    #: learner id -> {name, email, layout, ids: {assignment: LMS id}} (what this run read)
+    lms: dict[str, dict] = field(default_factory=dict)
+    #: resubmissions whose unchanged answers keep their manual grades: (learner, assignment) -> grade ids
+    manual_kept: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    #: what ctxlab.grading.lms_export wrote for the LMS (see format_summary)
+    exports: dict | None = None
 
     def who(self, learner: str | None) -> str:
         name = self.names.get(learner or "", "")
@@ -65,7 +71,8 @@ def export_csv(root: Path, path: Path, known: list[str], issues: list[Issue] | N
         for a in gb.assignments:
             maxima[a.name] = float(a.max_score)
         for st in gb.students:
-            rows[st.id] = {"learner_id": st.id, "name": st.last_name or "", "scores": {}, "pending": {}}
+            rows[st.id] = {"learner_id": st.id, "name": st.last_name or "", "scores": {}, "pending": {},
+                           "email": st.email or "", "lms_id": st.lms_user_id or ""}
         for a in gb.assignments:
             for sub in a.submissions:
                 row = rows.setdefault(sub.student.id, {"learner_id": sub.student.id, "name": "", "scores": {}, "pending": {}})
@@ -83,14 +90,16 @@ def export_csv(root: Path, path: Path, known: list[str], issues: list[Issue] | N
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", newline="", encoding="utf-8-sig") as fh:  # BOM: Excel opens Japanese names right
         w = csv.writer(fh)
-        w.writerow(["learner_id", "name", *assignments, "total", "pending_manual", "notes"])
+        w.writerow(["learner_id", "name", "email", "lms_id", *assignments, "total", "pending_manual", "notes"])
         for lid, row in sorted(rows.items(), key=lambda kv: (kv[1]["name"], kv[0])):
-            notes = [i.text() for i in issues if i.learner == lid]
+            # a dropped manual grade stays a note until the answer is graded again
+            notes = [i.text() for i in issues if i.learner == lid
+                     and not (i.kind == "manual_dropped" and i.assignment not in row["pending"])]
             if row["pending"]:
                 pending_total += sum(row["pending"].values())
                 notes.append("記述の未採点: " + ", ".join(f"{a} {p:g} 点" for a, p in row["pending"].items()))
             cells = [f"{row['scores'][a]:g}" if a in row["scores"] else "" for a in assignments]
-            w.writerow([lid, row["name"], *cells, f"{sum(row['scores'].values()):g}",
+            w.writerow([lid, row["name"], row.get("email", ""), row.get("lms_id", ""), *cells, f"{sum(row['scores'].values()):g}",
                         f"{sum(row['pending'].values()):g}", " / ".join(notes)])
     return {"learners": len(rows), "assignments": assignments, "maxima": maxima, "pending": pending_total}
 
@@ -131,8 +140,11 @@ def format_summary(report: Report, limit: int = 20) -> str:
     block("時間切れのセルあり（採点済み）",
           [f"{report.who(o.student)} {o.assignment}: {o.timeouts} セル" for o in (run.outcomes if run else [])
            if o.timeouts])
-    for kind in ("broken_notebook", "unknown_assignment", "unknown_learner", "no_grade_cells", "duplicate"):
+    for kind in ("broken_notebook", "unknown_assignment", "unknown_learner", "no_grade_cells", "duplicate",
+                 "same_name", "same_name_distinct", "manual_dropped"):
         block(KIND_TEXT[kind], [f"{report.who(i.learner)}: {i.detail}" for i in report.issues if i.kind == kind])
+    if report.manual_kept:
+        lines.append(f"再提出 {len(report.manual_kept)} 件は記述が前と同じため、手動採点を引き継ぎました")
     summ = report.summary
     if summ and report.csv:
         maxima = ", ".join(f"{a} {summ['maxima'][a]:g}" for a in summ["assignments"])
@@ -140,4 +152,35 @@ def format_summary(report: Report, limit: int = 20) -> str:
         lines.append(f"  満点: {maxima}")
     if run is not None and any(o.feedback for o in run.outcomes):
         lines.append(f"フィードバック: {report.root / 'feedback'}/<受講者>/<課題>/<課題>.html")
+    lines.extend(_lms_lines(report))
     return "\n".join(lines)
+
+
+def _lms_lines(report: Report) -> list[str]:
+    """What was written for the LMS and the next step (docs/instructor.md「LMS に戻す」)."""
+    ex = report.exports
+    if ex is None:
+        return []
+    lines = []
+    if ex["files"]:
+        sheets = sum(p.name.endswith("_worksheet.csv") for p in ex["files"])
+        zips = sum(p.name.endswith("_feedback.zip") for p in ex["files"])
+        parts = ([f"Moodle の評定ワークシート {sheets} 件・フィードバック zip {zips} 件（moodle/）"] if sheets or zips else [])
+        parts += [p.name for p in ex["files"] if p.parent == ex["dir"]]
+        lines.append(f"LMS 用: {ex['dir']}/（{'、'.join(parts)}）")
+    if ex["without_id"]:
+        lines.append(f"  LMS の id もメールアドレスも分からない {len(ex['without_id'])} 人は LMS 用ファイルにありません"
+                     "（--roster roster.csv で対応させるか、grades.csv から手で入力）")
+    if ex["held"]:
+        lines.append(f"  記述が未採点の提出 {len(ex['held'])} 件は LMS 用ファイルに入れていません"
+                     f"（そのフィードバック {ex['marked']} 件には「記述は未採点」と表示）")
+        lines.append("次に: formgrader で記述を採点し、ctxlab grade --export --feedback で点とフィードバックを"
+                     "確定してから LMS に取り込んでください")
+    elif ex["files"]:
+        names = {p.name for p in ex["files"]}
+        steps = (["Moodle は課題ごとに「Upload grading worksheet」へ *_worksheet.csv、「Upload multiple feedback files "
+                  "in a zip」へ *_feedback.zip"] if sheets or zips else [])
+        steps += ["Moodle の評定の「インポート」（CSV ファイル）へ moodle_grades.csv"] if "moodle_grades.csv" in names else []
+        steps += ["Canvas は成績の「インポート」へ canvas_grades.csv"] if "canvas_grades.csv" in names else []
+        lines.append(f"次に: {'。'.join(steps)}（手順: docs/instructor.md「LMS に戻す」）")
+    return lines

@@ -4,13 +4,15 @@ One command takes a folder or a zip of submissions (:mod:`~ctxlab.grading.lms` r
 places the notebooks where nbgrader expects them in a course root (default ``grading/``,
 git-ignored), autogrades them in parallel (:func:`~ctxlab.grading.parallel.grade_parallel`),
 generates feedback and writes a grades CSV with one row per learner
-(:mod:`~ctxlab.grading.report`). What could not be graded is reported with the reason, and
+(:mod:`~ctxlab.grading.report`) and the files that go back to the LMS
+(:mod:`~ctxlab.grading.lms_export`). What could not be graded is reported with the reason, and
 the learner still gets a row. The upload is only read, never modified (a zip is extracted
 to a temporary folder). One run at a time per course root (a lock): the gradebook has one writer.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -23,9 +25,10 @@ from pathlib import Path
 
 from ctxlab._paths import REPO_ROOT
 from ctxlab.errors import GradeError
-from ctxlab.grading import _nbgrader
+from ctxlab.grading import _nbgrader, lms_export
 from ctxlab.grading._nbgrader import SOURCE_DIR, gradebook_url, place_submission, rmtree, sync_course_root
-from ctxlab.grading.lms import Issue, check_notebook, extract_zip, load_issues, newest, save_issues, scan
+from ctxlab.grading.lms import (Issue, Person, check_notebook, extract_zip, key_learners, load_issues, newest,
+                                read_roster, save_issues, save_lms_ids, scan)
 from ctxlab.grading.parallel import grade_parallel
 from ctxlab.grading.release import assignments as all_assignments
 from ctxlab.grading.report import Report, export_csv, format_summary
@@ -35,18 +38,21 @@ DESCRIPTION = """提出物を採点する（LMS から書き出したフォル�
 受講者ごとのフォルダ（LEARNER/00_start_here.ipynb、LEARNER/00_start_here/00_start_here.ipynb）、
 Moodle（氏名_12345_assignsubmission_file_/00_start_here.ipynb）、
 Canvas（learnername_12345_67890_00_start_here.ipynb）の形を読み、課題はパスに含まれる課題 id で見分けます。
-採点は nbgrader の autograde を並列に実行し（常にオフライン）、成績 CSV とフィードバックを作ります。
+採点は nbgrader の autograde を並列に実行し（常にオフライン）、成績 CSV、フィードバック、
+LMS に戻すファイル（ROOT/lms/: Moodle の評定ワークシートとフィードバック zip、Canvas の成績 CSV）を作ります。
 元の提出物は読むだけで、変更しません。
 """
 
 EPILOG = """例:
   ctxlab grade ~/Downloads/submissions.zip            # grading/ に採点し、grading/grades.csv を書く
   ctxlab grade exports/ --workers 4 --timeout 60
-  ctxlab grade --export                               # 手動採点の後: CSV だけ書き直す
+  ctxlab grade moodle.zip --roster roster.csv          # 名簿（id, name, email）で Moodle の id を人に対応させる
+  ctxlab grade --export                               # 手動採点の後: CSV と LMS 用ファイル（ROOT/lms/）を書き直す
   ctxlab grade --export --feedback                    # 手動採点の点とコメントをフィードバックに反映
   ctxlab grade --validate course/00_start_here/00_start_here.ipynb   # 1 冊だけテストが通るか確かめる
 
-終了コード: 0 すべて採点できた / 1 採点できなかった提出がある（理由は要約と CSV の notes 列）・--validate でテストが失敗 / 2 入力の誤り
+終了コード: 0 すべて採点できた / 1 採点できなかった提出、名簿で解決していない同名の受講者がある（理由は要約と CSV の notes 列）・
+--validate でテストが失敗 / 2 入力の誤り
 """
 
 
@@ -59,19 +65,67 @@ def _graded(root: Path, student: str, assignment: str) -> bool:
     return ag.exists() and any(ag.glob("*.ipynb"))
 
 
+def _answers(path: Path) -> dict[str, str]:
+    """grade_id -> source of every answer cell (nbgrader solution cells) of a notebook."""
+    try:
+        nb = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError):
+        return {}
+    out = {}
+    for cell in nb.get("cells", []) if isinstance(nb, dict) else []:
+        meta = (cell.get("metadata") or {}).get("nbgrader") or {}
+        if meta.get("solution") and meta.get("grade_id"):
+            src = cell.get("source", "")
+            out[meta["grade_id"]] = "".join(src) if isinstance(src, list) else str(src)
+    return out
+
+
+def _resubmitted(gb, old: Path, new: Path, learner: str, assignment: str) -> tuple[list[str], list[str]]:
+    """A resubmission replaces a graded one: manual grades of changed answers are dropped
+    (a written answer whose own text changed; a manual override of an autograded test when
+    any answer changed); the others are kept. Returns (dropped, kept) grade ids."""
+    from nbgrader.api import MissingEntry
+
+    before, after = _answers(old), _answers(new)
+    changed = {g for g in set(before) | set(after) if before.get(g) != after.get(g)}
+    try:
+        sub = gb.find_submission(assignment, learner)
+    except MissingEntry:
+        return [], []
+    dropped, kept = [], []
+    for nb in sub.notebooks:
+        comments = {c.name: c for c in nb.comments}
+        for g in nb.grades:
+            if g.manual_score is None:
+                continue
+            written = g.name in before or g.name in after   # the grade is on the answer cell itself
+            if (g.name in changed) if written else bool(changed):
+                g.manual_score = None
+                if g.name in comments:
+                    comments[g.name].manual_comment = None
+                dropped.append(g.name)
+            else:
+                kept.append(g.name)
+    gb.db.commit()
+    return dropped, kept
+
+
 def intake(upload: Path, root: Path, known: list[str], force: bool = False,
-           course_assignments: list[str] | None = None) -> Report:
+           course_assignments: list[str] | None = None, roster: dict[str, Person] | None = None) -> Report:
     """Read an upload and place the submissions to grade in ``root/submitted``.
 
     ``known`` are the assignments to grade; ``course_assignments`` (default: ``known``) every
     assignment of the course, so that a submission of one not chosen is skipped quietly
-    instead of being reported as an unknown assignment."""
+    instead of being reported as an unknown assignment. ``roster`` maps LMS ids to people
+    (:func:`~ctxlab.grading.lms.read_roster`). A resubmission of a manually graded notebook
+    keeps the manual grades of unchanged answers and drops those of changed ones (reported)."""
     from nbgrader.api import Gradebook
 
     report = Report(root=root)
+    root.mkdir(parents=True, exist_ok=True)
     # a submission that nbgrader could not grade is tried again only when it changed (or --force)
     failed_before = {(i.learner, i.assignment) for i in load_issues(root) if i.kind == "autograde_failed"}
-    with tempfile.TemporaryDirectory(prefix="ctxlab-upload-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="ctxlab-upload-") as tmp, Gradebook(gradebook_url(root)) as gb:
         if upload.is_file():
             if not zipfile.is_zipfile(upload):
                 raise GradeError(f"{upload} は zip でもフォルダでもありません")
@@ -86,13 +140,17 @@ def intake(upload: Path, root: Path, known: list[str], force: bool = False,
         report.other_assignments = sum(u.assignment in others for u in uploads)
         uploads = [u for u in uploads if u.assignment not in others]
         issues = [i for i in issues if i.assignment not in others]
+        issues += key_learners(uploads, roster)
         report.uploads = len(uploads)
         kept, dups = newest(uploads)
         issues += dups
         learners: dict[str, dict] = {}
         for up in kept:
             reason, n_cells = check_notebook(up.file)
-            learners[up.learner] = {"name": up.name, "lms_id": up.lms_id}
+            learners[up.learner] = {"name": up.name, "lms_id": up.lms_id if up.layout == "canvas" else "",
+                                    "email": up.email}
+            report.lms.setdefault(up.learner, {"name": up.name, "email": up.email, "layout": up.layout,
+                                               "ids": {}})["ids"][up.assignment] = up.lms_id
             if reason:
                 issues.append(Issue("broken_notebook", up.learner, up.assignment, f"{up.rel}: {reason}", up.rel))
                 continue
@@ -105,6 +163,13 @@ def intake(upload: Path, root: Path, known: list[str], force: bool = False,
                                        or (up.learner, up.assignment) in failed_before):
                 report.unchanged.append((up.learner, up.assignment))
                 continue
+            if target.exists():
+                dropped, kept_manual = _resubmitted(gb, target, up.file, up.learner, up.assignment)
+                if dropped:
+                    issues.append(Issue("manual_dropped", up.learner, up.assignment,
+                                        f"{up.rel}: 変わった解答 {', '.join(dropped)} の手動採点を取り消しました", up.rel))
+                if kept_manual:
+                    report.manual_kept[(up.learner, up.assignment)] = kept_manual
             rmtree(target.parent)
             place_submission(root, up.learner, up.assignment, up.file, _timestamp(up.mtime))
             for extra in up.extras:  # nbgrader's own timestamp wins over the file time
@@ -113,14 +178,35 @@ def intake(upload: Path, root: Path, known: list[str], force: bool = False,
         for issue in issues:
             if issue.learner and issue.learner not in learners:
                 up = next((u for u in uploads if u.learner == issue.learner), None)
-                learners[issue.learner] = {"name": up.name if up else issue.learner, "lms_id": up.lms_id if up else ""}
-    with Gradebook(gradebook_url(root)) as gb:
+                learners[issue.learner] = {"name": up.name if up else issue.learner,
+                                           "lms_id": up.lms_id if up and up.layout == "canvas" else "",
+                                           "email": up.email if up else ""}
         for lid, info in learners.items():
-            attrs = {k: v for k, v in (("last_name", info["name"]), ("lms_user_id", info["lms_id"])) if v}
+            attrs = {k: v for k, v in (("last_name", info["name"]), ("lms_user_id", info["lms_id"]),
+                                       ("email", info["email"])) if v}
             gb.update_or_create_student(lid, **attrs)
+    save_lms_ids(root, report.lms)
     report.issues = issues
     report.names = {lid: info["name"] for lid, info in learners.items()}
     return report
+
+
+def keep_manual_grades(root: Path, kept: dict[tuple[str, str], list[str]]) -> None:
+    """After a resubmission was autograded: nbgrader flags every manually graded cell for
+    review again; an unchanged answer keeps its manual grade, so its flag is cleared."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(gradebook_url(root)) as gb:
+        for (learner, assignment), names in kept.items():
+            try:
+                sub = gb.find_submission(assignment, learner)
+            except MissingEntry:
+                continue
+            for nb in sub.notebooks:
+                for g in nb.grades:
+                    if g.name in names and g.manual_score is not None:
+                        g.needs_manual_grade = False
+        gb.db.commit()
 
 
 def _record(root: Path, report: Report) -> list[Issue]:
@@ -135,7 +221,9 @@ def _record(root: Path, report: Report) -> list[Issue]:
     keys = {(i.kind, i.learner, i.assignment, i.file) for i in fresh}
     replaced = graded_now | {(i.learner, i.assignment) for i in fresh if i.assignment}
     old = load_issues(root)
-    kept = [i for i in old if (i.kind, i.learner, i.assignment, i.file) not in keys
+    # names shared by two ids are worked out again from every upload (a roster may settle them)
+    reread = {"same_name", "same_name_distinct"} if report.uploads else set()
+    kept = [i for i in old if (i.kind, i.learner, i.assignment, i.file) not in keys and i.kind not in reread
             and not (i.assignment and (i.learner, i.assignment) in replaced)]
     allissues = kept + fresh
     save_issues(root, allissues)
@@ -179,8 +267,8 @@ class _Lock:
 def grade(upload: Path | None, root: Path, course: Path = REPO_ROOT, workers: int | None = None,
           timeout: int | None = None, feedback: bool = True, csv_path: Path | None = None,
           force: bool = False, progress: bool = True, config_args: list[str] | None = None,
-          assignments: list[str] | None = None) -> Report:
-    """The whole run: course root, intake, parallel autograde with feedback, CSV."""
+          assignments: list[str] | None = None, roster: Path | None = None) -> Report:
+    """The whole run: course root, intake, parallel autograde with feedback, CSV, LMS files."""
     t0 = time.perf_counter()
     if upload is not None:
         upload = Path(upload)
@@ -188,6 +276,7 @@ def grade(upload: Path | None, root: Path, course: Path = REPO_ROOT, workers: in
             raise GradeError(f"{upload} が見つかりません")
         if upload.is_file() and not zipfile.is_zipfile(upload):
             raise GradeError(f"{upload} は zip でもフォルダでもありません")
+    people = read_roster(Path(roster)) if roster else None
     everything = known = all_assignments(course)
     if assignments:
         unknown = [a for a in assignments if a not in known]
@@ -206,9 +295,10 @@ def grade(upload: Path | None, root: Path, course: Path = REPO_ROOT, workers: in
     with _Lock(root):
         regenerated = sync_course_root(root, known, course)
         if upload is not None:
-            report = intake(Path(upload), root, known, force=force, course_assignments=everything)
+            report = intake(Path(upload), root, known, force=force, course_assignments=everything, roster=people)
             report.run = grade_parallel(root, report.placed, workers=workers, config_args=args,
                                         feedback=feedback, progress=progress)
+            keep_manual_grades(root, report.manual_kept)
         else:
             report = Report(root=root)
             if feedback:
@@ -221,6 +311,7 @@ def grade(upload: Path | None, root: Path, course: Path = REPO_ROOT, workers: in
         issues = _record(root, report)
         report.csv = Path(csv_path) if csv_path else root / "grades.csv"
         report.summary = export_csv(root, report.csv, known, issues)
+        report.exports = lms_export.export(root, everything)
     report.seconds = time.perf_counter() - t0
     return report
 
@@ -239,12 +330,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=int, default=None,
                    help="セル 1 つの制限時間（秒、既定は nbgrader_config.py の 120）")
     p.add_argument("--assignment", action="append", help="この課題だけ採点する（繰り返し可）")
+    p.add_argument("--roster", type=Path,
+                   help="名簿 CSV（id, name, email）: LMS の id を人に対応させる（Moodle の id は課題ごとに違う）")
     p.add_argument("--csv", type=Path, help="成績 CSV の出力先（既定 ROOT/grades.csv）")
     p.add_argument("--no-feedback", dest="feedback", action="store_false", help="フィードバックを作らない")
     p.add_argument("--feedback", dest="feedback", action="store_true",
                    help="--export と一緒に: すべてのフィードバックを作り直す")
     p.add_argument("--force", action="store_true", help="前回と同じ提出物も採点し直す")
-    p.add_argument("--export", action="store_true", help="採点せず、成績 CSV を書き直す（手動採点の後など）")
+    p.add_argument("--export", action="store_true", help="採点せず、成績 CSV と LMS 用ファイルを書き直す（手動採点の後など）")
     p.add_argument("--quiet", action="store_true", help="進捗バーを出さない")
     p.add_argument("--validate", nargs="+", type=Path, metavar="NOTEBOOK",
                    help="採点せず、ノートブックのテストが通るかだけ確かめる（nbgrader validate。失敗があれば終了コード 1）")
@@ -288,7 +381,7 @@ def run(args: argparse.Namespace) -> int:
     feedback = args.feedback if args.feedback is not None else (args.submissions is not None)
     report = grade(None if args.export else args.submissions, args.root, course_dir(args.course),
                    workers=args.workers, timeout=args.timeout, feedback=feedback, csv_path=args.csv,
-                   force=args.force, progress=not args.quiet, assignments=args.assignment)
+                   force=args.force, progress=not args.quiet, assignments=args.assignment, roster=args.roster)
     print(format_summary(report))
     return 1 if (report.failed or report.problems) else 0
 

@@ -21,6 +21,7 @@ from typing import Any, Sequence
 import ipywidgets as widgets
 
 from ctxlab.api.messages import doc_name, doc_text, field_of as _get
+from ctxlab.widgets._fallback import how_to, html_to_text, mimebundle
 
 __all__ = ["highlight_html", "CitationViewer", "MARK_STYLE"]
 
@@ -156,12 +157,15 @@ class CitationViewer:
 
     # -- display -------------------------------------------------------------
     def _repr_mimebundle_(self, **kwargs):
-        data = self.widget._repr_mimebundle_(**kwargs) or {}
-        data = dict(data)
         # a static snapshot for renderers without a widget manager; JupyterLab prefers the widget
-        data["text/html"] = self.html
-        data["text/plain"] = f"CitationViewer({len(self.cites)} citations, showing {self.index + 1})"
-        return data
+        return mimebundle(self.widget, self.fallback_text(), self.html, **kwargs)
+
+    def fallback_text(self) -> str:
+        """What a front end without widgets shows: the citation on screen and how to move from code."""
+        head = f"CitationViewer: 引用 {len(self.cites)} 件、{self.index + 1} 件目を表示" if self.cites else \
+            "CitationViewer: 引用はありません"
+        return head + "\n" + html_to_text(self.html) + "\n\n" + how_to("viewer", [
+            "viewer.select(1)   # 1 番目（0 から）の引用", "viewer.next() / viewer.prev()", "print(viewer)"])
 
     def __repr__(self) -> str:
-        return f"CitationViewer({len(self.cites)} citations, index={self.index})"
+        return self.fallback_text()

@@ -33,6 +33,7 @@ from matplotlib.figure import Figure
 from ctxlab.costs import compare, crossover, pricing
 from ctxlab.plots.crossover import DPI, FIGSIZE, MAP_FIGSIZE, PATH_COLORS, MonthlyCostPlot, RhoKPlot
 from ctxlab.widgets._png import _png
+from ctxlab.widgets._fallback import how_to, html_to_text, mimebundle
 
 SHORT_LABELS = {"long_context": "ロングコンテキスト", "filter": "メタデータで絞る", "rag": "RAG（DB 込み）"}
 
@@ -161,10 +162,19 @@ class _Widget:
                 f"<img src='data:image/png;base64,{png}'/><div>{self.numbers.value}</div></div>")
 
     def _repr_mimebundle_(self, **kwargs):
-        # The live widget, with a static fallback for front ends that cannot render widgets.
-        bundle = self.widget._repr_mimebundle_(**kwargs)
-        bundle["text/html"] = self.static_html()
-        return bundle
+        # The live widget, with static fallbacks for front ends that cannot render widgets.
+        return mimebundle(self.widget, self.fallback_text(), self.static_html(), **kwargs)
+
+    def fallback_text(self) -> str:
+        """What a front end without widgets shows: the numbers and how to move the controls from code."""
+        name = type(self).__name__
+        first = next(iter(self.controls))
+        return (f"{name}\n" + html_to_text(self.numbers.value) + "\n\n"
+                + how_to("sim", [f"sim.set({first}={self.controls[first].value!r})   # 操作: {', '.join(self.controls)}",
+                                 "sim.result   # 表示している数値", "sim.state    # いまの設定"]))
+
+    def __repr__(self) -> str:
+        return self.fallback_text()
 
 
 class CrossoverSimulator(_Widget):

@@ -24,6 +24,7 @@ from typing import Iterable
 import ipywidgets as w
 
 from ctxlab.labs.measure import LEVELS, Agreement, Graded, agreement
+from ctxlab.widgets._fallback import how_to, mimebundle
 
 LABELS = {"correct": "正しい", "partial": "惜しい", "wrong": "違う"}
 STYLES = {"correct": "success", "partial": "warning", "wrong": "danger"}
@@ -131,7 +132,27 @@ class Grader:
         self._summary.value = html.escape(str(self.agreement()))
 
     def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+        return mimebundle(self.widget, self.fallback_text(), **kwargs)
+
+    def fallback_text(self) -> str:
+        """What a front end without widgets shows: the answer on screen and how to grade from code."""
+        g = self.current
+        mine = self.human.get(self.key(g))
+        method = "（採点後に表示）" if self.blind and mine is None else g.method
+        done = sum(1 for it in self.items if self.key(it) in self.human)
+        lines = [f"{self.index + 1} / {len(self.items)}  採点済み {done} 件  {g.question.id}（{g.question.category}）"
+                 f"・方式 {method}", f"質問: {g.question.question}", f"模範解答: {g.question.answer}",
+                 f"回答: {g.answer}"]
+        if self._last:
+            lines.append(self._last)
+        return "\n".join(lines) + "\n\n" + how_to("grader", [
+            'grader.grade("correct")   # 正しい（惜しい: "partial"、違う: "wrong"）。次の未採点へ進む',
+            "grader.go(0)              # 0 番目の回答を表示",
+            "print(grader)             # いまの回答",
+            "grader.agreement()        # 自動採点との一致"])
+
+    def __repr__(self) -> str:
+        return self.fallback_text()
 
 
 __all__ = ["Grader", "LABELS"]

@@ -33,6 +33,7 @@ import re
 import ipywidgets as widgets
 
 from ctxlab import quiz as qz
+from ctxlab.widgets._fallback import how_to, mimebundle
 
 _CODE = re.compile(r"`([^`]+)`")
 
@@ -103,10 +104,18 @@ class Quiz:
 
     # -- display ------------------------------------------------------------
     def _repr_mimebundle_(self, **kwargs):
-        bundle = self.widget._repr_mimebundle_(**kwargs)
-        if isinstance(bundle, dict):
-            bundle = dict(bundle, **{"text/plain": self.as_text()})
-        return bundle
+        return mimebundle(self.widget, self.fallback_text(), **kwargs)
+
+    def fallback_text(self) -> str:
+        """What a front end without widgets shows: the screen as text and how to answer from code."""
+        return self.as_text() + "\n\n" + how_to("quiz", [
+            'quiz.select("b")    # 選択肢を選ぶ（id は上の a), b), …）',
+            "quiz.submit()       # 回答する（自習版は正解なら True、採点版は記録だけで None）",
+            "quiz.next()         # 次の問題へ",
+            "print(quiz.as_text())  # いまの画面"])
+
+    def __repr__(self) -> str:
+        return self.fallback_text()
 
     @property
     def question(self) -> qz.Question | None:

@@ -1,0 +1,259 @@
+"""Who is who in an LMS export, and the files that go back to the LMS.
+
+Fast tests (no autograde): a roster, learners keyed by the LMS's own id (two learners of the
+same name stay two), Moodle's grading worksheet and feedback zip, Canvas's gradebook CSV,
+held-back submissions whose written answers are not graded yet. The slow test grades a
+resubmission after manual grading: a changed written answer loses its manual grade, an
+unchanged one keeps it.
+"""
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import sys
+import warnings
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from ctxlab.errors import GradeError
+from ctxlab.grading import lms, lms_export, workflow
+from ctxlab.grading._nbgrader import gradebook_url, sync_course_root
+from ctxlab.grading.report import format_summary
+
+ROOT = Path(__file__).resolve().parent.parent
+KNOWN = ["00_start_here", "01_count_tokens"]
+RELEASED = ROOT / "course" / "00_start_here" / "00_start_here.ipynb"
+
+
+@pytest.fixture
+def venv_path(monkeypatch):
+    # nbgrader's gradebook runs the venv's `alembic` when it creates the database
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+
+
+def write_upload(folder: Path, rels: list[str]) -> Path:
+    for rel in rels:
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        name = next(a for a in KNOWN if a in rel)
+        shutil.copy(ROOT / "course" / name / f"{name}.ipynb", folder / rel)
+    return folder
+
+
+# --------------------------------------------------------------------------- roster
+
+def test_roster_reads_plain_csv_and_moodle_worksheet_columns(tmp_path):
+    plain = tmp_path / "roster.csv"
+    plain.write_text("id,name,email\n20481,佐藤 花子,Hanako.A@example.com\n20499,佐藤　花子,hanako.b@example.com\n",
+                     encoding="utf-8-sig")
+    got = lms.read_roster(plain)
+    assert got["20481"] == lms.Person("20481", "佐藤 花子", "hanako.a@example.com")
+    assert got["20499"].name == "佐藤 花子"  # full-width space normalized
+    sheet = tmp_path / "worksheet.csv"
+    sheet.write_text("Identifier,Full name,Email address,Status\nParticipant 30001,佐藤 花子,hanako.a@example.com,x\n",
+                     encoding="utf-8")
+    assert lms.read_roster(sheet)["30001"].email == "hanako.a@example.com"
+    bare = tmp_path / "bare.csv"
+    bare.write_text("5,Alice,alice@example.com\n", encoding="utf-8")
+    assert lms.read_roster(bare)["5"].name == "Alice"
+
+
+@pytest.mark.parametrize("text, says", [
+    ("name,email\nAlice,a@example.com\n", "id の列がありません"),
+    ("id,name,email\nabc,Alice,a@example.com\n", "数字の id がありません"),
+    ("id,name,email\n1,Alice,a@example.com\n1,Bob,b@example.com\n", "2 人に割り当て"),
+    ("id,name,email\n1,,\n", "名前もメールアドレスもありません"),
+])
+def test_bad_roster_says_what_to_fix(tmp_path, text, says):
+    path = tmp_path / "roster.csv"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(GradeError, match=says):
+        lms.read_roster(path)
+
+
+# --------------------------------------------------------------------------- keying learners
+
+MOODLE_TWINS = ["佐藤 花子_20481_assignsubmission_file_/00_start_here.ipynb",
+                "佐藤 花子_20499_assignsubmission_file_/00_start_here.ipynb",
+                "佐藤 花子_30001_assignsubmission_file_/01_count_tokens.ipynb",
+                "山田 太郎_20500_assignsubmission_file_/00_start_here.ipynb",
+                "山田 太郎_30002_assignsubmission_file_/01_count_tokens.ipynb"]
+
+
+def test_same_name_with_two_moodle_ids_is_two_learners_and_reported(tmp_path, venv_path):
+    upload = write_upload(tmp_path / "upload", MOODLE_TWINS)
+    report = workflow.intake(upload, tmp_path / "root", KNOWN)
+    twins = {lms.learner_id("佐藤 花子_20481"), lms.learner_id("佐藤 花子_20499"), lms.learner_id("佐藤 花子_30001")}
+    yamada = lms.learner_id("山田 太郎")
+    assert set(report.placed) == {
+        (lms.learner_id("佐藤 花子_20481"), "00_start_here"), (lms.learner_id("佐藤 花子_20499"), "00_start_here"),
+        (lms.learner_id("佐藤 花子_30001"), "01_count_tokens"), (yamada, "00_start_here"), (yamada, "01_count_tokens")}
+    assert not [i for i in report.issues if i.kind == "duplicate"], "two people are not one learner's duplicates"
+    same = [i for i in report.issues if i.kind == "same_name"]
+    assert {i.learner for i in same} == twins and "--roster" in same[0].detail and "20481, 20499" in same[0].detail
+    assert report.problems, "an unresolved name must make the run exit 1"
+    text = format_summary(report)
+    assert "同名の受講者" in text and "--roster" in text
+    ids = lms.load_lms_ids(tmp_path / "root")
+    assert ids[lms.learner_id("佐藤 花子_20499")]["ids"] == {"00_start_here": "20499"}
+    assert ids[yamada]["ids"] == {"00_start_here": "20500", "01_count_tokens": "30002"}
+
+
+def test_a_roster_maps_moodle_ids_to_people(tmp_path, venv_path):
+    upload = write_upload(tmp_path / "upload", MOODLE_TWINS)
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,name,email\n20481,佐藤 花子,hanako.a@example.com\n30001,佐藤 花子,hanako.a@example.com\n"
+                      "20499,佐藤 花子,hanako.b@example.com\n", encoding="utf-8")
+    report = workflow.intake(upload, tmp_path / "root", KNOWN, roster=lms.read_roster(roster))
+    a, b = lms.learner_id("hanako.a@example.com"), lms.learner_id("hanako.b@example.com")
+    assert {(a, "00_start_here"), (a, "01_count_tokens"), (b, "00_start_here")} <= set(report.placed)
+    assert not [i for i in report.issues if i.kind.startswith("same_name")] and not report.problems
+    from nbgrader.api import Gradebook
+
+    with Gradebook(gradebook_url(tmp_path / "root")) as gb:
+        assert gb.find_student(a).email == "hanako.a@example.com"
+
+
+def test_canvas_user_ids_keep_two_learners_of_one_name_apart(tmp_path, venv_path):
+    upload = write_upload(tmp_path / "upload", ["satohanako_1001_5001_00_start_here.ipynb",
+                                                "satohanako_1002_5002_00_start_here.ipynb"])
+    report = workflow.intake(upload, tmp_path / "root", KNOWN)
+    assert set(report.placed) == {("1001", "00_start_here"), ("1002", "00_start_here")}
+    assert {i.kind for i in report.issues} == {"same_name_distinct"} and not report.problems
+
+
+# --------------------------------------------------------------------------- back to the LMS
+
+def _gradebook(root: Path, subs: dict[str, tuple[float, float | None]]) -> None:
+    """A gradebook with one assignment (a 3-point test, a 2-point written answer) and one
+    submission per learner: (autograded points, manual points or None = not graded yet)."""
+    from nbgrader.api import Gradebook
+    from sqlalchemy.exc import SAWarning
+
+    root.mkdir(parents=True, exist_ok=True)
+    with Gradebook(gradebook_url(root)) as gb, warnings.catch_warnings():
+        warnings.simplefilter("ignore", SAWarning)  # nbgrader's add_submission trips autoflush (harmless)
+        gb.add_assignment("00_start_here")
+        gb.add_notebook("00_start_here", "00_start_here")
+        gb.add_grade_cell("test", "00_start_here", "00_start_here", max_score=3, cell_type="code")
+        gb.add_grade_cell("why", "00_start_here", "00_start_here", max_score=2, cell_type="markdown")
+        for learner, (auto, manual) in subs.items():
+            gb.add_student(learner)
+            gb.add_submission("00_start_here", learner)
+            test = gb.find_grade("test", "00_start_here", "00_start_here", learner)
+            why = gb.find_grade("why", "00_start_here", "00_start_here", learner)
+            test.auto_score, test.needs_manual_grade = auto, False
+            why.manual_score, why.needs_manual_grade = manual, manual is None
+        gb.db.commit()
+    for learner in subs:
+        fb = root / "feedback" / learner / "00_start_here"
+        fb.mkdir(parents=True)
+        (fb / "00_start_here.html").write_text("<html><body><p>Written response 0.0 / 2.0</p></body></html>",
+                                               encoding="utf-8")
+
+
+def test_lms_files_name_each_learner_the_way_the_lms_does(tmp_path, venv_path):
+    root = tmp_path / "root"
+    _gradebook(root, {"u_moodle": (3, 2), "u_pending": (3, None), "2001": (1, 1), "u_email": (0, 2), "alice": (3, 0)})
+    lms.save_lms_ids(root, {
+        "u_moodle": {"name": "佐藤_花子", "layout": "moodle", "ids": {"00_start_here": "20481"}},
+        "u_pending": {"name": "山田 太郎", "layout": "moodle", "ids": {"00_start_here": "20482"}},
+        "2001": {"name": "bob", "layout": "canvas", "ids": {"00_start_here": "2001"}},
+        "u_email": {"name": "鈴木 一郎", "email": "ichiro@example.com", "layout": "folder", "ids": {"00_start_here": ""}},
+        "alice": {"name": "alice", "layout": "folder", "ids": {"00_start_here": ""}},
+    })
+    ex = lms_export.export(root, ["00_start_here", "01_count_tokens"])
+    out = root / "lms"
+    with open(out / "moodle" / "00_start_here_worksheet.csv", encoding="utf-8", newline="") as fh:
+        sheet = list(csv.DictReader(fh))
+    assert [(r["Identifier"], r["Grade"], r["Maximum Grade"]) for r in sheet] == [("Participant 20481", "5", "5")]
+    assert {"Identifier", "Grade", "Last modified (grade)"} <= set(sheet[0])  # what Moodle's importer requires
+    with zipfile.ZipFile(out / "moodle" / "00_start_here_feedback.zip") as zf:
+        names = zf.namelist()
+    assert names == ["佐藤 花子_20481_assignfeedback_file/00_start_here.html"]
+    info = names[0].split("/")[0].split("_", 4)  # how Moodle's zip importer reads a folder name
+    assert info[1] == "20481" and info[2:4] == ["assignfeedback", "file"]
+    with open(out / "canvas_grades.csv", encoding="utf-8", newline="") as fh:
+        canvas = list(csv.DictReader(fh))
+    assert [(r["Student"], r["ID"], r["00_start_here"], r["01_count_tokens"]) for r in canvas] == [("bob", "2001", "2", "")]
+    assert {"SIS User ID", "SIS Login ID", "Section"} <= set(canvas[0])
+    with open(out / "moodle_grades.csv", encoding="utf-8", newline="") as fh:
+        assert list(csv.DictReader(fh)) == [{"Email address": "ichiro@example.com", "00_start_here": "2",
+                                             "01_count_tokens": ""}]
+    assert ex["held"] == [("u_pending", "00_start_here")] and ex["without_id"] == ["alice"]
+    pending_html = (root / "feedback" / "u_pending" / "00_start_here" / "00_start_here.html").read_text(encoding="utf-8")
+    assert lms_export.PENDING_MARK in pending_html and "まだ採点されていません（2 点分）" in pending_html
+    graded_html = (root / "feedback" / "u_moodle" / "00_start_here" / "00_start_here.html").read_text(encoding="utf-8")
+    assert lms_export.PENDING_MARK not in graded_html
+    assert ex["marked"] == 1 and lms_export.mark_pending_feedback(root) == 1  # marked once, not twice
+    report = workflow.Report(root=root, exports=ex)
+    text = format_summary(report)
+    assert "記述が未採点の提出 1 件" in text and "次に: formgrader で記述を採点" in text
+
+
+def test_summary_says_what_to_upload_when_everything_is_graded(tmp_path, venv_path):
+    root = tmp_path / "root"
+    _gradebook(root, {"u_moodle": (3, 2)})
+    lms.save_lms_ids(root, {"u_moodle": {"name": "佐藤 花子", "layout": "moodle", "ids": {"00_start_here": "7"}}})
+    text = format_summary(workflow.Report(root=root, exports=lms_export.export(root, ["00_start_here"])))
+    assert "Moodle の評定ワークシート 1 件・フィードバック zip 1 件（moodle/）" in text and "次に: Moodle は課題ごとに" in text
+
+
+# --------------------------------------------------------------------------- resubmission after manual grading
+
+def _written_answer(nb, text: str):
+    nb = nbformat.from_dict(nb)
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "markdown" and meta.get("solution") and meta.get("grade"):
+            cell.source = text
+            return nb, meta["grade_id"]
+    raise AssertionError("00_start_here has no written answer (update this test)")
+
+
+@pytest.mark.slow
+def test_resubmission_drops_the_manual_grade_of_a_changed_answer_only(tmp_path):
+    from nbgrader.api import Gradebook
+
+    name = "00_start_here"
+    root = tmp_path / "grading"
+    sync_course_root(root, [name], ROOT)
+    src = nbformat.read(ROOT / "solutions" / name / f"{name}.ipynb", as_version=4)
+    first = tmp_path / "first"
+    for learner in ("keeps", "changes"):
+        (first / learner).mkdir(parents=True)
+        nbformat.write(src, first / learner / f"{name}.ipynb")
+    workflow.grade(first, root, course=ROOT, progress=False, assignments=[name])
+    with Gradebook(gradebook_url(root)) as gb:  # the instructor grades the written answers in formgrader
+        written = [g for g in gb.find_submission_notebook(name, name, "keeps").grades if g.cell.cell_type == "markdown"]
+        wid, points = written[0].name, float(written[0].max_score)
+        for learner in ("keeps", "changes"):
+            g = gb.find_grade(wid, name, name, learner)
+            g.manual_score, g.needs_manual_grade = points, False
+        gb.db.commit()
+    second = tmp_path / "second"
+    (second / "keeps").mkdir(parents=True)
+    (second / "changes").mkdir(parents=True)
+    kept_nb = nbformat.from_dict(src)
+    kept_nb.cells.append(nbformat.v4.new_markdown_cell("メモ: 見直しました"))  # not an answer cell
+    nbformat.write(kept_nb, second / "keeps" / f"{name}.ipynb")
+    changed_nb, _ = _written_answer(src, "わかりません")
+    nbformat.write(changed_nb, second / "changes" / f"{name}.ipynb")
+    report = workflow.grade(second, root, course=ROOT, progress=False, assignments=[name])
+    assert sorted(report.placed) == [("changes", name), ("keeps", name)]
+    with Gradebook(gradebook_url(root)) as gb:
+        keeps, changes = gb.find_grade(wid, name, name, "keeps"), gb.find_grade(wid, name, name, "changes")
+        assert (keeps.manual_score, keeps.needs_manual_grade) == (points, False)
+        assert (changes.manual_score, changes.needs_manual_grade) == (None, True)
+        assert float(changes.score) == 0.0
+    with open(report.csv, encoding="utf-8-sig", newline="") as fh:
+        rows = {r["learner_id"]: r for r in csv.DictReader(fh)}
+    assert float(rows["changes"]["pending_manual"]) == points and float(rows["keeps"]["pending_manual"]) == 0
+    assert "手動採点を取り消し" in rows["changes"]["notes"]
+    text = format_summary(report)
+    assert "手動採点を取り消し" in text and wid in text and "手動採点を引き継ぎました" in text
+    fb = (root / "feedback" / "changes" / name / f"{name}.html").read_text(encoding="utf-8")
+    assert lms_export.PENDING_MARK in fb
