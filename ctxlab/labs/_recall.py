@@ -45,6 +45,8 @@ class RecallReport:
     results: list[QuestionResult]
     skipped: list[str] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
+    #: how many different (ordered) file lists the filter returned over all the questions: each is its own cache entry
+    distinct_sets: int = 0
 
     @property
     def recall(self) -> float:
@@ -77,7 +79,8 @@ class RecallReport:
 
     def format(self) -> str:
         lines = [f"filter recall: {self.recall:.0%}（{sum(r.ok for r in self.results)}/{len(self.results)} 問）"
-                 f"  ファイル単位: {self.file_recall:.0%}  90% の線: {'越える' if self.viable else '届かない'}"]
+                 f"  ファイル単位: {self.file_recall:.0%}  {VIABLE_RECALL:.0%} の線: {'越える' if self.viable else '届かない'}"
+                 f"  返した組み合わせ: {self.distinct_sets} 種"]
         for c, (ok, n) in self.by_category().items():
             lines.append(f"  {_text.pad(CATEGORY_JA[c], 14)}{ok:>2}/{n:<2} {ok / n:5.0%}  ({c})")
         if self.violations:
@@ -106,13 +109,15 @@ def filter_recall(filter_fn: Callable[[str], Iterable[str]], questions: Sequence
     """Run ``filter_fn(question) -> file names`` on the field questions and count what survives.
 
     A gold file survives when the filter returns it. The report also lists rule
-    violations: superseded files, more than MAX_DOCS files, names that are not files.
+    violations: superseded files, more than MAX_DOCS files, names that are not files; and
+    how many distinct file lists the filter returned (:attr:`RecallReport.distinct_sets`).
     """
     qs = corpus.questions() if questions is None else list(questions)
     by = corpus.by_file()
-    results, skipped, violations = [], [], []
+    results, skipped, violations, sets = [], [], [], set()
     for q in qs:
         kept = tuple(filter_fn(q.question))
+        sets.add(kept)
         for f in kept:
             if f not in by:
                 violations.append(f"{q.id}: {f!r} はファイルではない")
@@ -126,7 +131,7 @@ def filter_recall(filter_fn: Callable[[str], Iterable[str]], questions: Sequence
         missing = tuple(g for g in q.gold_files if g not in kept)
         results.append(QuestionResult(q.id, q.category, q.question, tuple(q.gold_files), kept, missing,
                                       _reason(q.gold_files, kept, missing, by)))
-    return RecallReport(results, skipped, violations)
+    return RecallReport(results, skipped, violations, len(sets))
 
 
 __all__ = ["VIABLE_RECALL", "CATEGORY_JA", "QuestionResult", "RecallReport", "filter_recall"]
