@@ -1,7 +1,7 @@
 """Lesson 06's yardstick for a filter: filter recall on the field questions, and why each failure failed.
 
 :func:`filter_recall` runs a filter (``question -> file names``) on the 30 field questions and
-reports the share of answerable questions whose gold files all survive it (seed 000 puts the
+reports the share of answerable questions whose gold files all survive it (使い分けの記事 puts the
 line at :data:`VIABLE_RECALL`, 90%), the share of gold files that survive, the result per
 category, the rule violations (superseded files, more than ``MAX_DOCS`` files, names that are
 not files) and, for every failure, its reason in Japanese.
@@ -14,7 +14,7 @@ from typing import Callable, Iterable, Sequence
 from ctxlab import _text, corpus
 from ctxlab.labs._bundles import MAX_DOCS
 
-#: seed 000: the filter option is viable when at least 90% of the needed files survive it
+#: 使い分けの記事: the filter option is viable when at least 90% of the needed files survive it
 VIABLE_RECALL = 0.9
 #: Japanese names of the question categories (corpus.CATEGORIES)
 CATEGORY_JA = {"single": "単一ファイル", "multi": "複数ファイル", "whole": "規程全体",
@@ -74,7 +74,7 @@ class RecallReport:
 
     @property
     def viable(self) -> bool:
-        """Seed 000's line: at least VIABLE_RECALL of the answerable questions keep their files."""
+        """使い分けの記事's line: at least VIABLE_RECALL of the answerable questions keep their files."""
         return self.recall >= VIABLE_RECALL
 
     def format(self) -> str:

@@ -58,8 +58,8 @@ print(f"\nメタデータの例: {d.file} 部署={d.dept} 種類={d.doc_type} �
 # %%
 qs = corpus.questions()
 qmap = {q.id: q for q in qs}
-SEED_DEPT = {"人事": "hr", "経理": "fin", "情報システム": "it"}
-named = [q for q in qs if any(k in q.question for k in SEED_DEPT)]
+ARTICLE_DEPTS = {"人事": "hr", "経理": "fin", "情報システム": "it"}
+named = [q for q in qs if any(k in q.question for k in ARTICLE_DEPTS)]
 print(f"部署名を含む質問: {len(named)} / {len(qs)} 問")
 
 # %% [markdown]
@@ -296,8 +296,8 @@ print(f"{len(usage)} 種のセットに分かれた。ヒット率 {fixed.hit_ra
 # %%
 from ctxlab.costs import compare
 
-seed_rows = compare.compare(197_000, 50).rows
-miss, hit = seed_rows["filter_write"].cost, seed_rows["filter_cached"].cost
+article_rows = compare.compare(197_000, 50).rows
+miss, hit = article_rows["filter_write"].cost, article_rows["filter_cached"].cost
 implied = (600 * miss - 58) / (600 * (miss - hit))
 print(f"使い分けの記事 の「絞り込み 月 $58」（月 600 問）が当たるヒット率: {implied:.0%}")
 print(f"この再生で測った固定セットのヒット率:                 {fixed.hit_rate:.0%}")

@@ -163,7 +163,7 @@ import matplotlib.pyplot as plt
 import ctxlab.plots  # noqa: F401  (Japanese font)
 from ctxlab.plots import measure as measure_plot
 
-ax = measure_plot.accuracy(graded, title=f"現行版だけを渡したときの正答率（{len(questions)} 問・{'sandbox' if ctxlab.is_offline(client) else MODEL}）")
+ax = measure_plot.accuracy(graded, title=f"現行版だけを渡したときの正答率（{len(questions)} 問・{SOURCE}）")
 plt.tight_layout()
 
 # %%
