@@ -391,8 +391,7 @@ held_out = [   # (question, gold files): phrasings the 30 questions do not use
     ("テレワークの日に自宅から社内システムへ接続するとき、何を使いますか？", ("hr_telework_2025.txt", "it_security_2025.txt")),
     ("定年で退職したら、社宅はいつまでに出ないといけませんか？", ("ga_shataku.txt",)),
     ("週末に別の会社で副業をしたいのですが、届出は要りますか？", ("hr_fukugyo.txt",)),
-    ("リモートで働く日に、会社のPCを家族が使ってもいいですか？", ("hr_telework_2025.txt",)),
-]
+    ("リモートで働く日に、会社のPCを家族が使ってもいいですか？", ("hr_telework_2025.txt",))]
 held = metadata_filtering.filter_recall(
     my_filter, [corpus.Question(f"h{i}", text, "", ("-",), gold, "single") for i, (text, gold) in enumerate(held_out)])
 assert not held.violations, held.violations[:3]
