@@ -277,3 +277,25 @@ def test_viewer_without_citations_and_its_display_bundle(resp, docs):
     bundle = v._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert "<mark" in bundle["text/html"] and bundle["text/html"] == v.html
+
+
+def test_article_document_cites_whole_articles():
+    from ctxlab import corpus
+    from ctxlab.api.client import make_client
+    from ctxlab.labs import citations as cit
+
+    doc = corpus.by_file()["hr_telework_2025.txt"]
+    art = cit.article_document(doc)
+    blocks = art.block["source"]["content"]
+    assert art.block["source"]["type"] == "content" and len(blocks) == len(art.labels)
+    assert all(b["text"] in doc.text for b in blocks)
+    i = art.labels.index("第11条（在宅勤務手当）")
+    assert "5,000円" in blocks[i]["text"]
+    resp = make_client(offline=True).messages.create(
+        model="claude-opus-5", max_tokens=400,
+        messages=[{"role": "user", "content": [art.block, {"type": "text", "text": "在宅勤務手当はいくらですか？"}]}])
+    cs = cit.collect(resp)
+    assert cs and all(c.type == "content_block_location" for c in cs)
+    assert art.article_of(cs[0]) == "第11条（在宅勤務手当）"
+    with pytest.raises(ValueError):
+        art.article_of({"start_block_index": len(art.labels)})

@@ -393,7 +393,7 @@ def test_content_documents_cite_block_locations(client):
     doc = {"type": "document", "title": "旅費", "citations": {"enabled": True},
            "source": {"type": "content", "content": [{"type": "text", "text": "日当は1日3000円とする。"},
                                                        {"type": "text", "text": "宿泊料は1泊12000円までとする。"}]}}
-    msg = ask(client, [doc, question("宿泊料の上限は？")])
+    msg = ask(client, [doc, question("1泊の宿泊料はいくらまで？")])
     c = [c for b in msg.content for c in (b.citations or [])][0]
     assert c.type == "content_block_location"
     assert (c.start_block_index, c.end_block_index, c.document_index) == (1, 2, 0)
@@ -626,3 +626,24 @@ def test_bad_requests_and_internal_errors_keep_the_cache(sb, client, monkeypatch
     monkeypatch.setenv("CTXLAB_TIME_SCALE", "0")
     assert [x.status for x in sb.log] == [200, 400, 500]
     assert ask(client, content).usage.cache_read_input_tokens == written
+
+
+def test_the_sandbox_abstains_when_no_sentence_holds_most_of_the_question_nouns(client):
+    from ctxlab.labs import measure
+    from ctxlab.sandbox import answer
+
+    doc = ("年次有給休暇取扱規程\n\n（繰越し）\n第6条　残った年休は、次の付与年度に限って繰り越す。\n"
+           "２　上限は20日とする。")
+    not_there = ask(client, [doc_block(doc, title="年休規程"), question("社員食堂は何時から使えますか？")])
+    text = not_there.content[0].text
+    assert answer.NOT_COVERED_TEXT in text and "20日" not in text
+    from ctxlab import corpus
+
+    q = next(q for q in corpus.questions() if q.id == "q27")
+    assert measure.grade(text, q) == "correct"
+    there = ask(client, [doc_block(doc, title="年休規程"), question("年休の繰越しの上限は？")])
+    assert "20日" in there.content[0].text and answer.NOT_COVERED_TEXT not in there.content[0].text
+    # the threshold is a share of the question's nouns held by one sentence (with its headings)
+    srcs = [answer.Source(doc, "text", 0, "年休規程")]
+    assert answer.coverage(srcs, "社員食堂は何時から使えますか？") <= answer.ABSTAIN_AT_OR_BELOW
+    assert answer.coverage(srcs, "年休の繰越しの上限は？") == 1.0

@@ -16,7 +16,7 @@ from typing import Iterable
 
 from ctxlab import _text, corpus
 
-#: the most files a filtered request carries (seed 000's MAX_DOCS)
+#: the most files a filtered request carries (the MAX_DOCS of 使い分けの記事)
 MAX_DOCS = 8
 #: what the filter passes when neither the dictionary nor the model gives a key
 FALLBACK_BUNDLE = "common"

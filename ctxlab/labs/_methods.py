@@ -15,6 +15,7 @@ from typing import Iterable
 
 from ctxlab.api.messages import SYSTEM_PROMPT, question_request
 from ctxlab.labs import metadata_filtering
+from ctxlab.labs._analysis import edge_order
 from ctxlab.retrieval import BM25Index, chunk_by_articles
 
 
@@ -152,15 +153,20 @@ class RAG(Method):
 
     The index is built when the method is created (like a RAG service that indexes at
     start-up or in a nightly batch): edits of the folder are not seen until :meth:`reindex`.
-    Chunks change with every question, so nothing is cached.
+    Chunks change with every question, so nothing is cached. ``order="edge"`` sends them
+    strongest first and second strongest last (:func:`ctxlab.labs._analysis.edge_order`);
+    ``"rank"`` (the default) sends them best first.
     """
 
     label = "RAG（BM25・上位チャンク）"
     cache_ttl = None
 
-    def __init__(self, source, k: int = 8, chunk_tokens: int = 800, name: str = "rag"):
+    def __init__(self, source, k: int = 8, chunk_tokens: int = 800, name: str = "rag", order: str = "rank"):
         if not isinstance(k, int) or k < 1:
             raise ValueError(f"k must be a positive int, got {k!r}")
+        if order not in ("rank", "edge"):
+            raise ValueError(f"order must be 'rank' or 'edge', got {order!r}")
+        self.order = order
         self.source = source
         self.k = k
         self.chunk_tokens = chunk_tokens
@@ -183,6 +189,8 @@ class RAG(Method):
 
     def select(self, question: str) -> list[Passage]:
         hits = self.index.search(question, k=self.k)
+        if self.order == "edge":
+            hits = edge_order(hits)
         return [Passage(self.chunks[i].doc_id, self.chunks[i].context_header(), self.chunks[i].text) for i, _ in hits]
 
 

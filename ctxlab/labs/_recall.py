@@ -1,7 +1,7 @@
 """Lesson 06's yardstick for a filter: filter recall on the field questions, and why each failure failed.
 
 :func:`filter_recall` runs a filter (``question -> file names``) on the 30 field questions and
-reports the share of answerable questions whose gold files all survive it (seed 000 puts the
+reports the share of answerable questions whose gold files all survive it (使い分けの記事 puts the
 line at :data:`VIABLE_RECALL`, 90%), the share of gold files that survive, the result per
 category, the rule violations (superseded files, more than ``MAX_DOCS`` files, names that are
 not files) and, for every failure, its reason in Japanese.
@@ -14,7 +14,7 @@ from typing import Callable, Iterable, Sequence
 from ctxlab import _text, corpus
 from ctxlab.labs._bundles import MAX_DOCS
 
-#: seed 000: the filter option is viable when at least 90% of the needed files survive it
+#: 使い分けの記事: the filter option is viable when at least 90% of the needed files survive it
 VIABLE_RECALL = 0.9
 #: Japanese names of the question categories (corpus.CATEGORIES)
 CATEGORY_JA = {"single": "単一ファイル", "multi": "複数ファイル", "whole": "規程全体",
@@ -45,6 +45,8 @@ class RecallReport:
     results: list[QuestionResult]
     skipped: list[str] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
+    #: how many different (ordered) file lists the filter returned over all the questions: each is its own cache entry
+    distinct_sets: int = 0
 
     @property
     def recall(self) -> float:
@@ -72,12 +74,13 @@ class RecallReport:
 
     @property
     def viable(self) -> bool:
-        """Seed 000's line: at least VIABLE_RECALL of the answerable questions keep their files."""
+        """使い分けの記事's line: at least VIABLE_RECALL of the answerable questions keep their files."""
         return self.recall >= VIABLE_RECALL
 
     def format(self) -> str:
         lines = [f"filter recall: {self.recall:.0%}（{sum(r.ok for r in self.results)}/{len(self.results)} 問）"
-                 f"  ファイル単位: {self.file_recall:.0%}  90% の線: {'越える' if self.viable else '届かない'}"]
+                 f"  ファイル単位: {self.file_recall:.0%}  {VIABLE_RECALL:.0%} の線: {'越える' if self.viable else '届かない'}"
+                 f"  返した組み合わせ: {self.distinct_sets} 種"]
         for c, (ok, n) in self.by_category().items():
             lines.append(f"  {_text.pad(CATEGORY_JA[c], 14)}{ok:>2}/{n:<2} {ok / n:5.0%}  ({c})")
         if self.violations:
@@ -106,13 +109,15 @@ def filter_recall(filter_fn: Callable[[str], Iterable[str]], questions: Sequence
     """Run ``filter_fn(question) -> file names`` on the field questions and count what survives.
 
     A gold file survives when the filter returns it. The report also lists rule
-    violations: superseded files, more than MAX_DOCS files, names that are not files.
+    violations: superseded files, more than MAX_DOCS files, names that are not files; and
+    how many distinct file lists the filter returned (:attr:`RecallReport.distinct_sets`).
     """
     qs = corpus.questions() if questions is None else list(questions)
     by = corpus.by_file()
-    results, skipped, violations = [], [], []
+    results, skipped, violations, sets = [], [], [], set()
     for q in qs:
         kept = tuple(filter_fn(q.question))
+        sets.add(kept)
         for f in kept:
             if f not in by:
                 violations.append(f"{q.id}: {f!r} はファイルではない")
@@ -126,7 +131,7 @@ def filter_recall(filter_fn: Callable[[str], Iterable[str]], questions: Sequence
         missing = tuple(g for g in q.gold_files if g not in kept)
         results.append(QuestionResult(q.id, q.category, q.question, tuple(q.gold_files), kept, missing,
                                       _reason(q.gold_files, kept, missing, by)))
-    return RecallReport(results, skipped, violations)
+    return RecallReport(results, skipped, violations, len(sets))
 
 
 __all__ = ["VIABLE_RECALL", "CATEGORY_JA", "QuestionResult", "RecallReport", "filter_recall"]

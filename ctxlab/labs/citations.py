@@ -19,6 +19,8 @@ What else is here:
 * :func:`numbered_docs`, :func:`numbered_instruction` and :func:`parse_numbered_refs`: the
   fallback when citations cannot be used (e.g. with structured outputs, which the API
   refuses together with citations): number the documents, ask for ``[n]`` markers, parse them;
+* :func:`article_document`: a custom-content document with one block per article, so a
+  citation (``content_block_location``) names the article it rests on, not a sentence;
 * :func:`char_location` / :func:`cite` build citation objects (tests, exercises);
 * :func:`plot_citation_map` draws where cited ranges fall in each file.
 
@@ -35,12 +37,59 @@ from typing import Any, Iterable, Sequence
 from anthropic.types import CitationCharLocation
 
 from ctxlab.api import online
-from ctxlab.api.messages import doc_name, doc_text, doc_title, field_of
+from ctxlab.api.messages import cache_control, doc_name, doc_text, doc_title, field_of
+from ctxlab.retrieval import article_spans
 
 __all__ = [
     "collect", "collect_pairs", "render", "char_location", "cite",     "Bundle", "Part", "bundle", "numbered_docs", "numbered_instruction", "NumberedRef",
-    "parse_numbered_refs",
+    "parse_numbered_refs", "ArticleDocument", "article_document",
 ]
+
+
+@dataclass(frozen=True)
+class ArticleDocument:
+    """A custom-content document block with one text block per article, and each block's article label."""
+
+    block: dict
+    labels: tuple[str, ...]
+
+    def article_of(self, citation: Any) -> str:
+        """The article a ``content_block_location`` citation starts in (e.g. 「第11条（在宅勤務手当）」)."""
+        i = field_of(citation, "start_block_index")
+        if not isinstance(i, int) or not 0 <= i < len(self.labels):
+            raise ValueError(f"start_block_index {i!r} is not a block of this document ({len(self.labels)} blocks)")
+        return self.labels[i]
+
+
+def article_document(doc: Any, *, citations: bool = True, cache_ttl: str | None = "5m") -> ArticleDocument:
+    """``doc`` as ``{"type": "document", "source": {"type": "content", "content": [...]}}``, one block per article.
+
+    The API cites a custom-content document by whole blocks (``start_block_index`` /
+    ``end_block_index``), never by sentences inside a block: one block per article gives
+    article-level citations. Text before the first article (title, chapter headings) and the
+    supplementary provisions are blocks of their own, labelled as such.
+    """
+    text = doc_text(doc)
+    pieces: list[tuple[str, str]] = []
+    for sp in article_spans(text):
+        body = text[sp["start"]:sp["end"]].strip()
+        if not body:
+            continue
+        if sp["kind"] == "article":
+            label = sp["article"] + (sp["caption"] or "")
+        elif sp["kind"] == "supplementary":
+            label = "附則"
+        else:
+            label = "見出し"
+        pieces.append((label, body))
+    if not pieces:
+        raise ValueError("the document has no text to cite")
+    block: dict = {"type": "document", "title": doc_title(doc),
+                   "source": {"type": "content", "content": [{"type": "text", "text": b} for _, b in pieces]},
+                   "citations": {"enabled": citations}}
+    if cache_ttl is not None:
+        block["cache_control"] = cache_control(cache_ttl)
+    return ArticleDocument(block, tuple(label for label, _ in pieces))
 
 
 def collect_pairs(response: Any) -> list[tuple[str, Any]]:

@@ -5,6 +5,8 @@ The pieces live in their own modules and are re-exported here, so the lesson has
 * :mod:`ctxlab.labs._answers` -- the answer grader (:func:`grade`, :data:`LEVELS`,
   :func:`facts_found`, :func:`stale_stated`, :func:`accuracy`), :class:`Graded`, and :func:`agreement` between a
   person's grades and the machine's;
+* :mod:`ctxlab.labs._analysis` -- :func:`mcnemar` and :func:`paired_interval` (paired uncertainty),
+  :func:`error_causes` (why each answer was not correct) and :func:`edge_order`;
 * :mod:`ctxlab.labs._methods` -- :class:`LongContext`, :class:`MetadataFilter` (lesson 06's
   filter) and :class:`RAG`, which differ only in who picks the documents of a request, and
   :class:`Folder` (whose files can change, for the freshness experiment).
@@ -30,6 +32,8 @@ from ctxlab.api.messages import answer_text, question_request
 from ctxlab.corpus import CATEGORIES, RULES_DIR, Question, by_file
 from ctxlab.costs import pricing
 from ctxlab.costs.usage import total_input
+from ctxlab.labs._analysis import (CAUSE_JA, CAUSES, Paired, edge_order, error_causes, format_causes, mcnemar,
+                                   paired_interval)
 from ctxlab.labs._answers import (LEVELS, NOT_COVERED, SUPERSEDED, Agreement, Graded, accuracy, agreement,
                                   facts_found, grade, normalize, says_not_covered, stale_stated, states_a_rule)
 from ctxlab.labs._methods import RAG, Folder, LongContext, Method, MetadataFilter, Passage
@@ -40,7 +44,17 @@ __all__ = [
     "Agreement", "agreement", "Passage", "Folder", "Method", "LongContext", "MetadataFilter", "RAG",
     "table", "format_table", "by_method", "compare_levels", "version_mixing", "format_version_mixing",
     "Planned", "plan", "estimate_cost", "run", "summary", "place_at", "position_sweep",
+    "Paired", "mcnemar", "paired_interval", "CAUSES", "CAUSE_JA", "error_causes", "format_causes", "edge_order",
+    "SANDBOX_SOURCE", "source_label",
 ]
+
+#: what an offline table measured: the sandbox's extractive answers, not a model
+SANDBOX_SOURCE = "sandbox（抽出型・モデルではない）"
+
+
+def source_label(client, model: str | None = None) -> str:
+    """The source line of a run's tables: the sandbox offline, the real API and the model online."""
+    return SANDBOX_SOURCE if is_offline(client) else f"実 API（{model or pricing.DEFAULT_MODEL}）"
 
 
 # ---------------------------------------------------------------- reports
@@ -55,14 +69,18 @@ def table(graded: Iterable[Graded]) -> dict[str, dict[str, Counter]]:
     return t
 
 
-def format_table(graded: list[Graded], partial_weight: float = 0.5) -> str:
-    """A text table: per method, correct/partial/wrong and accuracy overall and per category; its source last."""
+def format_table(graded: list[Graded], partial_weight: float = 0.5, source: str | None = None) -> str:
+    """A text table: per method, correct/partial/wrong and accuracy overall and per category.
+
+    ``source`` (e.g. :func:`source_label`) is printed above it as the table's source; without it, the source is read
+    from the answers themselves (:func:`ctxlab.api.online.source_line`) and printed last.
+    """
     graded = list(graded)
     t = table(graded)
     cats = [c for c in CATEGORIES if any(c in t[m] for m in t)]
     head = (_text.pad("方式", 14) + _text.pad("正しい", 8, right=True) + _text.pad("惜しい", 8, right=True) + _text.pad("違う", 6, right=True) + _text.pad("正答率", 8, right=True)
             + "".join(_text.pad(c, 15, right=True) for c in cats))
-    lines = [head]
+    lines = ([f"出典: {source}"] if source else []) + [head]
     for m, per in t.items():
         allc = per["all"]
         acc = accuracy(list(allc.elements()), partial_weight)
@@ -73,7 +91,7 @@ def format_table(graded: list[Graded], partial_weight: float = 0.5) -> str:
             cells.append(_text.pad(cell, 15, right=True))
         lines.append(_text.pad(m, 14) + _text.pad(str(allc["correct"]), 8, right=True) + _text.pad(str(allc["partial"]), 8, right=True)
                      + _text.pad(str(allc["wrong"]), 6, right=True) + _text.pad(f"{acc:.0%}", 8, right=True) + "".join(cells))
-    return "\n".join(lines + [online.source_line(list(graded))])
+    return "\n".join(lines if source else lines + [online.source_line(graded)])
 
 
 def by_method(graded: Iterable[Graded], partial_weight: float = 0.5) -> dict[str, dict[str, float]]:

@@ -1,6 +1,6 @@
 """Lesson 06 (metadata filtering): narrow the regulations by metadata, then pass the few files whole.
 
-Seed 000's recipe, made concrete for 株式会社みなと計測:
+The recipe of the course's article on choosing (使い分けの記事), made concrete for 株式会社みなと計測:
 
 1. **Key from the question.** :data:`KEYWORDS` maps words an employee uses (有給, 給料,
    出張, パスワード, 社宅, ...) to a named bundle, and through it to a department.
@@ -13,11 +13,11 @@ Seed 000's recipe, made concrete for 株式会社みなと計測:
    prefix every time.
 3. **Model as a fallback.** Only when the dictionary finds nothing and the client talks to
    the real API, :func:`classify` asks a small model for one word (the department), one
-   extra call of about 0.2 s (seed 000). Offline :func:`select` passes the fallback bundle
+   extra call of about 0.2 s (使い分けの記事). Offline :func:`select` passes the fallback bundle
    and says so in :attr:`Selection.note`.
 
 :func:`filter_recall` measures a filter on the 30 field questions (share of answerable
-questions whose gold files all survive; seed 000 puts the line at 90%) and says why each
+questions whose gold files all survive; 使い分けの記事 puts the line at 90%) and says why each
 failure failed. :func:`per_question_files` is the counter-example for caching (the most
 relevant files of the department, chosen anew for every question), and :func:`replay`
 sends the questions through a sandbox on a manual clock to compare cache reads and dollars.
@@ -77,7 +77,7 @@ __all__ = [
 
 #: a small, cheap model for the one-word classification
 CLASSIFY_MODEL = "claude-haiku-4-5"
-#: seed 000's figure for the extra classification call (not measured here)
+#: 使い分けの記事's figure for the extra classification call (not measured here)
 CLASSIFY_LATENCY_S = 0.2
 
 

@@ -40,8 +40,8 @@ from ctxlab.labs._contextual import (
 from ctxlab.labs._rerank import RERANK_SKIPPED, parse_rerank, rerank, rerank_request
 from ctxlab.published import figures
 from ctxlab.retrieval import (
-    BM25Index, Chunk, article_spans, bigram_tokens, chunk_by_articles, chunk_by_size, fact_key, fact_recall,
-    facts_held, hit_recall, line_tokens, recall_curve, rrf, tokenize_many,
+    BM25Index, Chunk, article_spans, bigram_tokens, chunk_by_articles, chunk_by_size, content_terms, fact_key,
+    fact_recall, facts_held, hit_recall, line_tokens, recall_curve, rrf, tokenize_many,
 )
 from ctxlab.retrieval.metrics import check_k, fact_coverage
 
@@ -90,7 +90,8 @@ class ChunkSet:
         return [c.text for c in self.chunks]
 
     def tokens(self, contextual: bool, kind: str) -> list[list[str]]:
-        """Token lists (cached): ``kind`` "lemma" (fugashi + unidic-lite) or "bigram"."""
+        """Token lists (cached): ``kind`` "lemma" (fugashi + unidic-lite), "content" (lemmas without
+        particles and auxiliaries, :func:`ctxlab.retrieval.content_terms`) or "bigram"."""
         key = (contextual, kind)
         if key not in self._tok:
             if kind == "lemma":
@@ -105,8 +106,10 @@ class ChunkSet:
                     self._tok[key] = body
             elif kind == "bigram":
                 self._tok[key] = [bigram_tokens(t) for t in self.texts(contextual)]
+            elif kind == "content":
+                self._tok[key] = [content_terms(t) for t in self.texts(contextual)]
             else:
-                raise ValueError(f"kind must be 'lemma' or 'bigram', got {kind!r}")
+                raise ValueError(f"kind must be 'lemma', 'content' or 'bigram', got {kind!r}")
         return self._tok[key]
 
 
@@ -118,13 +121,14 @@ class Method:
     label: str
     chunking: str  # "size" | "articles"
     contextual: bool
-    parts: tuple[str, ...]  # "lemma", "bigram": several are fused with RRF
+    parts: tuple[str, ...]  # "lemma", "content", "bigram": several are fused with RRF
     short: str = ""  # a short label for figures and narrow tables
 
 
 METHODS: dict[str, Method] = {m.name: m for m in (
     Method("bm25_size", "BM25・固定長チャンク", "size", False, ("lemma",), "固定長"),
     Method("bm25_articles", "BM25・条文チャンク", "articles", False, ("lemma",), "条文"),
+    Method("bm25_articles_content", "BM25・条文チャンク・助詞と助動詞を除く", "articles", False, ("content",), "条文・助詞除く"),
     Method("ctx_bm25_articles", "文脈付き BM25・条文チャンク", "articles", True, ("lemma",), "文脈付き"),
     Method("ctx_hybrid_articles", "文脈付き・RRF（形態素 BM25 + 文字 bigram BM25）・条文チャンク", "articles", True,
            ("lemma", "bigram"), "文脈付き+RRF"),
@@ -234,7 +238,8 @@ class Lab:
             depth = min(self.DEPTH, len(idx)) or 1
             out = []
             for q in self.questions:
-                query = q.question if kind == "lemma" else bigram_tokens(q.question)
+                query = {"lemma": q.question, "content": content_terms(q.question),
+                         "bigram": bigram_tokens(q.question)}[kind]
                 out.append([i for i, _ in idx.search(query, k=depth)])
             self._rank[key] = out
         return self._rank[key]
@@ -320,13 +325,18 @@ class Lab:
         row = self._curve(m, r, question, "passed", False, max(1, len(r)))
         return next((k for k, v in enumerate(row, start=1) if v == 1.0), None)
 
+    def label(self, name: str | Method) -> str:
+        """The method's label; a contextual one says how its context was written (e.g. offline headings)."""
+        m = self.method(name)
+        return f"{m.label}［{self.sets[m.chunking].context_label}］" if m.contextual else m.label
+
     def table(self, k: int = 20, methods: Iterable[str] | None = None) -> list[dict]:
         """Rows {"method", "label", "one_minus_recall", "recall", "questions"} of the measured table."""
         rows = []
         for name in (methods or METHODS):
             m = self.method(name)
             r = self.recall(m, k)
-            rows.append({"method": m.name, "label": m.label, "recall": r, "one_minus_recall": 1 - r,
+            rows.append({"method": m.name, "label": self.label(m), "recall": r, "one_minus_recall": 1 - r,
                          "questions": len(self.questions)})
         return rows
 

@@ -20,10 +20,12 @@ from ctxlab.retrieval.metrics import (
     fact_key, fact_recall, facts_held, hit_recall, mean_recall_at_k, recall_at_k, recall_curve,
 )
 from ctxlab.retrieval.sentences import split_sentences
-from ctxlab.retrieval.tokens import TOKENIZER_DESCRIPTION, bigram_tokens, line_tokens, terms, tokenize, tokenize_many
+from ctxlab.retrieval.tokens import (
+    TOKENIZER_DESCRIPTION, bigram_tokens, content_nouns, content_terms, line_tokens, tagged, terms, tokenize, tokenize_many,
+)
 
 __all__ = [
     "BM25Index", "Chunk", "TOKENIZER_DESCRIPTION", "article_spans", "bigram_tokens", "chunk_by_articles",
-    "chunk_by_size", "fact_key", "fact_recall", "facts_held", "hit_recall", "line_tokens", "mean_recall_at_k",
-    "recall_at_k", "recall_curve", "rrf", "split_sentences", "terms", "tokenize", "tokenize_many",
+    "chunk_by_size", "content_nouns", "content_terms", "fact_key", "fact_recall", "facts_held", "hit_recall", "line_tokens", "mean_recall_at_k",
+    "recall_at_k", "recall_curve", "rrf", "split_sentences", "tagged", "terms", "tokenize", "tokenize_many",
 ]

@@ -28,7 +28,8 @@ from typing import Any, Iterable
 
 from ctxlab import _text
 
-__all__ = ["tokenize", "tokenize_many", "line_tokens", "bigram_tokens", "TOKENIZER_DESCRIPTION"]
+__all__ = ["tokenize", "tokenize_many", "line_tokens", "bigram_tokens", "TOKENIZER_DESCRIPTION", "tagged",
+           "content_terms", "content_nouns", "FUNCTION_POS", "QUESTION_NOUNS"]
 
 TOKENIZER_DESCRIPTION = (
     "fugashi (MeCab) + unidic-lite; lemma (dictionary form) of each word, "
@@ -55,6 +56,17 @@ _tagger: Any = None
 _tagger_kind: str = ""
 
 
+def _rc_file(text: str) -> str:
+    """A MeCab resource file holding ``text`` (an output format), written once per content."""
+    rc_path = os.path.join(tempfile.gettempdir(), "ctxlab-mecabrc-" + hashlib.sha1(text.encode()).hexdigest()[:10])
+    if not os.path.exists(rc_path):
+        tmp = f"{rc_path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, rc_path)
+    return rc_path
+
+
 def _make_tagger():
     """Create the tagger once: a fast formatted-output tagger, else fugashi's default."""
     global _tagger, _tagger_kind
@@ -62,15 +74,7 @@ def _make_tagger():
     import unidic_lite
 
     try:
-        rc_path = os.path.join(
-            tempfile.gettempdir(),
-            "ctxlab-mecabrc-" + hashlib.sha1(_RC_TEXT.encode()).hexdigest()[:10],
-        )
-        if not os.path.exists(rc_path):
-            tmp = f"{rc_path}.{os.getpid()}.tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write(_RC_TEXT)
-            os.replace(tmp, rc_path)
+        rc_path = _rc_file(_RC_TEXT)
         tagger = fugashi.GenericTagger(f'-r "{rc_path}" -Octxlab -d "{unidic_lite.DICDIR}"')
         probe = tagger.parse("有給休暇を繰り越した")
         if not probe.startswith("名詞\t有給\n") or "動詞\t繰り越す\n" not in probe:
@@ -160,6 +164,76 @@ def tokenize(text: str) -> list[str]:
 def tokenize_many(texts: Iterable[str]) -> list[list[str]]:
     """Tokenize several texts (same rules as :func:`tokenize`)."""
     return [list(terms(t)) for t in texts]
+
+
+# ---------------------------------------------------------------- parts of speech
+
+#: UniDic pos1 of function words: particles (の, は, を, って) and auxiliaries (ます, です, たい)
+FUNCTION_POS = ("助詞", "助動詞")
+#: nouns that ask rather than name (何, いくら, いつ) and formal nouns (とき, こと, もの, ため):
+#: not content for :func:`content_nouns`
+QUESTION_NOUNS = frozenset({"何", "幾ら", "いつ", "何時", "何日", "何分", "何年", "何回", "どれ", "どこ", "誰",
+                            "何故", "幾つ", "どなた", "時", "事", "物", "為", "方", "所", "訳", "場合"})
+
+_RC_POS = (
+    "node-format-ctxpos = %f[0]\\t%f[1]\\t%f[7]\\n\n"
+    "unk-format-ctxpos = %f[0]\\t%f[1]\\t%m\\n\n"
+    "eos-format-ctxpos = \\n\n"
+    "bos-format-ctxpos = \n"
+)
+_POS_ROW = re.compile(r"^([^\t\n]*)\t([^\t\n]*)\t([^\t\n]+)$", re.M)
+_pos_tagger: Any = None
+
+
+def _tag_line(line: str) -> tuple[tuple[str, str, str], ...]:
+    """(pos1, pos2, lemma) of each word of one folded line. Caller holds the lock."""
+    global _pos_tagger
+    if _pos_tagger is None:
+        import fugashi
+        import unidic_lite
+
+        _pos_tagger = fugashi.GenericTagger(f'-r "{_rc_file(_RC_POS)}" -Octxpos -d "{unidic_lite.DICDIR}"')
+    out = _GLOSS.sub("", _pos_tagger.parse(line))
+    return tuple((a, b, lemma) for a, b, lemma in _POS_ROW.findall(out)
+                 if a not in _DROP_POS and (len(lemma) > 1 or lemma.isalnum()))
+
+
+@lru_cache(maxsize=50_000)
+def _tagged_line(line: str) -> tuple[tuple[str, str, str], ...]:
+    with _tagger_lock:
+        return _tag_line(line)
+
+
+def tagged(text: str) -> list[tuple[str, str, str]]:
+    """``(pos1, pos2, lemma)`` of each search word of ``text`` (UniDic parts of speech).
+
+    The words and lemmas are those of :func:`tokenize` (same folding, punctuation and whitespace
+    dropped), with their part of speech: ``tagged("有給の繰越")`` ->
+    ``[('名詞', '普通名詞', '有給'), ('助詞', '格助詞', 'の'), ('名詞', '普通名詞', '繰り越し')]``.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"tagged() needs a str, got {type(text).__name__}")
+    return [w for line in _text.fold(text).splitlines() if line and not line.isspace() for w in _tagged_line(line)]
+
+
+def content_terms(text: str) -> list[str]:
+    """:func:`tokenize` without function words (:data:`FUNCTION_POS`: particles and auxiliaries).
+
+    >>> content_terms("有給休暇の繰越上限は？")
+    ['有給', '休暇', '繰り越し', '上限']
+    """
+    return [lemma for pos1, _, lemma in tagged(text) if pos1 not in FUNCTION_POS]
+
+
+def content_nouns(text: str) -> list[str]:
+    """The distinct common and proper nouns of ``text`` (lemmas), without :data:`QUESTION_NOUNS`.
+
+    >>> content_nouns("社員食堂は何時から使えますか？")
+    ['社員', '食堂']
+    """
+    out = [lemma for pos1, pos2, lemma in tagged(text)
+           if pos1 == "名詞" and pos2 in ("普通名詞", "固有名詞") and lemma not in QUESTION_NOUNS]
+    return list(dict.fromkeys(out))
 
 
 def bigram_tokens(text: str) -> list[str]:

@@ -6,6 +6,15 @@ of user turns), chosen by BM25 over sentences (:mod:`ctxlab.retrieval`), and it 
 answer as such (``ANSWER_MARKER``). With citations enabled, each quoted sentence of a
 document is a text block carrying a ``char_location`` citation whose ``cited_text`` is
 exactly ``document[start_char_index:end_char_index]``.
+
+**Abstention.** A real model says when the documents do not answer a question; an extractive
+answer would otherwise quote the nearest sentence whatever it is. The sandbox's rule: the
+question's content nouns (:func:`ctxlab.retrieval.content_nouns`: common and proper nouns, not
+何・いつ・とき) are looked up in every quotable sentence together with its headings and title; a
+sentence *covers* the question when it holds more than :data:`ABSTAIN_AT_OR_BELOW` of them. When
+no sentence covers the question, the answer is 「記載がありません」 (:data:`NOT_COVERED_TEXT`) and
+quotes nothing. The rule knows words, not meaning: it abstains when the question uses words the
+documents do not (給料 for 給与), and answers when the words are there but the rule is not.
 """
 from __future__ import annotations
 
@@ -27,6 +36,9 @@ MIN_SENTENCE_CHARS = 6
 BM25_B = 0.5
 RELATIVE_SCORE_FLOOR = 0.35
 LONG_QUESTION_CHARS = 400
+#: abstain when no sentence holds more than this share of the question's content nouns
+ABSTAIN_AT_OR_BELOW = 0.5
+NOT_COVERED_TEXT = "渡された文書には、この質問に答える記載がありません。"
 
 
 @dataclass
@@ -196,10 +208,19 @@ def _units(sources: tuple[Source, ...]) -> tuple[list[Unit], list[tuple[str, ...
 
 
 @lru_cache(maxsize=64)
-def _index(sources: tuple[Source, ...]) -> tuple[list[Unit], retrieval.BM25Index]:
-    """Units of the sources and their BM25 index, cached by the sources' content."""
+def _index(sources: tuple[Source, ...]) -> tuple[list[Unit], retrieval.BM25Index, list[frozenset]]:
+    """Units of the sources, their BM25 index and their term sets, cached by the sources' content."""
     units, toks = _units(sources)
-    return units, retrieval.BM25Index(tokens=toks, b=BM25_B)
+    return units, retrieval.BM25Index(tokens=toks, b=BM25_B), [frozenset(t) for t in toks]
+
+
+def coverage(sources: list[Source], query: str) -> float:
+    """The largest share of the question's content nouns that one quotable sentence holds (1.0 without nouns)."""
+    nouns = set(retrieval.content_nouns(query))
+    if not nouns:
+        return 1.0
+    _, _, sets = _index(tuple(sources))
+    return max((len(nouns & s) / len(nouns) for s in sets), default=0.0)
 
 
 def _unit_text(sources: list[Source], u: Unit) -> str:
@@ -210,7 +231,7 @@ def _unit_text(sources: list[Source], u: Unit) -> str:
 
 
 def _select(sources: list[Source], query: str) -> list[Unit]:
-    units, index = _index(tuple(sources))
+    units, index, _ = _index(tuple(sources))
     if not units:
         return []
     hits = index.search(query, k=30)
@@ -377,6 +398,8 @@ def build_answer(body: dict, *, citations: bool, output_format: dict | None, max
         )
     elif not query:
         intro = f"{ANSWER_MARKER} 質問が見つかりませんでした。最後の user ターンに質問のテキストを入れてください。"
+    elif coverage(sources, query) <= ABSTAIN_AT_OR_BELOW:
+        intro = f"{ANSWER_MARKER} {NOT_COVERED_TEXT}（質問の名詞の過半を含む文がありませんでした）"
     else:
         chosen = _select(sources, query)
         if chosen:

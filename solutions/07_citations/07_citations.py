@@ -12,7 +12,7 @@
 # - 全ファイルを 1 つの文書に連結すると何が失われるかを、実際の応答で示せる
 # - 引用と構造化出力が同時に使えないときに、番号による出典へ切り替え、その弱さを説明できる
 #
-# **所要時間** 約 35 分　**前提** 00、03（キャッシュの区切り）。06 を読んでいると、文書セットの話がつながります。
+# **所要時間** 約 35 分　**前提** 00、03（キャッシュの区切り）。06 を読んでいると、固定セットの話がつながります。
 
 # %%
 import json
@@ -172,6 +172,27 @@ citation_map(docs, cites, ax=bottom, title="1 ファイル 1 ブロック: 番�
 plt.tight_layout()
 
 # %% [markdown]
+# ### 条文ごとに引用させる: カスタムコンテンツの文書
+#
+# プレーンテキストの文書は、API が**文ごと**に区切って引用します。規程では「第 11 条に書いてある」と条文で示したいことがよくあります。
+# そのときは文書を `"source": {"type": "content", "content": [...]}`（カスタムコンテンツ）にして、**1 条を 1 ブロック**に入れます。
+# カスタムコンテンツの文書は、ブロックより細かくは引用されません。返る引用は `content_block_location` で、`start_block_index`
+# がそのまま条文の番号になります。`citations.article_document` が、文書を条文ごとのブロックに分けます。
+
+# %%
+telework = by_file["hr_telework_2025.txt"]
+art = citations.article_document(telework)
+print(f"{telework.label}: {len(art.labels)} ブロック  例: {art.labels[2:5]}")
+art_req = {"model": "claude-opus-5", "max_tokens": 500, "system": messages.SYSTEM_PROMPT,
+           "messages": [{"role": "user", "content": [art.block, {"type": "text", "text": QUESTIONS[0]}]}]}
+art_resp = client.messages.create(**art_req)
+for c in citations.collect(art_resp):
+    print(f"  {c.type}: ブロック {c.start_block_index}–{c.end_block_index} → {art.article_of(c)}  「{c.cited_text[:30]}…」")
+
+# %% [markdown]
+# 引用の単位が条文になるので、画面には「在宅勤務規程 第 11 条」と出せます。その代わり、条文の中のどの文かは分かりません。
+# 文まで強調表示したいならプレーンテキスト、条文で示せば足りるならカスタムコンテンツ、と用途で選びます。
+#
 # ## 6. 引用と構造化出力は同時に使えない
 #
 # 回答を JSON の形で受け取る設定（`output_config.format`）と引用を一緒に使うと、リクエストは 400 エラーになります。
@@ -211,8 +232,33 @@ for ref in citations.parse_numbered_refs(answer):
     print(f"{ref.numbers} → {files}  {'原文にそのままある' if verbatim else '言い換えなので原文で位置を引けない'}")
 
 # %% [markdown]
-# 実際のモデルの回答は、引用ではなく言い換えです。番号の書き方も揺れますし、送っていない番号を書くこともあります。
-# パーサーがそうした書き方をどう読むかを、手で書いた例で確かめます。
+# どれも「原文にそのままある」になりました。sandbox は文書の文を**そのまま写して**答えるからで、これは実際のモデルの姿ではありません。
+# 実際のモデルは文を言い換えて書きます。番号の書き方も揺れますし、送っていない番号や、別の文書の番号を書くこともあります。
+# モデルが書きそうな回答を手で書いて、同じ確かめ方を通します（sandbox は言い換えを書けないので、ここは手書きの例です）。
+
+# %%
+written = ("在宅勤務をした月は、通信費と光熱費の補助として毎月5,000円が出ます[6]。"
+           "支払いは翌月の給料日です［２］。結婚休暇は5日もらえます[4]。出張旅費も同じです[9]。")
+for ref in citations.parse_numbered_refs(written):
+    if not ref.valid(len(docs)):
+        print(f"{str(ref.numbers):8s} 送っていない文書の番号 「{ref.claim}」")
+        continue
+    verbatim = any(ref.claim in docs[n - 1].text for n in ref.numbers)
+    print(f"{str(ref.numbers):8s} → {[docs[n - 1].file for n in ref.numbers]}  "
+          f"{'原文にそのままある' if verbatim else '言い換えなので原文で位置を引けない'}  「{ref.claim}」")
+
+# %% [markdown]
+# 言い換えた文は、原文の中で位置を引けません。番号が指す文書の中に、その主張を支える文があるかどうかは、人が読んで確かめるしかありません。
+# たとえば 2 文目の［２］は給与規程を指しています。給与規程にも在宅勤務手当の条はありますが、「翌月に払う」という決まりがあるのは
+# 在宅勤務規程（[6]）のほうです（次のセルで確かめます）。番号が主張を支えているかは、形式からは分かりません。4 文目の [9] は送っていない番号です。
+
+# %%
+rule = "翌月の賃金支払日"
+print(f"「{rule}」があるか: [2] {docs[1].file} {rule in docs[1].text} / [6] {docs[5].file} {rule in docs[5].text}")
+
+# %% [markdown]
+#
+# パーサーがいろいろな書き方をどう読むかも、手で書いた例で確かめておきます。
 
 # %%
 sample = "繰り越せるのは翌年度までです[3]。残りは消滅します［３］［1］。手当は月額で支払います[2, 6]。出張旅費も同じです[9]。"
@@ -222,7 +268,9 @@ for ref in citations.parse_numbered_refs(sample):
 
 # %% [markdown]
 # 番号による出典で分かるのは「どの文書か」までで、文書の中の位置は分かりません。番号は指示に従って書かれたもので、
-# 抜けたり間違ったりします。引用の位置情報は、モデルが生成した文とひも付いて API から返るので、この点で確実です。
+# 抜けたり間違ったりします。API の引用は、これより強い保証を 1 つ持っています。`cited_text` は API が文書から切り出した範囲なので、
+# **その文が原文にそのままある**ことは保証されます（2 で確かめたとおり、スライスと一致します）。ただし、引用された文が
+# 回答の主張を**本当に支えているか**までは保証されません。主張と引用文を並べて人が読み、確かめる必要は残ります。
 # JSON が要るなら、もう 1 つの道もあります。構造化出力を使わずに引用付きの応答を受け、JSON はこちらのコードで組み立てることです
 # （`citations.collect` が返すものを並べるだけです）。
 #
@@ -262,6 +310,7 @@ from types import SimpleNamespace
 
 c0 = citations.collect(resp)[0]
 name, line = locate(c0, docs)
+assert type(name) is str and type(line) is int, "(ファイル名 str, 行番号 int) のタプルを返してください"
 assert name == docs[c0.document_index].file, f"ファイル名は docs[document_index].file です: {name!r}"
 line_text = docs[c0.document_index].text.split("\n")[line - 1]
 assert c0.cited_text.split("\n")[0] in line_text, f"{line} 行目 {line_text!r} に引用の始まりがありません"
@@ -269,20 +318,24 @@ toy = [SimpleNamespace(file="toy.txt", text="第1条\n第2条\n第3条")]
 assert locate(citations.cite(toy, 0, 4, 7), toy) == ("toy.txt", 2), "「第2条」は 2 行目です（行番号は 1 始まり）"
 print("OK:", name, line, "行目")
 ### BEGIN HIDDEN TESTS
+def L(citation, documents):
+    r = locate(citation, documents)
+    assert type(r) is tuple and len(r) == 2 and type(r[0]) is str and type(r[1]) is int, f"(str, int) expected: {r!r}"
+    return r
 three = [SimpleNamespace(file="a.txt", text="x\ny\n"),
          SimpleNamespace(file="b.txt", text="alpha\nbeta\n"),
          SimpleNamespace(file="c.txt", text="一行目。\n二行目。\n同じ文。\n四行目。\n同じ文。")]
-assert locate(citations.cite(three, 2, 0, 4), three) == ("c.txt", 1)            # very first character
-assert locate(citations.cite(three, 2, 5, 9), three) == ("c.txt", 2)            # right after a newline
-assert locate(citations.cite(three, 2, 20, 24), three) == ("c.txt", 5)          # last line, no trailing newline
-assert locate(citations.cite(three, 2, 10, 19), three) == ("c.txt", 3)          # multi-line range: its first line
-assert locate(citations.cite(three, 2, 4, 9), three) == ("c.txt", 1)            # starts on the newline itself
-assert locate(citations.cite(three, 1, 6, 10), three) == ("b.txt", 2)           # document_index beyond the first
-assert locate(citations.cite(three, 0, 2, 3), three) == ("a.txt", 2)
+assert L(citations.cite(three, 2, 0, 4), three) == ("c.txt", 1)            # very first character
+assert L(citations.cite(three, 2, 5, 9), three) == ("c.txt", 2)            # right after a newline
+assert L(citations.cite(three, 2, 20, 24), three) == ("c.txt", 5)          # last line, no trailing newline
+assert L(citations.cite(three, 2, 10, 19), three) == ("c.txt", 3)          # multi-line range: its first line
+assert L(citations.cite(three, 2, 4, 9), three) == ("c.txt", 1)            # starts on the newline itself
+assert L(citations.cite(three, 1, 6, 10), three) == ("b.txt", 2)           # document_index beyond the first
+assert L(citations.cite(three, 0, 2, 3), three) == ("a.txt", 2)
 dup = citations.cite(three, 2, 20, 24)
-assert dup.cited_text == three[2].text[10:14] and locate(dup, three)[1] == 5      # the same sentence is on line 3 too
+assert dup.cited_text == three[2].text[10:14] and L(dup, three)[1] == 5      # the same sentence is on line 3 too
 for cc in cites:
-    f, n = locate(cc, docs)
+    f, n = L(cc, docs)
     assert (f, n) == (docs[cc.document_index].file, len(docs[cc.document_index].text[:cc.start_char_index].split("\n")))
 ### END HIDDEN TESTS
 
@@ -345,22 +398,26 @@ assert mismatched([good, moved], docs) == [1], "1 文字ずれた引用（2 件�
 stale = mismatched(saved, docs)
 print(f"昨年の回答の引用 {len(saved)} 件のうち、今の文書と合わないもの {len(stale)} 件: {stale}")
 ### BEGIN HIDDEN TESTS
+def M(cs, documents):
+    r = mismatched(cs, documents)
+    assert type(r) is list and all(type(i) is int for i in r), f"a list of int expected: {r!r}"
+    return r
 from types import SimpleNamespace
 
 small = [SimpleNamespace(file="s.txt", text="第1条 目的。\n第2条 範囲。")]
 ok = citations.cite(small, 0, 0, 7)
-assert mismatched([ok], small) == []
-assert mismatched([citations.char_location(1, 0, 7, ok.cited_text)], small) == [0]          # no such document
-assert mismatched([citations.char_location(-1, 0, 7, ok.cited_text)], small) == [0]         # negative index
+assert M([ok], small) == []
+assert M([citations.char_location(1, 0, 7, ok.cited_text)], small) == [0]          # no such document
+assert M([citations.char_location(-1, 0, 7, ok.cited_text)], small) == [0]         # negative index
 tail = small[0].text[-7:]
-assert mismatched([citations.char_location(0, -7, len(small[0].text), tail)], small) == [0]  # negative start
+assert M([citations.char_location(0, -7, len(small[0].text), tail)], small) == [0]  # negative start
 end_text = small[0].text[8:]
-assert mismatched([citations.char_location(0, 8, len(small[0].text) + 5, end_text)], small) == [0]  # end too far
-assert mismatched([citations.char_location(0, 5, 3, "")], small) == [0]                    # start after end
-assert mismatched([ok, citations.char_location(0, 0, 7, "第1条 目的")], small) == [1]       # text differs
+assert M([citations.char_location(0, 8, len(small[0].text) + 5, end_text)], small) == [0]  # end too far
+assert M([citations.char_location(0, 5, 3, "")], small) == [0]                    # start after end
+assert M([ok, citations.char_location(0, 0, 7, "第1条 目的")], small) == [1]       # text differs
 expected = [i for i, c in enumerate(saved) if docs[c.document_index].text[c.start_char_index:c.end_char_index] != c.cited_text]
 assert stale == expected and stale
-assert mismatched([], docs) == []
+assert M([], docs) == []
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "design-review-prompt", "locked": true, "schema_version": 3, "solution": false, "task": false}
@@ -368,7 +425,7 @@ assert mismatched([], docs) == []
 #
 # 社内 FAQ ボットの設計レビューで、次の案が出ました。
 #
-# > 規程 48 ファイルを 1 つのテキストにつないで、引用を有効にした 1 つの文書ブロックで渡す（ブロックを作る手間が省ける）。
+# > 規程の全ファイルを 1 つのテキストにつないで、引用を有効にした 1 つの文書ブロックで渡す（ブロックを作る手間が省ける）。
 # > 画面側は `{"answer": ..., "sources": [...]}` の JSON が欲しいので、構造化出力（`output_config.format`）で受け取る。
 # > 画面では根拠の文を原文の中で強調表示したい。
 #

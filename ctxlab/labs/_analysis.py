@@ -1,0 +1,153 @@
+"""Lesson 08's reading of a run: paired uncertainty, causes of the wrong answers, and the order of what is sent.
+
+* :func:`mcnemar` compares two methods on the same questions (paired): only the questions on
+  which exactly one of them was correct say anything about which is better. With ``b`` questions
+  only A got right and ``c`` only B got right, the exact two-sided McNemar test asks how likely a
+  split at least that uneven is when each such question is a fair coin (binomial, p = 1/2).
+  :func:`paired_interval` gives a 95% interval of the difference in accuracy (partial = 0.5)
+  from a seeded paired bootstrap over the questions.
+* :func:`error_causes` files each answer that is not correct under one cause, in this order:
+  the gold files were not all sent (``not_sent``), a superseded value was stated as current
+  (``stale``), the answer says the documents do not cover it (``abstained``), a person graded it
+  differently from the machine (``grader``, only where a person graded it), or the files were
+  sent and the answer still missed (``missed``).
+* :func:`edge_order` puts the strongest passage first and the second strongest last (the
+  ordering the 長文コンテキストの記事 recommends, from the U-shaped accuracy by position).
+"""
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from ctxlab import _text
+from ctxlab.labs._answers import Graded, says_not_covered, stale_stated
+
+__all__ = ["Paired", "mcnemar", "paired_interval", "CAUSES", "CAUSE_JA", "error_causes", "format_causes",
+           "edge_order"]
+
+CAUSES = ("not_sent", "stale", "abstained", "grader", "missed")
+CAUSE_JA = {"not_sent": "答えのファイルを送っていない", "stale": "旧版の値を今の規則として答えた",
+            "abstained": "送ったが「記載がない」と答えた", "grader": "人と自動採点が食い違った",
+            "missed": "送ったが答えの文を拾えなかった"}
+
+_SCORE = {"correct": 1.0, "partial": 0.5, "wrong": 0.0}
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Two methods on the same questions: who alone got which right, and the exact McNemar p-value."""
+
+    a: str
+    b: str
+    n: int
+    only_a: int
+    only_b: int
+    p_value: float
+
+    def __str__(self) -> str:
+        return (f"{self.a} vs {self.b}: {self.n} 問のうち {self.a} だけ正しい {self.only_a} 問、"
+                f"{self.b} だけ正しい {self.only_b} 問 → McNemar の正確検定 p = {self.p_value:.2f}")
+
+
+def _by_question(graded: Iterable[Graded], method: str) -> dict[str, Graded]:
+    out = {g.question.id: g for g in graded if g.method == method}
+    if not out:
+        raise ValueError(f"no answer of method {method!r} in the run")
+    return out
+
+
+def _pairs(graded: Sequence[Graded], a: str, b: str) -> list[tuple[Graded, Graded]]:
+    ga, gb = _by_question(graded, a), _by_question(graded, b)
+    shared = [q for q in ga if q in gb]
+    if not shared:
+        raise ValueError(f"{a!r} and {b!r} answered no question in common")
+    return [(ga[q], gb[q]) for q in shared]
+
+
+def mcnemar(graded: Sequence[Graded], a: str, b: str) -> Paired:
+    """Exact two-sided McNemar test of "correct" between methods ``a`` and ``b`` on their shared questions."""
+    pairs = _pairs(list(graded), a, b)
+    only_a = sum(x.level == "correct" and y.level != "correct" for x, y in pairs)
+    only_b = sum(y.level == "correct" and x.level != "correct" for x, y in pairs)
+    d = only_a + only_b
+    if d == 0:
+        p = 1.0
+    else:
+        tail = sum(math.comb(d, i) for i in range(min(only_a, only_b) + 1)) / 2 ** d
+        p = min(1.0, 2 * tail)
+    return Paired(a, b, len(pairs), only_a, only_b, p)
+
+
+def paired_interval(graded: Sequence[Graded], a: str, b: str, *, rounds: int = 2000, seed: int = 0,
+                    level: float = 0.95) -> tuple[float, float, float]:
+    """(difference, low, high): accuracy of ``a`` minus ``b`` (partial = 0.5) and a paired bootstrap interval."""
+    if not 0 < level < 1:
+        raise ValueError(f"level must be between 0 and 1, got {level!r}")
+    diffs = [_SCORE[x.level] - _SCORE[y.level] for x, y in _pairs(list(graded), a, b)]
+    n = len(diffs)
+    rng = random.Random(seed)
+    means = sorted(sum(rng.choice(diffs) for _ in range(n)) / n for _ in range(rounds))
+    lo = means[int((1 - level) / 2 * rounds)]
+    hi = means[min(rounds - 1, int((1 + level) / 2 * rounds))]
+    return sum(diffs) / n, lo, hi
+
+
+def _cause(g: Graded) -> str:
+    if g.question.gold_files and not all(f in g.files for f in g.question.gold_files):
+        return "not_sent"
+    if stale_stated(g.answer, g.question):
+        return "stale"
+    if g.question.gold_files and says_not_covered(g.answer):
+        return "abstained"
+    return "missed"
+
+
+def error_causes(graded: Iterable[Graded], human: dict | None = None) -> dict[str, dict[str, list[Graded]]]:
+    """``r[method][cause]``: the answers not graded correct, each under its first cause (see the module doc).
+
+    ``human`` is a person's grades by ``(question id, method)`` (``Grader.human``). Where the
+    person and the machine disagree on "correct" (one says correct, the other not), the answer
+    is filed under ``grader``, also when the machine said correct.
+    """
+    human = human or {}
+    out: dict[str, dict[str, list[Graded]]] = {}
+    for g in graded:
+        per = out.setdefault(g.method, {c: [] for c in CAUSES})
+        person = human.get((g.question.id, g.method))
+        if person is not None and (person == "correct") != (g.level == "correct"):
+            per["grader"].append(g)
+        elif g.level != "correct":
+            per[_cause(g)].append(g)
+    return out
+
+
+def format_causes(causes: dict[str, dict[str, list[Graded]]]) -> str:
+    """A text table: per method, how many answers fell under each cause, with their question ids."""
+    lines = [_text.pad("方式", 14) + _text.pad("原因", 32) + _text.pad("件数", 6, right=True) + "  質問"]
+    for m, per in causes.items():
+        for c in CAUSES:
+            gs = per[c]
+            if gs:
+                lines.append(_text.pad(m, 14) + _text.pad(CAUSE_JA[c], 32) + _text.pad(str(len(gs)), 6, right=True)
+                             + "  " + " ".join(g.question.id for g in gs))
+    return "\n".join(lines)
+
+
+def edge_order(items: Sequence, scores: Sequence[float] | None = None) -> list:
+    """``items`` best first by ``scores`` (or in the given order), rearranged as
+    strongest, 3rd, 4th, ..., weakest, 2nd: the two strongest at the two edges.
+
+    >>> edge_order(["a", "b", "c", "d"])
+    ['a', 'c', 'd', 'b']
+    """
+    items = list(items)
+    if scores is not None:
+        if len(scores) != len(items):
+            raise ValueError(f"{len(items)} items but {len(scores)} scores")
+        order = sorted(range(len(items)), key=lambda i: (-scores[i], i))
+        items = [items[i] for i in order]
+    if len(items) < 3:
+        return items
+    return [items[0]] + items[2:] + [items[1]]

@@ -1,0 +1,113 @@
+"""Lesson 08's reading of a run (paired uncertainty, error causes, edge order) and the twin guard of 06–10's hidden tests."""
+from __future__ import annotations
+
+import pytest
+
+from ctxlab import corpus, retrieval
+from ctxlab.labs import measure
+from ctxlab.labs._twins import TwinUsed, exact_type, twins_disabled
+from ctxlab.labs.measure import Graded
+
+
+@pytest.fixture(scope="module")
+def qs():
+    return {q.id: q for q in corpus.questions()}
+
+
+def _run(qs, levels_a, levels_b):
+    ids = sorted(qs)[: len(levels_a)]
+    return ([Graded(qs[i], "a", "", lv) for i, lv in zip(ids, levels_a)]
+            + [Graded(qs[i], "b", "", lv) for i, lv in zip(ids, levels_b)])
+
+
+def test_mcnemar_counts_only_discordant_questions_and_gives_the_exact_p_value(qs):
+    run = _run(qs, ["correct"] * 6 + ["wrong"] * 4, ["wrong"] * 6 + ["wrong"] * 4)
+    p = measure.mcnemar(run, "a", "b")
+    assert (p.n, p.only_a, p.only_b) == (10, 6, 0)
+    assert p.p_value == pytest.approx(2 / 2 ** 6)
+    tie = measure.mcnemar(_run(qs, ["correct", "wrong"], ["wrong", "correct"]), "a", "b")
+    assert tie.p_value == 1.0
+    same = measure.mcnemar(_run(qs, ["correct"] * 3, ["correct"] * 3), "a", "b")
+    assert (same.only_a, same.only_b, same.p_value) == (0, 0, 1.0)
+    with pytest.raises(ValueError):
+        measure.mcnemar(run, "a", "nope")
+
+
+def test_paired_interval_is_seeded_and_holds_the_difference(qs):
+    run = _run(qs, ["correct"] * 5 + ["partial"] * 5, ["wrong"] * 5 + ["partial"] * 5)
+    d, lo, hi = measure.paired_interval(run, "a", "b")
+    assert d == pytest.approx(0.5) and lo <= d <= hi and lo > 0
+    assert measure.paired_interval(run, "a", "b") == (d, lo, hi)
+    flat = measure.paired_interval(_run(qs, ["correct"] * 4, ["correct"] * 4), "a", "b")
+    assert flat == (0.0, 0.0, 0.0)
+
+
+def test_error_causes_files_each_wrong_answer_under_its_first_cause(qs):
+    q20, q01, q27 = qs["q20"], qs["q01"], qs["q27"]
+    gs = [
+        Graded(q01, "m", "わかりません", "wrong", files=()),                                 # gold file not sent
+        Graded(q20, "m", "上限は40日を上限とします", "wrong", files=q20.gold_files),            # stale value stated
+        Graded(q01, "n", "記載がありません", "wrong", files=q01.gold_files),                    # abstained
+        Graded(q01, "o", "毎月20日", "wrong", files=q01.gold_files),                           # sent, missed
+        Graded(q27, "o", "記載がありません", "correct", files=()),                              # correct: not listed
+    ]
+    c = measure.error_causes(gs)
+    assert [g.question.id for g in c["m"]["not_sent"]] == ["q01"]
+    assert [g.question.id for g in c["m"]["stale"]] == ["q20"]
+    assert [g.question.id for g in c["n"]["abstained"]] == ["q01"]
+    assert [g.question.id for g in c["o"]["missed"]] == ["q01"] and not any(c["o"][k] for k in ("grader", "stale"))
+    human = {("q01", "o"): "correct", ("q27", "o"): "wrong"}
+    ch = measure.error_causes(gs, human)
+    assert [g.question.id for g in ch["o"]["grader"]] == ["q01", "q27"] and not ch["o"]["missed"]
+    assert "送っていない" in measure.format_causes(c)
+
+
+def test_edge_order_puts_the_two_strongest_at_the_edges():
+    assert measure.edge_order([]) == [] and measure.edge_order(["a", "b"]) == ["a", "b"]
+    assert measure.edge_order(["a", "b", "c", "d"]) == ["a", "c", "d", "b"]
+    assert measure.edge_order(["x", "y", "z"], [0.1, 0.9, 0.5]) == ["y", "x", "z"]
+    with pytest.raises(ValueError):
+        measure.edge_order(["x"], [1, 2])
+
+
+def test_rag_edge_order_sends_the_same_chunks_in_the_edge_order(qs):
+    docs = corpus.load()
+    rank, edge = measure.RAG(docs), measure.RAG(docs, order="edge", name="rag_edge")
+    a, b = rank.select(qs["q20"].question), edge.select(qs["q20"].question)
+    assert b == measure.edge_order(a)
+    with pytest.raises(ValueError):
+        measure.RAG(docs, order="random")
+
+
+def test_source_label_says_sandbox_offline():
+    from ctxlab.api.client import make_client
+
+    client = make_client(offline=True)
+    assert measure.source_label(client) == measure.SANDBOX_SOURCE
+    assert "sandbox（抽出型・モデルではない）" in measure.format_table([Graded(corpus.questions()[0], "m", "", "wrong")],
+                                                                   source=measure.source_label(client))
+
+
+def test_twins_disabled_makes_a_twin_raise_everywhere_and_restores_it():
+    ns = {"rrf": retrieval.rrf, "my": lambda r: r}
+    original = retrieval.rrf
+    from ctxlab.labs import rag_lab
+
+    with twins_disabled(ns, retrieval.rrf, (rag_lab.Lab, "recall")):
+        for f in (retrieval.rrf, ns["rrf"], rag_lab.rrf):
+            with pytest.raises(TwinUsed):
+                f([[1]])
+        with pytest.raises(TwinUsed):
+            rag_lab.Lab.recall(None, "x")
+        assert ns["my"]([1]) == [1]
+    assert retrieval.rrf is original and ns["rrf"] is original and rag_lab.rrf is original
+    assert rag_lab.Lab.recall.__name__ == "recall"
+
+
+def test_exact_type_refuses_an_always_equal_object():
+    class AlwaysEqual(dict):
+        def __eq__(self, other):
+            return True
+
+    assert AlwaysEqual() == {"x": 1} and not exact_type(AlwaysEqual(), dict)
+    assert exact_type({}, dict) and exact_type(1.0, float, int)
