@@ -44,6 +44,9 @@ KIND_TEXT = {
     "autograde_failed": "採点できなかった",
     "timeout": "時間切れのセルあり（採点済み・そのセルは不合格）",
     "no_grade_cells": "採点セルが見つからない（配布版と別のノートブック？）",
+    "sandbox_limit": "サンドボックスが拒否・制限した操作あり（採点済み）",
+    "gradebook_discarded": "gradebook への採点以外の変更を破棄",
+    "no_sandbox": "サンドボックスなしで採点（--no-sandbox）",
 }
 PROBLEMS = {"unknown_assignment", "unknown_learner", "broken_notebook", "autograde_failed"}
 
