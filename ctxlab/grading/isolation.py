@@ -100,7 +100,9 @@ def unavailable_reason() -> str | None:
     elif not bwrap:
         reason = "bwrap がありません"
     else:
-        proc = subprocess.run([bwrap, *_namespace_args(), "--ro-bind", "/", "/", "--proc", "/proc", "true"],
+        # the features sandbox_command uses (--disable-userns, --size, --perms need bubblewrap >= 0.8)
+        proc = subprocess.run([bwrap, *_namespace_args(), "--ro-bind", "/", "/", "--proc", "/proc",
+                               "--perms", "1777", "--size", str(2**20), "--tmpfs", "/tmp", "true"],
                               capture_output=True, text=True)
         reason = None if proc.returncode == 0 else f"bwrap が動きません: {proc.stderr.strip()[-300:]}"
     _checked["reason"] = reason

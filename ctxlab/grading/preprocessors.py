@@ -10,7 +10,9 @@ region says only that a hidden test failed (the assertion message, which is part
 hidden line, is dropped too). In any other cell, traceback entries that point into a
 cell with hidden tests are dropped. Last, any output of any cell that quotes a line of a
 hidden test (a kernel that read or captured the hidden tests and printed them) is replaced
-by a note: the feedback never shows a hidden test's source.
+by a note: the feedback never shows a hidden test's source. Markers quoted in a learner's
+own cells are defused first (``BEGIN-HIDDEN-TESTS``): unbalanced, they made nbgrader's
+``ClearHiddenTests`` fail and the learner got no feedback.
 
 :class:`LimitOutputSize` complements nbgrader's ``LimitOutput``, which counts lines only:
 a learner printing a 10 MB list (one line) would otherwise put 10 MB into the autograded
@@ -98,6 +100,14 @@ class HideHiddenTestTracebacks(NbGraderPreprocessor):
     end_test_delimeter = Unicode("END HIDDEN TESTS").tag(config=True)
 
     def preprocess(self, nb, resources):
+        # a learner's cell that quotes a marker would make ClearHiddenTests fail ("No end hidden
+        # tests statement found") and the learner would get no feedback: only the locked test
+        # cells (restored from the gradebook by nbgrader) may hold markers
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if not (meta.get("grade") and not meta.get("solution")):
+                for marker in (self.begin_test_delimeter, self.end_test_delimeter):
+                    cell.source = cell.source.replace(marker, marker.replace(" ", "-"))
         self._secret_lines = secret_lines(nb, self.begin_test_delimeter, self.end_test_delimeter)
         # execution counts of the cells that hold hidden tests: tracebacks name cells by them
         self._secret_counts = {

@@ -136,7 +136,7 @@ def format_summary(report: Report, limit: int = 20) -> str:
     block("時間切れのセルあり（採点済み）",
           [f"{report.who(o.student)} {o.assignment}: {o.timeouts} セル" for o in (run.outcomes if run else [])
            if o.timeouts])
-    block("サンドボックスが拒否・制限した操作あり（採点済み・そのセルは失敗として採点）",
+    block("サンドボックスが拒否・制限した操作あり（採点済み）",
           [f"{report.who(o.student)} {o.assignment}: {', '.join(o.limits)}" for o in (run.outcomes if run else [])
            if o.limits])
     block("gradebook への採点以外の変更を破棄した",
