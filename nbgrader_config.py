@@ -15,11 +15,13 @@ c.CourseDirectory.release_directory = "course"
 c.ExecutePreprocessor.timeout = 120
 c.ExecutePreprocessor.interrupt_on_timeout = True
 
+# Every kernel that runs a learner's code runs in a bubblewrap sandbox (IsolatedExecute: own
+# tmpfs folder, read-only interpreter, no network, no secrets, limits; ctxlab/grading/isolation.py).
 # nbgrader's LimitOutput counts lines only: a 10 MB one-line print would go whole into the
 # autograded notebook and the feedback. LimitOutputSize caps characters as well (nbgrader
 # 0.9.6's default list, with it inserted after LimitOutput).
 c.Autograde.autograde_preprocessors = [
-    "nbgrader.preprocessors.Execute",
+    "ctxlab.grading.isolation.IsolatedExecute",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",

@@ -4,6 +4,12 @@ parallel (ctxlab.grading.parallel.grade_parallel: shards in worker course roots,
 
     .venv/bin/python bench/bench_grading.py                 # L = 30 (takes a while)
     .venv/bin/python bench/bench_grading.py --learners 4    # a quick look
+    .venv/bin/python bench/bench_grading.py --sandbox-only  # the sandbox's cost only
+
+The sandbox's cost: one submission (the solution) of every assignment autograded with the
+kernel in the bubblewrap sandbox and without it (``--IsolatedKernelManager.isolate=False``),
+alternately, ``--sandbox-runs`` times; prints the median per submission of each and the
+ratio (goal: the sandbox adds at most 10%).
 
 Goal: 30 learners x 10 assignments (300 submissions) in under 10 minutes on a 2-core
 machine. Prints wall and CPU time, the load average (other work on the machine slows
@@ -63,6 +69,43 @@ def make_class(root: Path, names: list[str], learners: int, tmp: Path) -> int:
     return n
 
 
+def sandbox_overhead(root: Path, names: list[str], runs: int) -> None:
+    """Median per-submission autograde time with and without the sandbox, and the ratio."""
+    from ctxlab.grading import isolation
+
+    reason = isolation.unavailable_reason()
+    if reason:
+        print(f"sandbox: not measured ({reason})")
+        return
+    times: dict[bool, list[float]] = {True: [], False: []}
+    per: dict[tuple[str, bool], list[float]] = {}
+    for r in range(runs):
+        for name in names:
+            for isolate in ((True, False) if (r + names.index(name)) % 2 == 0 else (False, True)):
+                student = f"sbx{int(isolate)}"
+                _nbgrader.place_submission(root, student, name, ROOT / "solutions" / name / f"{name}.ipynb")
+                t = time.perf_counter()
+                proc = _nbgrader.nbgrader(root, "autograde", name, f"--student={student}", "--force", "--create",
+                                          "--log-level=WARN", *isolation.limits_config_args(isolate=isolate), check=False)
+                dt = time.perf_counter() - t
+                if proc.returncode != 0:
+                    print(f"  {name} isolate={isolate}: autograde failed: {proc.stderr[-300:]}")
+                times[isolate].append(dt)
+                per.setdefault((name, isolate), []).append(dt)
+    print(f"\nsandbox cost: {len(names)} assignments x {runs} runs, each mode alternately; {load()}")
+    for name in names:
+        on, off = statistics.median(per[(name, True)]), statistics.median(per[(name, False)])
+        print(f"    {name:24s} sandbox {on:6.2f} s   no sandbox {off:6.2f} s   ratio {on / off:5.3f}")
+    on, off = statistics.median(times[True]), statistics.median(times[False])
+    total_on = sum(statistics.median(per[(n, True)]) for n in names)
+    total_off = sum(statistics.median(per[(n, False)]) for n in names)
+    report("autograde per submission, in the sandbox", times[True])
+    report("autograde per submission, no sandbox (--no-sandbox)", times[False])
+    print(f"    median per submission: sandbox {on:.2f} s, no sandbox {off:.2f} s, ratio {on / off:.3f}; "
+          f"sum of per-assignment medians: ratio {total_on / total_off:.3f} "
+          f"(goal <= 1.10: {'met' if total_on / total_off <= 1.10 else 'NOT met'})")
+
+
 def grade_class(root: Path, workers: int) -> tuple[float, float, parallel.GradeRun]:
     cpu0, t0 = children_cpu(), time.perf_counter()
     run = parallel.grade_parallel(root, workers=workers, progress=True, desc=f"workers={workers}")
@@ -76,6 +119,8 @@ def main() -> None:
                     help=f"comma-separated worker counts for the parallel runs (default {os.cpu_count()})")
     ap.add_argument("--skip-serial", action="store_true", help="skip the serial class run (estimate it instead)")
     ap.add_argument("--assignments", nargs="*", help="assignment ids (default: all in solutions/)")
+    ap.add_argument("--sandbox-runs", type=int, default=3, help="runs of the sandbox-cost measurement (default 3)")
+    ap.add_argument("--sandbox-only", action="store_true", help="measure the sandbox's cost only")
     args = ap.parse_args()
     names = args.assignments or release.assignments(ROOT)
     workers = [int(w) for w in args.workers.split(",")]
@@ -89,6 +134,11 @@ def main() -> None:
               f"{time.perf_counter() - t0:.1f} s wall, {children_cpu() - cpu0:.1f} s CPU")
 
         parallel.copy_db(base / "gradebook.db", tmp / "pristine.db")  # before any submission
+
+        if args.sandbox_runs > 0:
+            sandbox_overhead(base, names, args.sandbox_runs)
+        if args.sandbox_only:
+            return
 
         # 1. one submission per nbgrader process (how `nbgrader autograde A --student S` runs)
         single = base

@@ -7,9 +7,12 @@ assignments it also holds the adversarial kinds: an infinite loop (times out, gr
 batch goes on), a first cell that raises, a visible test edited to ``pass`` (nbgrader
 restores it: still fails), deleted cells, a 10 MB output; plus a kernel that dies, a broken
 file, a notebook of no known assignment and a duplicate. For the feedback tests, learner
-"hidden" fails one hidden test only and learner "visible" fails a visible test. The whole
-export is graded once, in parallel, through :func:`ctxlab.grading.workflow.grade`: every
-nbgrader autograde of the grading tests happens here.
+"hidden" fails one hidden test only and learner "visible" fails a visible test. The hostile
+learners of tests/attacks.py (one extra cell each in a full solution) are graded in the same
+batch, with a fake key in ``.env`` files and the environment and a listener on 127.0.0.1
+(tests/test_attacks.py reads the outcome). The whole export is graded once, in parallel,
+through :func:`ctxlab.grading.workflow.grade`: every nbgrader autograde of the grading tests
+happens here.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from pathlib import Path
 
 import nbformat
 
+import attacks
 import nbfixtures as nbf
 from ctxlab.grading import lms, workflow
 from ctxlab.grading._nbgrader import scores, sync_course_root
@@ -94,6 +98,15 @@ def build(tmp: Path) -> dict:
         expected[("hidden", name)] = ("hidden_test", [cell])
         expected[("visible", name)] = ("visible_test", None)
         hidden_cells[name] = cell
+    # hostile learners: a full solution with one attack cell after the first code cell
+    secrets = attacks.Secrets(root)
+    if attacks.ASSIGNMENT in ASSIGNMENTS:
+        for learner, code in secrets.cells(ROOT).items():
+            nb = source(attacks.ASSIGNMENT)
+            at = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code") + 1
+            nb.cells.insert(at, nbformat.v4.new_code_cell(code))
+            write(f"{learner}/{attacks.ASSIGNMENT}.ipynb", nb)
+            expected[(learner, attacks.ASSIGNMENT)] = ("attack", [])
     first = ASSIGNMENTS[0]
     # duplicate: an older untouched copy and a newer solution (Canvas resubmission "-1")
     write(f"dup_7001_1_{first}.ipynb", nbformat.read(root / "course" / first / f"{first}.ipynb", 4), 1_763_000_000.0)
@@ -115,12 +128,13 @@ def build(tmp: Path) -> dict:
                 zf.write(p, p.relative_to(export).as_posix())
     before = digest(export), hashlib.sha256(upload.read_bytes()).hexdigest()
 
-    report = workflow.grade(upload, root, course=ROOT, workers=None, progress=False,
-                            config_args=[f"--ExecutePreprocessor.timeout={TIMEOUT_S}"])
+    with secrets:
+        report = workflow.grade(upload, root, course=ROOT, workers=None, progress=False,
+                                config_args=[f"--ExecutePreprocessor.timeout={TIMEOUT_S}"])
     after = digest(export), hashlib.sha256(upload.read_bytes()).hexdigest()
     with open(report.csv, encoding="utf-8-sig", newline="") as fh:
         rows = {r["learner_id"]: r for r in csv.DictReader(fh)}
     return {"root": root, "export": export, "report": report, "expected": expected, "before": before,
             "after": after, "rows": rows, "scores": {(s.student, s.assignment): s for s in scores(root)},
             "outcomes": {(o.student, o.assignment): o for o in report.run.outcomes}, "moodle_id": moodle_id,
-            "hidden_cells": hidden_cells}
+            "hidden_cells": hidden_cells, "secrets": secrets}

@@ -191,3 +191,19 @@ def test_limit_output_size_caps_one_long_line():
     assert len(outs) == 2  # the stream after the cut is dropped
     assert len(outs[0].text) < 101_000 and "省略" in outs[0].text
     assert list(outs[1].data) == ["text/plain"] and "省略" in outs[1].data["text/plain"]
+
+
+def test_a_marker_quoted_in_a_learner_cell_does_not_break_feedback():
+    """A learner's cell that mentions the begin marker (an attack that searches notebooks for
+    hidden tests does) made ClearHiddenTests fail: no feedback for that learner."""
+    from nbgrader.preprocessors import ClearHiddenTests
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(f'text.count("{BEGIN}")'),
+                nbformat.v4.new_code_cell(f"assert True\n### {BEGIN}\nassert secret()\n### {END}",
+                                          metadata={"nbgrader": {"grade": True, "solution": False, "locked": True,
+                                                                 "grade_id": "t1", "points": 1}})]
+    nb, _ = HideHiddenTestTracebacks().preprocess(nb, {})
+    nb, _ = ClearHiddenTests().preprocess(nb, {})
+    assert BEGIN not in nb.cells[0].source and "count(" in nb.cells[0].source
+    assert "secret()" not in nb.cells[1].source and "assert True" in nb.cells[1].source

@@ -3,6 +3,8 @@
 The modules, from the bottom up (each imports only the ones above it in this list):
 
 - :mod:`~ctxlab.grading.preprocessors`: the course's nbgrader preprocessors (named in nbgrader_config.py)
+- :mod:`~ctxlab.grading.isolation`: the grading sandbox (bubblewrap) every kernel that runs learner code runs in
+- :mod:`~ctxlab.grading._audit`: what a worker gradebook may change (grades come only from the grader)
 - :mod:`~ctxlab.grading._nbgrader`: running nbgrader offline, the one course-root builder, scores, validation
 - :mod:`~ctxlab.grading.release`: ``ctxlab release`` (course/ from solutions/), the assignment list
 - :mod:`~ctxlab.grading.parallel`: sharded autograde in worker course roots, merged into one gradebook

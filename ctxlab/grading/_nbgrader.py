@@ -205,11 +205,16 @@ def cell_scores(root: Path, student: str, assignment: str) -> dict[str, tuple[fl
 _VALIDATE = """
 import json, sys
 from traitlets.config import Config
+from nbgrader.preprocessors import CheckCellMetadata, ClearOutput
 from nbgrader.validator import Validator
+from ctxlab.grading.isolation import IsolatedExecute
 c = Config()
 if sys.argv[2]:
     c.ExecutePreprocessor.timeout = int(sys.argv[2])
-results = Validator(config=c).validate(sys.argv[1])
+c.IsolatedKernelManager.isolate = sys.argv[3] == "1"
+validator = Validator(config=c)
+validator.preprocessors = [CheckCellMetadata, ClearOutput, IsolatedExecute]  # the kernel in the sandbox
+results = validator.validate(sys.argv[1])
 for cells in results.values():
     for cell in cells:
         cell.pop("error", None)  # the HTML copy of raw_error
@@ -217,16 +222,17 @@ print(json.dumps(results, ensure_ascii=False))
 """
 
 
-def validate(notebook: Path, timeout: int | None = None) -> dict:
+def validate(notebook: Path, timeout: int | None = None, isolate: bool = True) -> dict:
     """nbgrader's validation of one notebook, as data: ``{"failed": [{"source", "raw_error"}],
     "changed": [...], "type_changed": [...]}`` (empty when every test passes).
 
     ``nbgrader validate`` exits 0 even when tests fail, and 0.9.6 has no ``--json`` on the
     command line: this runs nbgrader's Validator (what the JupyterLab "Validate" button
-    uses) in an offline subprocess and returns its result.
+    uses) in an offline subprocess, its kernel in the grading sandbox unless ``isolate`` is
+    False (:mod:`~ctxlab.grading.isolation`), and returns its result.
     """
     notebook = Path(notebook).resolve()
-    proc = subprocess.run([sys.executable, "-c", _VALIDATE, str(notebook), str(timeout or "")],
+    proc = subprocess.run([sys.executable, "-c", _VALIDATE, str(notebook), str(timeout or ""), "1" if isolate else "0"],
                           cwd=notebook.parent, capture_output=True, text=True, env=grading_env())
     if proc.returncode != 0:
         raise RuntimeError(f"nbgrader could not validate {notebook.name}: {proc.stderr.strip().splitlines()[-1:]}")

@@ -57,6 +57,9 @@ KIND_TEXT = {
     "same_name": "同名の受講者（id ごとに別の受講者として採点・要確認）",
     "same_name_distinct": "同名の受講者（LMS のユーザー id で区別済み）",
     "manual_dropped": "再提出で記述が変わったため手動採点を取り消し（採点し直してください）",
+    "sandbox_limit": "サンドボックスが拒否・制限した操作あり（採点済み）",
+    "gradebook_discarded": "gradebook への採点以外の変更を破棄",
+    "no_sandbox": "サンドボックスなしで採点（--no-sandbox）",
 }
 PROBLEMS = {"unknown_assignment", "unknown_learner", "broken_notebook", "autograde_failed", "same_name"}
 

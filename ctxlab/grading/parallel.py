@@ -7,6 +7,13 @@ and ``nbgrader generate_feedback`` in every worker at the same time (subprocesse
 merges the workers' results into the master gradebook one after another with the nbgrader
 :class:`~nbgrader.api.Gradebook` API and copies the ``autograded/`` and ``feedback/``
 folders. Only the merge writes to the master gradebook, so SQLite never sees two writers.
+
+A worker gradebook is not trusted: before the merge, :func:`~ctxlab.grading._audit.audit`
+compares it with the copy the worker started from, and the merge copies only what autograde
+sets for that worker's submissions (automatic scores within ``[0, max]``, flags, automatic
+comments, late penalty, timestamp). Anything else it finds is discarded and reported on the
+outcome (``discarded``) or the run (``GradeRun.discarded``). Each outcome also says what the
+sandbox refused or limited in the notebook (``limits``) and why feedback failed.
 """
 from __future__ import annotations
 
@@ -24,7 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctxlab._progress import progress as progress_bar
+from ctxlab.grading._audit import audit, notebook_scores
 from ctxlab.grading._nbgrader import CONFIG, RELEASE_DIR, SOURCE_DIR, gradebook_url, grading_env, nbgrader_command, rmtree
+from ctxlab.grading.isolation import WALL_MARK, denials
 
 
 @dataclass
@@ -37,6 +46,9 @@ class Outcome:
     timeouts: int = 0        # cells stopped at ExecutePreprocessor.timeout (graded as failing)
     feedback: bool = False   # feedback HTML written
     worker: int = 0
+    limits: list[str] = field(default_factory=list)     # what the sandbox refused or limited
+    feedback_error: str = ""                            # why feedback could not be made
+    discarded: list[str] = field(default_factory=list)  # gradebook changes autograde does not make
 
 
 @dataclass
@@ -47,6 +59,8 @@ class GradeRun:
     seconds: float
     logs: list[Path] = field(default_factory=list)
     feedback: bool = False   # feedback was asked for
+    #: changes a worker gradebook made outside its own submissions (discarded), per worker
+    discarded: list[str] = field(default_factory=list)
 
 
 _DONE = "Setting destination file permissions"
@@ -108,7 +122,9 @@ def _failure_reasons(log_text: str) -> dict[str, str]:
     """submission folder -> the last line of the traceback nbgrader logged for it."""
     out: dict[str, str] = {}
     lines = log_text.splitlines()
+    walled = False
     for i, line in enumerate(lines):
+        walled = walled or WALL_MARK in line
         if _FAILED not in line:
             continue
         path = line.split(_FAILED, 1)[1].strip()
@@ -120,6 +136,8 @@ def _failure_reasons(log_text: str) -> dict[str, str]:
             body.append(lines[j])
             j += 1
         reason = next((b.strip() for b in reversed(body) if b.strip()), "")
+        if walled:
+            reason, walled = f"カーネル全体の制限時間を超えたため止めました（{reason}）", False
         out[os.path.normpath(path)] = reason or "nbgrader autograde failed (see the log)"
     return out
 
@@ -138,6 +156,8 @@ def _collect(wroot: Path, pairs: list[tuple[str, str]], worker: int) -> list[Out
 
     log_text = (wroot / "autograde.log").read_text(encoding="utf-8", errors="replace")
     reasons = _failure_reasons(log_text)
+    fb_log = wroot / "feedback.log"
+    fb_reasons = _failure_reasons(fb_log.read_text(encoding="utf-8", errors="replace")) if fb_log.exists() else {}
     out = []
     with Gradebook(gradebook_url(wroot)) as gb:
         for student, assignment in pairs:
@@ -152,56 +172,60 @@ def _collect(wroot: Path, pairs: list[tuple[str, str]], worker: int) -> list[Out
             graded = bool(notebooks) and in_db and key not in reasons
             error = "" if graded else reasons.get(key, "nbgrader autograde produced no graded notebook (see the log)")
             fb = wroot / "feedback" / student / assignment
+            made = graded and fb.exists() and any(fb.glob("*.html"))
+            fb_error = fb_reasons.get(os.path.normpath(str(ag)), "") if graded and not made else ""
             out.append(Outcome(student, assignment, graded, error,
-                               sum(_count_timeouts(n) for n in notebooks),
-                               graded and fb.exists() and any(fb.glob("*.html")), worker))
+                               sum(_count_timeouts(n) for n in notebooks), made, worker,
+                               [x for n in notebooks for x in denials(n)], fb_error))
     return out
 
 
-def merge_gradebook(master_db: Path, worker_db: Path, pairs: list[tuple[str, str]]) -> None:
-    """Copy the graded submissions ``pairs`` from a worker gradebook into the master one.
+def merge_gradebook(master_db: Path, worker_db: Path, pairs: list[tuple[str, str]],
+                    autograded: Path | None = None) -> dict[tuple[str, str], list[str]]:
+    """Copy what autograde wrote for the submissions ``pairs`` from a worker gradebook into
+    the master one; returns, per submission, the scores that disagreed with the notebook.
 
-    Scores, flags and comments are copied cell by cell (``Grade.auto_score``,
-    ``extra_credit``, ``needs_manual_grade``, ``Comment.auto_comment``), with the
-    submission's timestamp and extension. Manual scores and comments are copied only where
-    the master has none: a manual grade given in formgrader during the run is kept.
+    Only the fields autograde sets are copied (``Grade.auto_score``, recomputed from the
+    autograded notebook in ``autograded/STUDENT/ASSIGNMENT`` when given, clamped to
+    ``[0, max_score]`` of the master's cell, and ``needs_manual_grade``;
+    ``Comment.auto_comment``; the notebook's late penalty; the submission's timestamp). Manual
+    scores, extra credit, manual comments, flags and extensions stay as the master has them:
+    a worker's values for those are never trusted (see :mod:`~ctxlab.grading._audit`).
     """
     from nbgrader.api import Gradebook, MissingEntry
     from sqlalchemy.exc import SAWarning
 
+    mismatch: dict[tuple[str, str], list[str]] = {}
     with warnings.catch_warnings(), \
             Gradebook(f"sqlite:///{worker_db}") as src, Gradebook(f"sqlite:///{master_db}") as dst:
         # nbgrader's add_submission trips SQLAlchemy's autoflush warning (harmless, as in nbgrader itself)
         warnings.simplefilter("ignore", SAWarning)
         for student, assignment in pairs:
             ssub = src.find_submission(assignment, student)
-            st = ssub.student
-            attrs = {k: getattr(st, k) for k in ("first_name", "last_name", "email", "lms_user_id")
-                     if getattr(st, k, None) is not None}
-            dst.update_or_create_student(student, **attrs)
+            truth = notebook_scores(autograded / student / assignment) if autograded else {}
+            dst.update_or_create_student(student)
             try:
                 dsub = dst.find_submission(assignment, student)
             except MissingEntry:
                 dsub = dst.add_submission(assignment, student)
             dsub.timestamp = ssub.timestamp
-            dsub.extension = ssub.extension
             for snb in ssub.notebooks:
                 dnb = dst.find_submission_notebook(snb.name, assignment, student)
-                dnb.flagged = snb.flagged
                 dnb.late_submission_penalty = snb.late_submission_penalty
                 grades = {g.name: g for g in dnb.grades}
                 for g in snb.grades:
                     d = grades[g.name]
-                    d.auto_score, d.extra_credit, d.needs_manual_grade = g.auto_score, g.extra_credit, g.needs_manual_grade
-                    if d.manual_score is None:
-                        d.manual_score = g.manual_score
+                    score = g.auto_score
+                    if (snb.name, g.name) in truth and truth[(snb.name, g.name)] != score:
+                        mismatch.setdefault((student, assignment), []).append(f"grade.auto_score（{g.name}: ノートブックと不一致）")
+                        score = truth[(snb.name, g.name)]
+                    d.auto_score = None if score is None else min(max(float(score), 0.0), float(d.max_score))
+                    d.needs_manual_grade = g.needs_manual_grade
                 comments = {c.name: c for c in dnb.comments}
                 for c in snb.comments:
-                    d = comments[c.name]
-                    d.auto_comment = c.auto_comment
-                    if d.manual_comment is None:
-                        d.manual_comment = c.manual_comment
+                    comments[c.name].auto_comment = c.auto_comment
             dst.db.commit()
+    return mismatch
 
 
 def forget_submission(root: Path, student: str, assignment: str) -> None:
@@ -244,6 +268,9 @@ def grade_parallel(root: Path, pairs: list[tuple[str, str]] | None = None, worke
     shards = shard(pairs, n)
     base = root / ".workers" / f"run-{os.getpid()}-{time.strftime('%Y%m%d-%H%M%S')}"
     rmtree(base)
+    base.mkdir(parents=True)
+    pristine = base / "pristine.db"   # what every worker starts from, to audit what it changed
+    copy_db(root / "gradebook.db", pristine)
     wroots = [_make_worker_root(root, base / f"w{i}", s) for i, s in enumerate(shards)]
     bar = progress_bar(total=len(pairs), desc=desc, unit="件", enabled=progress)
     lock = threading.Lock()
@@ -273,11 +300,18 @@ def grade_parallel(root: Path, pairs: list[tuple[str, str]] | None = None, worke
     logs_dir.mkdir(exist_ok=True)
     logs = []
     stamp = time.strftime("%Y%m%d-%H%M%S")
+    discarded: list[str] = []
     for i, (wroot, spairs) in enumerate(zip(wroots, shards)):
         got = _collect(wroot, spairs, i)
         outcomes += got
         ok = [(o.student, o.assignment) for o in got if o.graded]
-        merge_gradebook(root / "gradebook.db", wroot / "gradebook.db", ok)
+        own, other = audit(pristine, wroot / "gradebook.db", ok)
+        if other:
+            who = ", ".join(f"{s} {a}" for s, a in spairs)
+            discarded.append(f"ワーカー {i}（{who}）: {', '.join(other)}")
+        wrong = merge_gradebook(root / "gradebook.db", wroot / "gradebook.db", ok, wroot / "autograded")
+        for o in got:
+            o.discarded = own.get((o.student, o.assignment), []) + wrong.get((o.student, o.assignment), [])
         for o in got:
             if not o.graded:
                 forget_submission(root, o.student, o.assignment)
@@ -299,4 +333,4 @@ def grade_parallel(root: Path, pairs: list[tuple[str, str]] | None = None, worke
     except OSError:
         pass
     return GradeRun(sorted(outcomes, key=lambda o: (o.student, o.assignment)), len(shards),
-                    time.perf_counter() - t0, logs, feedback)
+                    time.perf_counter() - t0, logs, feedback, discarded)

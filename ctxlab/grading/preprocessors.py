@@ -8,7 +8,11 @@ replaces the traceback of every error in a grade cell by the exception and its m
 plus the failing line only when that line is a visible test; a failure inside the hidden
 region says only that a hidden test failed (the assertion message, which is part of the
 hidden line, is dropped too). In any other cell, traceback entries that point into a
-cell with hidden tests are dropped.
+cell with hidden tests are dropped. Last, any output of any cell that quotes a line of a
+hidden test (a kernel that read or captured the hidden tests and printed them) is replaced
+by a note: the feedback never shows a hidden test's source. Markers quoted in a learner's
+own cells are defused first (``BEGIN-HIDDEN-TESTS``): unbalanced, they made nbgrader's
+``ClearHiddenTests`` fail and the learner got no feedback.
 
 :class:`LimitOutputSize` complements nbgrader's ``LimitOutput``, which counts lines only:
 a learner printing a 10 MB list (one line) would otherwise put 10 MB into the autograded
@@ -34,12 +38,14 @@ from pathlib import Path
 
 import nbformat
 from nbgrader.coursedir import CourseDirectory
+from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer, Unicode
 
 HIDDEN_NOTE = "非公開のテストが失敗しました（中身は表示されません）。課題の説明と公開テストを見直してください。"
 TIMEOUT_NOTE = ("制限時間内に終わりませんでした（無限ループや、終わらない待ちがないか確かめてください）。"
                 "このセルのテストは不合格として採点されています。")
+LEAK_NOTE = "（この出力は非公開のテストの中身を含むため表示しません）"
 TRUNCATED_NOTE = "\n… 出力が長すぎるため、ここで省略しました（全 {total:,} 文字のうち先頭 {kept:,} 文字を表示）…\n"
 DROPPED_NOTE = "出力が大きすぎるため省略しました（{size:,} バイトの {kind}）。"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -58,6 +64,32 @@ def hidden_lines(source: str, begin: str, end: str) -> set[int]:
         if end in line:
             inside = False
     return out
+
+
+def secret_lines(nb, begin: str, end: str, shortest: int = 8) -> set[str]:
+    """The lines of every hidden test of a notebook (markers left out), stripped, of at
+    least ``shortest`` characters (shorter ones could match an honest output by chance)."""
+    out = set()
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        lines = cell.source.split("\n")
+        for n in hidden_lines(cell.source, begin, end):
+            line = lines[n - 1].strip()
+            if len(line) >= shortest and begin not in line and end not in line:
+                out.add(line)
+    return out
+
+
+def _strings(value) -> list[str]:
+    """Every string inside an output (stream text, each data type, error value, traceback)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _strings(v)]
+    if isinstance(value, list):
+        return [x for v in value for x in _strings(v)]
+    return []
 
 
 def failing_line(traceback: list[str]) -> int | None:
@@ -82,6 +114,15 @@ class HideHiddenTestTracebacks(NbGraderPreprocessor):
     end_test_delimeter = Unicode("END HIDDEN TESTS").tag(config=True)
 
     def preprocess(self, nb, resources):
+        # a learner's cell that quotes a marker would make ClearHiddenTests fail ("No end hidden
+        # tests statement found") and the learner would get no feedback: only the locked test
+        # cells (restored from the gradebook by nbgrader) may hold markers
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if not (meta.get("grade") and not meta.get("solution")):
+                for marker in (self.begin_test_delimeter, self.end_test_delimeter):
+                    cell.source = cell.source.replace(marker, marker.replace(" ", "-"))
+        self._secret_lines = secret_lines(nb, self.begin_test_delimeter, self.end_test_delimeter)
         # execution counts of the cells that hold hidden tests: tracebacks name cells by them
         self._secret_counts = {
             cell.get("execution_count") for cell in nb.cells
@@ -95,7 +136,12 @@ class HideHiddenTestTracebacks(NbGraderPreprocessor):
             return cell, resources
         if not cell.metadata.get("nbgrader", {}).get("grade"):
             self._filter_other_cell(cell)
-            return cell, resources
+        else:
+            self._rewrite_grade_cell(cell)
+        self._drop_leaks(cell)
+        return cell, resources
+
+    def _rewrite_grade_cell(self, cell) -> None:
         hidden = hidden_lines(cell.source, self.begin_test_delimeter, self.end_test_delimeter)
         lines = cell.source.split("\n")
         for out in cell.get("outputs", []):
@@ -113,7 +159,13 @@ class HideHiddenTestTracebacks(NbGraderPreprocessor):
                 out["traceback"] = [f"{ename}: {HIDDEN_NOTE}"]
             else:
                 out["traceback"] = [f"失敗した行 {n}: {lines[n - 1].strip()}", head]
-        return cell, resources
+
+    def _drop_leaks(self, cell) -> None:
+        secret = getattr(self, "_secret_lines", set())
+        for i, out in enumerate(cell.get("outputs", [])):
+            text = _ANSI.sub("", "\n".join(_strings(out)))
+            if secret and any(line in text for line in secret):
+                cell.outputs[i] = new_output("stream", name="stdout", text=LEAK_NOTE + "\n")
 
     def _filter_other_cell(self, cell) -> None:
         secret = getattr(self, "_secret_counts", set())

@@ -40,6 +40,7 @@ class Report:
     manual_kept: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     #: what ctxlab.grading.lms_export wrote for the LMS (see format_summary)
     exports: dict | None = None
+    sandbox: bool = True   # False: graded with --no-sandbox
 
     def who(self, learner: str | None) -> str:
         name = self.names.get(learner or "", "")
@@ -113,6 +114,9 @@ def _fmt_seconds(s: float) -> str:
 
 def format_summary(report: Report, limit: int = 20) -> str:
     lines = []
+    if report.run is not None and report.run.outcomes and not report.sandbox:
+        lines.append("警告: --no-sandbox で採点しました。受講者のコードが教員の権限で動き、ファイル・鍵・gradebook・"
+                     "ネットワークに届きました（CSV の notes にも記録）")
     if report.regenerated:
         lines.append(f"課題を生成しました（generate_assignment）: {', '.join(report.regenerated)}")
     run = report.run
@@ -135,11 +139,18 @@ def format_summary(report: Report, limit: int = 20) -> str:
 
     block("採点できなかった", [f"{report.who(o.student)} {o.assignment}: {o.error}" for o in report.failed])
     if run is not None and run.feedback:
-        block("フィードバックを作れなかった（採点は済み・ログを参照）",
-              [f"{report.who(o.student)} {o.assignment}" for o in run.outcomes if o.graded and not o.feedback])
+        block("フィードバックを作れなかった（採点は済み）",
+              [f"{report.who(o.student)} {o.assignment}: {o.feedback_error or 'ログを参照'}"
+               for o in run.outcomes if o.graded and not o.feedback])
     block("時間切れのセルあり（採点済み）",
           [f"{report.who(o.student)} {o.assignment}: {o.timeouts} セル" for o in (run.outcomes if run else [])
            if o.timeouts])
+    block("サンドボックスが拒否・制限した操作あり（採点済み）",
+          [f"{report.who(o.student)} {o.assignment}: {', '.join(o.limits)}" for o in (run.outcomes if run else [])
+           if o.limits])
+    block("gradebook への採点以外の変更を破棄した",
+          [f"{report.who(o.student)} {o.assignment}: {', '.join(o.discarded)}" for o in (run.outcomes if run else [])
+           if o.discarded] + (run.discarded if run else []))
     for kind in ("broken_notebook", "unknown_assignment", "unknown_learner", "no_grade_cells", "duplicate",
                  "same_name", "same_name_distinct", "manual_dropped"):
         block(KIND_TEXT[kind], [f"{report.who(i.learner)}: {i.detail}" for i in report.issues if i.kind == kind])

