@@ -3,7 +3,7 @@
 #
 # 02 では、文書 1 セット・1 日 20 問という 1 つの点で 3 つの方式の月額を比べました。
 # 実際の判断では、文書は増え、質問数は読み違え、モデルは替わります。この節では、それらを動かしたときに
-# **どこで方式の順位が入れ替わるか**を計算で求めます。後半では、コストの記事 の「使い回し回数 k × 引く割合 ρ」の図で、
+# **どこで方式の順位が入れ替わるか**を計算で求めます。後半では、コストの記事の「使い回し回数 k × 引く割合 ρ」の図で、
 # 同じ判断を単価だけから見直します。
 #
 # **この節で身につくこと**
@@ -13,7 +13,7 @@
 # - ウィンドウの 50% と 100% の線を、料金の交点と同じ図の上で読める
 # - ρ–k 図で、全文・キャッシュ・検索のどれが 1 回あたり最も安いかを判断し、ドルの試算と対応づけられる
 #
-# **所要時間** 約 40 分　**前提** 02（料金）、03（元が取れる回数 k）、04（ヒット率）
+# **所要時間** 約 40 分　**前提** 02（料金）、03（損益分岐と使い回し回数 k）、04（ヒット率）
 
 # %%
 import math
@@ -33,7 +33,7 @@ print(ctxlab.mode_line(client))
 #
 # ## 1. 試算の前提
 #
-# 使い分けの記事 の「試算に使っている値」の表を、このコースの前提（`compare.Profile` の既定値）と価格表から作り直します。
+# 使い分けの記事の「試算に使っている値」の表を、このコースの前提（`compare.Profile` の既定値）と価格表から作り直します。
 # 文書量だけは、題材の規程を実際に数えた値を使います。
 
 # %%
@@ -41,14 +41,14 @@ from IPython.display import Markdown
 
 docs = corpus.load(current_only=False)
 doc_tokens = tokens.count_documents([d.text for d in docs], client=client).tokens
-base = crossover.profile(questions_per_day=20)     # 使い分けの記事 の前提（中身は下の表）
+base = crossover.profile(questions_per_day=20)     # 使い分けの記事の前提（中身は下の表）
 
 print(f"題材の規程: {len(docs)} ファイル・{doc_tokens:,} tokens")
 Markdown("| 項目 | 値 | 根拠 |\n|---|---|---|\n"
          + "\n".join(f"| {item} | {value} | {basis} |" for item, value, basis in crossover.assumptions(base, len(docs))))
 
 # %% [markdown]
-# この前提での月額です。使い分けの記事 の表と違うところ（質問文の単価、メタデータで絞る場合のヒット率）は、02 で見たとおり
+# この前提での月額です。使い分けの記事の表と違うところ（質問文の単価、メタデータで絞る場合のヒット率）は、02 で見たとおり
 # `compare` の注に書いてあります。
 
 # %%
@@ -97,7 +97,7 @@ print(f"交点: {cross:,.0f} tokens。題材の規程 {doc_tokens:,} tokens は�
 #
 # 下のウィジェットで、文書量・1 日の質問数・キャッシュヒット率・モデル・RAG のチャンク数・ベクトル DB の月額を動かせます。
 # 図の横（画面が狭いときは下）に、3 つの方式の月額、ウィンドウの使用率、キャッシュが温まった状態での最初のトークンまでの時間（TTFT）が出ます。
-# TTFT は 使い分けの記事 の数字に合わせたシミュレーションで、実測ではありません。
+# TTFT は 使い分けの記事の数字に合わせたシミュレーションで、実測ではありません。
 #
 # スライダーは JupyterLab でカーネルが動いているときだけ表示されます。GitHub のプレビューなどカーネルのない場所では、
 # 上の静的な図が同じ内容です。
@@ -121,7 +121,7 @@ print("交点:", "なし" if r["crossover_tokens"] is None else f"{r['crossover_
 # %% [markdown]
 # ## 4. 動かすと見えること
 #
-# 使い分けの記事 が挙げた 3 つの動き（文書量・質問数・モデル）を、ウィジェットではなく計算で確かめます。
+# 使い分けの記事が挙げた 3 つの動き（文書量・質問数・モデル）を、ウィジェットではなく計算で確かめます。
 # まず文書量です。規程が 2 倍、5 倍になったときの月額を並べます。
 
 # %%
@@ -188,7 +188,7 @@ for h in (0.0, 0.5, 0.8, 0.95):
 # %% [markdown]
 # ## 5. 待ち時間の線
 #
-# 使い分けの記事 の待ち時間の閾値は「キャッシュが効いた状態で、最初のトークンまで 3 秒以内」でした。
+# 使い分けの記事の待ち時間の閾値は「キャッシュが効いた状態で、最初のトークンまで 3 秒以内」でした。
 # 同じシミュレーション（`pricing.ttft_seconds`）で、3 秒に収まる最大の文書量を二分法で求め、ウィンドウの 50% と比べます。
 
 # %%
@@ -249,7 +249,7 @@ def rag_crossover_tokens(profile, max_tokens):
 
 # %% nbgrader={"grade": true, "grade_id": "rag_crossover_tokens-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
 x = rag_crossover_tokens(base, 1_000_000)
-assert x is not None, "使い分けの記事 の前提（1 日 20 問）では、ウィンドウの中に交点があります"
+assert x is not None, "使い分けの記事の前提（1 日 20 問）では、ウィンドウの中に交点があります"
 m = compare.compare(x, 50, base).monthly
 assert abs(m["long_context"] - m["rag"]) < 0.01, (
     f"返した {x:,.0f} tokens で 2 つの月額が等しくありません: ロングコンテキスト ${m['long_context']:.2f}、RAG ${m['rag']:.2f}")
@@ -335,9 +335,9 @@ assert max_questions_per_day(500_000, crossover.profile(db_monthly=0.0)) == 0.0
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## 7. コストの記事 の図: 単価だけで見る
+# ## 7. コストの記事の図: 単価だけで見る
 #
-# ここからは単位を変えます。コストの記事 は、金額を「文書全体を通常単価で 1 回送る代金 aM」を 1 として測りました。
+# ここからは単位を変えます。コストの記事は、金額を「文書全体を通常単価で 1 回送る代金 aM」を 1 として測りました。
 # この単位では、1 回あたりのコストは次の 3 つです（`formulas.relative_cost`）。
 #
 # | 方式 | 1 回あたり |
@@ -353,7 +353,7 @@ assert max_questions_per_day(500_000, crossover.profile(db_monthly=0.0)) == 0.0
 # %%
 W5 = pricing.get_model(base.model).write_multiplier("5m")
 R = pricing.get_model(base.model).cache_read_multiplier
-S = 0.02   # コストの記事 の検索 1 回の費用（aM を 1 とした単位）
+S = 0.02   # コストの記事の検索 1 回の費用（aM を 1 とした単位）
 rk = plot_rho_k(W5, R, S)
 for k, limit in rk.result["rho_limit"].items():
     print(f"k = {k:>2}: 検索が勝つのは ρ < {limit:.3f}")
@@ -410,13 +410,13 @@ plt.tight_layout()
 # %% [markdown] nbgrader={"grade": false, "grade_id": "two-views-prompt", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ### 演習 3（記述・2 点）
 #
-# コストの記事 は「十分に使い回せるなら、検索が勝つのは ρ < r − s のときだけ」と結論しました。題材の規程で RAG が引くのは全体の数 % で、
+# コストの記事は「十分に使い回せるなら、検索が勝つのは ρ < r − s のときだけ」と結論しました。題材の規程で RAG が引くのは全体の数 % で、
 # 7 節で出した r − s を下回っています。それなのに質問数を減らすと、ロングコンテキストのほうが安くなりました（演習 2）。
 # 2 つの試算は矛盾していますか。8 節の数字（k・ρ・s・上限）を使って、2〜4 文で説明してください。
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "two-views", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
 # ### BEGIN SOLUTION
-# 矛盾していない。コストの記事 の s は検索 1 回の費用を定数と置いているが、使い分けの記事 の RAG の追加費用の大半は DB の月額という固定費で、
+# 矛盾していない。コストの記事の s は検索 1 回の費用を定数と置いているが、使い分けの記事の RAG の追加費用の大半は DB の月額という固定費で、
 # 1 回あたりに直すと s = DB ÷（月の質問数 × aM）となり、質問が減るほど大きくなる（1 日 20 問で約 0.12、5 問で約 0.5）。
 # しかもヒット率 80% は k = 5 にすぎず、ρ < r − s は k が大きい極限の条件なので、k = 5 での上限 rho_limit を見る必要がある。
 # 20 問では上限が約 0.2 で ρ（約 0.03）より大きく検索が勝つが、5 問では s が大きすぎて上限が負になり、キャッシュ（ロングコンテキスト）が勝つ。
