@@ -102,7 +102,7 @@ def format_calls(usages: Iterable[Any], model: str | pricing.ModelPrice = pricin
         )
     lines.append("-" * _text.width(head))
     lines.append(f"{_text.pad('合計', width)}  {'':>7} {'':>9} {'':>9} {'':>8} {'':<10} {total:>9.5f} {total_base:>16.5f}"
-                 f"   ({m.id})")
+                 f"   ({m.id}、料金は出力込み・価格表で計算)")
     return "\n".join(lines)
 
 

@@ -198,8 +198,8 @@ def monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model
 # %% [markdown]
 # <details><summary>ヒント（開くと表示）</summary>
 #
-# 方式ごとに「ミスしたときの 1 回」と「ヒットしたときの 1 回」を `call_cost` で出し、`monthly_cost` に渡します。
-# 書き込みと読み出しの対象は文書の部分だけで、質問 400 トークンはどちらの場合も `input_tokens` です。
+# 月額は「1 回の料金」の平均に質問数を掛けたものです。キャッシュを使う方式では、1 回の料金が 2 種類あります。
+# 質問 400 トークンは区切りの後ろにあるので、キャッシュの対象ではありません。
 #
 # </details>
 

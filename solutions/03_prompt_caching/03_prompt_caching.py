@@ -60,9 +60,10 @@ def ask(question, model=DEMO, cache_ttl="5m", docs=docs):
 
 prefix = tokens.count_request(ask("?"), client=client, model=DEMO)
 print(f"前置き（システムプロンプト + 規程 {len(docs)} ファイル）: {prefix}")
-# the whole lesson sends about 20 requests; online it runs only within CTXLAB_BUDGET_USD
+# the whole lesson sends 25 requests (sections 2-7); online it runs only within CTXLAB_BUDGET_USD
+CALLS = 25
 per_call = pricing.call_cost(DEMO, cache_write_5m_tokens=prefix.tokens, output_tokens=200).total
-budget.check(20 * per_call, client, "この節の実演（約 20 回の呼び出し）")
+budget.check(CALLS * per_call, client, f"この節の実演（{CALLS} 回の呼び出し）")
 
 # %% [markdown]
 # ## 1. 前方一致と区切り
