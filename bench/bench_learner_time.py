@@ -18,11 +18,13 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import time
+import sys
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_lessons import run_once  # noqa: E402  (one way to time a notebook run)
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = ("00", "01", "02", "03", "04", "05")
@@ -52,13 +54,6 @@ def model(path: Path, read: float, code: float, auto: float, written: float) -> 
     return {"prose_min": prose / read, "code_min": lines * code / 60, "auto_min": auto_pts * auto,
             "written_min": written_pts * written, "prose_chars": prose, "code_lines": lines,
             "auto_points": auto_pts, "written_points": written_pts}
-
-
-def run_once(path: Path) -> float:
-    nb = nbformat.read(path, as_version=4)
-    t0 = time.perf_counter()
-    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
-    return time.perf_counter() - t0
 
 
 def main() -> None:
