@@ -504,8 +504,8 @@ import matplotlib.pyplot as plt
 
 from ctxlab.plots.prompt_caching import cost_curves
 
-seed = prompt_caching.COST_ARTICLE
-fig = cost_curves(**seed, n_max=10, k_max=20)
+article = prompt_caching.COST_ARTICLE   # the cost article's w, r, rho, s, E
+fig = cost_curves(**article, n_max=10, k_max=20)
 plt.show()
 
 # %% [markdown]
@@ -513,10 +513,10 @@ plt.show()
 # 検索は初回こそ安いものの、いずれキャッシュに追いつかれます。どこで並ぶかを式から出します。
 
 # %%
-meet = prompt_caching.meeting_call(**seed)
+meet = prompt_caching.meeting_call(**article)
 print(f"キャッシュと検索の総額が並ぶ回数: n = {meet:.2f}")
 for n in (4, 5, 6):
-    t = prompt_caching.total_costs(n, **seed)
+    t = prompt_caching.total_costs(n, **article)
     print(f"n = {n}: キャッシュ {t['cache']:.3f} / 検索 {t['retrieval']:.3f} / 毎回全文 {t['full']:.3f}")
 
 # %% [markdown]

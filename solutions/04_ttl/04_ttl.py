@@ -66,15 +66,18 @@ print(f"{len(docs)} ファイル / {corpus.total_chars(docs):,} 字、sandbox �
 # ところが読み出しがあるたびに、寿命は「最後に使われてから 5 分」に延びます。延長に料金はかかりません。
 
 # %%
+kinds = []
 for i in range(16):                      # 08:00, 08:04, ..., 09:00
     if i:
-        sb.advance(4 * 60)
+        sb.advance(4 * 60)               # 4 分後
     r = ask(i)
+    kinds.append(kind(r.usage))
     cost = pricing.usage_cost(r.usage, MODEL)
     print(f"{traffic.clock_label(sb.now())}  {kind(r.usage)}  "
           f"書き込み {r.usage.cache_creation_input_tokens:>7,}  読み出し {r.usage.cache_read_input_tokens:>7,}  ${cost.total:.3f}")
 entry = sb.cache_entries()[0]            # a sandbox-only view of its cache
 print(f"エントリ: 読まれた回数 {entry['reads']}、あと {entry['expires_in_s']:.0f} 秒で期限切れ")
+assert kinds == ["書き込み"] + ["読み出し"] * 15   # what the next cell says
 
 # %% [markdown]
 # 最初の 1 回だけが書き込みで、残りはすべて読み出しです。書き込みから 1 時間たっても、エントリはまだ生きています。
@@ -82,7 +85,7 @@ print(f"エントリ: 読まれた回数 {entry['reads']}、あと {entry['expir
 
 # %%
 read_cost = cost.total                   # the last request above was a read
-sb.advance(6 * 60)
+sb.advance(6 * 60)                       # 6 分後: past the 5-minute TTL
 r = ask(16)
 write_cost = pricing.usage_cost(r.usage, MODEL).total
 print(f"{traffic.clock_label(sb.now())}（6 分後）  {kind(r.usage)}  ${write_cost:.3f}（読み出しの {write_cost / read_cost:.1f} 倍）")
