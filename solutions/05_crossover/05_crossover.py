@@ -166,7 +166,14 @@ print(f"Opus 5 の 1 日 {per_days[-2]} 問と {per_days[-1]} 問の交点: {opu
 by_price = sorted(pricing.models().values(), key=lambda m: m.input_usd_per_mtok)
 cheaper_further = all(cross[a.id][q] > cross[b.id][q] for q in per_days for a, b in zip(by_price, by_price[1:]))
 print("どの質問数でも、入力単価の安いモデルほど交点は文書の多い側:", cheaper_further)
-assert falls and cheaper_further
+half_first = [m.display_name for m in pricing.models().values()
+              if any(x is not None and x > m.context_window / 2 for x in cross[m.id].values())]
+print("交点よりウィンドウの 50% が先に来る質問数があるモデル:", "、".join(half_first) or "なし")
+article_further = all(
+    crossover.crossover_tokens(replace(base, questions_per_month=q * crossover.DAYS_PER_MONTH, hit_rate=compare.ARTICLE_HIT_RATE))
+    > cross[base.model][q] for q in few)
+print(f"1 日 {few[0]}〜{few[-1]} 問で、ヒット率を記事の 80% に固定すると交点は文書の多い側に出る（{base.model}）:", article_further)
+assert falls and cheaper_further and half_first and article_further   # what the readings below say
 
 # %% [markdown]
 # 同じことを図にします。横軸が 1 日の質問数、縦軸が交点の文書量です。線より上（文書が多い側）では RAG が安く、下ではロングコンテキストが安い。
