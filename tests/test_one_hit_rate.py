@@ -55,6 +55,11 @@ def test_the_simulator_offers_traffic_and_fixed(pytestconfig):
     # the article's 80% is shown next to the traffic's figure, and differs from it
     assert want["monthly_long_context_article"] == pytest.approx(article["monthly_long_context"], rel=1e-12)
     assert article["monthly_long_context"] < want["monthly_long_context"]
+    # back to traffic; then setting a rate alone switches to "fixed" (the slider would otherwise be ignored)
+    sim.set(hit_mode="traffic")
+    assert sim.result["hit_rate_from_traffic"]
+    sim.set(hit_rate=0.5)
+    assert sim.state["hit_mode"] == "fixed" and sim.result["hit_rate"] == 0.5
 
 
 def test_hit_rate_grows_with_traffic_and_ttl():

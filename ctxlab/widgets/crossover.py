@@ -219,6 +219,12 @@ class CrossoverSimulator(_Widget):
         self._update_artists()
         self._finish_layout()
 
+    def set(self, **values):
+        """As :meth:`_Widget.set`; setting ``hit_rate`` without ``hit_mode`` also switches to "fixed"."""
+        if "hit_rate" in values and "hit_mode" not in values:
+            values = {"hit_mode": "fixed", **values}
+        return super().set(**values)
+
     @property
     def profile(self) -> compare.Profile:
         """The profile the controls describe (the rest from ``base``)."""
