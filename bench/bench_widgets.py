@@ -38,7 +38,7 @@ def main(n: int = 60) -> None:
     print(f"import ctxlab.widgets.crossover: {(time.perf_counter() - t0) * 1000:.0f} ms")
 
     t0 = time.perf_counter()
-    sim = CrossoverSimulator()
+    sim = CrossoverSimulator(hit_rate=0.8)   # "fixed": the hit-rate slider drives the figure
     print(f"build CrossoverSimulator: {(time.perf_counter() - t0) * 1000:.0f} ms")
     t0 = time.perf_counter()
     rk = RhoKExplorer(points=[("seed 000", 5.0, 0.0325)])

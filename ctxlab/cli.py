@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from ctxlab.costs import pricing
+from ctxlab.costs import pricing, traffic
 from ctxlab.costs.compare import Profile, compare, format_table
 from ctxlab.corpus.documents import DocumentError, load_folder
 
@@ -70,6 +70,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         rag_chunks=args.rag_chunks,
         chunk_tokens=args.chunk_tokens,
         ttl=args.ttl,
+        traffic=args.traffic,
     )
     warnings: list[str] = []
     if args.total_tokens is not None:
@@ -157,7 +158,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--ask", help="質問 (表の見出しに出す)")
     c.add_argument("--model", default=pricing.DEFAULT_MODEL, help="model id from data/pricing.json")
     c.add_argument("--questions-per-month", type=_nonneg_float, default=600)
-    c.add_argument("--hit-rate", type=_rate, default=0.8, help="cache hit rate, 0..1")
+    c.add_argument("--hit-rate", type=_rate, default=None,
+                   help="cache hit rate, 0..1 (default: from lesson 04's traffic model for the questions per day)")
+    c.add_argument("--traffic", choices=sorted(traffic.PROFILES), default=traffic.DEFAULT_PROFILE,
+                   help="traffic shape the default hit rate is taken from (lesson 04)")
     c.add_argument("--db-monthly", type=_nonneg_float, default=70.0, help="vector DB $ per month")
     c.add_argument("--total-tokens", type=_positive_int, help="use N document tokens instead of counting")
     c.add_argument("--files", type=_positive_int, default=50, help="file count with --total-tokens (default 50)")

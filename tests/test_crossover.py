@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from ctxlab.costs import compare, crossover, formulas, pricing
+from ctxlab.costs import compare, crossover, formulas, pricing, traffic
 from ctxlab.plots import crossover as crossover_plots
 from ctxlab.widgets._png import png_rgba
 
@@ -53,8 +53,11 @@ def test_monthly_is_compares_month():
     assert crossover.monthly(123_456, p) == compare.compare(123_456, 50, p).monthly
 
 
+ARTICLE = crossover.profile(hit_rate=compare.ARTICLE_HIT_RATE)   # the article's fixed 80%
+
+
 def test_seed_000_month():
-    m = crossover.monthly(197_000, crossover.profile())
+    m = crossover.monthly(197_000, ARTICLE)
     assert round(m["long_context"]) == 207 and round(m["rag"]) == 101 and m["rag_db"] == 70
 
 
@@ -84,8 +87,21 @@ def test_seed_crossover_value():
     m = pricing.get_model("claude-opus-5")
     per_token = 600 * m.input_per_token * (0.2 * 1.25 + 0.8 * 0.1)
     expected = (600 * 8 * 800 * m.input_per_token + 70) / per_token
-    assert crossover.crossover_tokens(crossover.profile()) == pytest.approx(expected)
+    assert crossover.crossover_tokens(ARTICLE) == pytest.approx(expected)
     assert 90_000 < expected < 90_200
+
+
+def test_default_hit_rate_comes_from_the_traffic_model():
+    p = crossover.profile(20)
+    h = traffic.expected_hit_rate(20, "5m")
+    assert p.hit_rate is None and p.effective_hit_rate() == h and 0.45 < h < 0.6
+    m = pricing.get_model("claude-opus-5")
+    per_token = 600 * m.input_per_token * ((1 - h) * 1.25 + h * 0.1)
+    expected = (600 * 8 * 800 * m.input_per_token + 70) / per_token
+    assert crossover.crossover_tokens(p) == pytest.approx(expected)
+    # fewer questions a day: a lower hit rate, not the same 80%
+    assert crossover.profile(5).effective_hit_rate() < h < crossover.profile(100).effective_hit_rate()
+    assert crossover.profile(20, ttl="1h").effective_hit_rate() > h
 
 
 def test_filter_crossover_matches_bisection():
@@ -260,7 +276,7 @@ def test_simulator_marks_crossover_and_shades_the_window(wc):
     cross = sim.result["crossover_tokens"]
     assert sim.plot.cross_dot.get_data()[0][0] == pytest.approx(cross)
     assert sim.plot.over_band.get_x() == 1_000_000 and sim.plot.half_band.get_x() == 500_000
-    sim.set(questions_per_day=1, db_monthly=300.0)   # RAG's DB costs more than the window can hold
+    sim.set(questions_per_day=1, db_monthly=500.0)   # RAG's DB costs more than the window can hold
     assert sim.result["crossover_tokens"] > 1_000_000
     assert not sim.plot.cross_text.get_visible() and "ウィンドウ" in sim.plot.note.get_text()
 
@@ -268,7 +284,7 @@ def test_simulator_marks_crossover_and_shades_the_window(wc):
 def test_static_figures(wc):
     import matplotlib.pyplot as plt
 
-    plot = crossover_plots.plot_monthly(197_000, crossover.profile())
+    plot = crossover_plots.plot_monthly(197_000, ARTICLE)
     assert plot.result["crossover_tokens"] == pytest.approx(90_101, abs=1)
     rk = crossover_plots.plot_rho_k(points=[("A", 5.0, 0.03)])
     assert rk.result["points"]["A"] == "retrieval"

@@ -2,39 +2,79 @@
 
 :func:`compare` returns a :class:`Comparison` (rows per path, monthly summary, the
 assumptions); :func:`format_table` renders it in Japanese for the terminal or a notebook.
+
+The month's cache hit rate comes, unless a profile fixes it, from lesson 04's traffic model
+(:func:`ctxlab.costs.traffic.expected_hit_rate` for the profile's questions a day, TTL and
+traffic shape), so one traffic level gives one hit rate in every lesson and in the CLI. The
+source article's fixed 80% is shown next to it (:data:`ARTICLE_HIT_RATE`).
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from ctxlab.costs import pricing
+from ctxlab.costs import pricing, traffic
 from ctxlab.costs._checks import nonneg, share
 from ctxlab import _text
 
 
+#: the hit rate the source article (使い分けの記事) assumes for every traffic level
+ARTICLE_HIT_RATE = 0.8
+DAYS_PER_MONTH = 30          # the article: 20 questions a day = 600 a month
+
+
 @dataclass(frozen=True)
 class Profile:
-    """The assumptions of a comparison (seed 000's defaults)."""
+    """The assumptions of a comparison (the source article's defaults, the hit rate from traffic).
+
+    ``hit_rate=None`` (the default) takes the hit rate from the traffic model for
+    ``questions_per_month / 30`` questions a day of ``traffic`` at ``ttl``
+    (:meth:`effective_hit_rate`); a number fixes it.
+    """
 
     model: str = pricing.DEFAULT_MODEL
     prompt_tokens: int = 400          # question and instructions: what changes every call
     output_tokens: int = 700
     questions_per_month: float = 600  # 20 a day, 30 days
-    hit_rate: float = 0.8             # share of calls that read the cache
+    hit_rate: float | None = None     # share of calls that read the cache; None: from the traffic model
     db_monthly: float = 70.0          # vector database, $ per month
     filter_files: int = 5             # files left after the metadata filter
     rag_chunks: int = 8
     chunk_tokens: int = 800
     ttl: str = "5m"
+    traffic: str = traffic.DEFAULT_PROFILE   # the traffic shape the hit rate is taken from
+
+    @property
+    def questions_per_day(self) -> float:
+        return self.questions_per_month / DAYS_PER_MONTH
+
+    @property
+    def hit_rate_from_traffic(self) -> bool:
+        return self.hit_rate is None
+
+    def effective_hit_rate(self) -> float:
+        """The hit rate the month is priced with: fixed, or the traffic model's mean."""
+        if self.hit_rate is not None:
+            return self.hit_rate
+        return traffic.expected_hit_rate(self.questions_per_day, self.ttl, self.traffic)
+
+    def hit_rate_label(self) -> str:
+        """Where the hit rate comes from, in Japanese (for tables and figures)."""
+        h = self.effective_hit_rate()
+        if self.hit_rate is not None:
+            return f"ヒット率 {h:.0%}（固定）"
+        return f"ヒット率 {h:.0%}（04 の合成トラフィック {self.traffic}・TTL {self.ttl} の {traffic.DAYS} 日平均）"
 
     def check(self) -> None:
         pricing.get_model(self.model)
         for name in ("prompt_tokens", "output_tokens", "questions_per_month", "db_monthly",
                      "filter_files", "rag_chunks", "chunk_tokens"):
             nonneg(name, getattr(self, name))
-        share("hit_rate", self.hit_rate)
+        if self.hit_rate is not None:
+            share("hit_rate", self.hit_rate)
         if self.ttl not in ("5m", "1h"):
             raise ValueError(f"ttl must be '5m' or '1h', got {self.ttl!r}")
+        if self.traffic not in traffic.PROFILES:
+            raise ValueError(f"traffic must be one of {', '.join(traffic.PROFILES)}, got {self.traffic!r}")
 
 
 @dataclass(frozen=True)
@@ -58,6 +98,8 @@ class Comparison:
     rows: dict[str, Row]
     monthly: dict[str, float]
     window_usage: float
+    hit_rate: float = 0.0                      # the rate the month was priced with
+    article_monthly: dict[str, float] = field(default_factory=dict)  # the same month at the article's 80%
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
@@ -104,34 +146,43 @@ def compare(doc_tokens: int, n_files: int, profile: Profile | None = None, *, ch
                    pricing.ttft_seconds(rag_in, retrieval=True), "チャンク ID が構造で残る"),
     }
     n = p.questions_per_month
-    monthly = {
-        "long_context_no_cache": pricing.monthly_cost(n, cost_miss=rows["long_context"].cost),
-        "long_context": pricing.monthly_cost(n, cost_miss=rows["lc_write"].cost, cost_hit=rows["lc_cached"].cost,
-                                             hit_rate=p.hit_rate),
-        "filter": pricing.monthly_cost(n, cost_miss=rows["filter_write"].cost, cost_hit=rows["filter_cached"].cost,
-                                       hit_rate=p.hit_rate),
-        "rag_api": pricing.monthly_cost(n, cost_miss=rows["rag"].cost),
-        "rag_db": p.db_monthly,
-    }
-    monthly["rag"] = monthly["rag_api"] + p.db_monthly
+    h = p.effective_hit_rate()
+    monthly = _month(rows, n, h, p.db_monthly)
+    article = _month(rows, n, ARTICLE_HIT_RATE, p.db_monthly)
 
     # Seed 000 counts the whole input, question included, at the read rate on a cached call.
     seed_cached = pricing.call_cost(m, cache_read_tokens=doc_tokens + q, output_tokens=out).total
     seed_write = pricing.call_cost(m, output_tokens=out, **{next(iter(write)): doc_tokens + q}).total
-    seed_month = pricing.monthly_cost(n, cost_miss=seed_write, cost_hit=seed_cached, hit_rate=p.hit_rate)
+    seed_month = pricing.monthly_cost(n, cost_miss=seed_write, cost_hit=seed_cached, hit_rate=ARTICLE_HIT_RATE)
     notes = [
-        f"使い分けの記事の数え方（質問 {q:,} tok もキャッシュ読み出しとして数える）では、キャッシュ時 "
-        f"${seed_cached:.3f}/回・ロングコンテキスト月 ${seed_month:,.0f}。"
-        f"実際には質問はブレークポイントの後ろにあり毎回通常単価なので、上の表の値が正しい数字です。",
-        f"メタデータで絞る月額はヒット率 {p.hit_rate:.0%} を絞り込み後の文書セットにも当てはめた値です。"
+        f"使い分けの記事はどの質問数でもヒット率 {ARTICLE_HIT_RATE:.0%} と置きます。その前提ならロングコンテキスト月 "
+        f"${article['long_context']:,.0f}・絞り込み ${article['filter']:,.0f}（この表は {p.hit_rate_label()}）。",
+        f"使い分けの記事の数え方（質問 {q:,} tok もキャッシュ読み出しとして数え、ヒット率 {ARTICLE_HIT_RATE:.0%}）では、"
+        f"キャッシュ時 ${seed_cached:.3f}/回・ロングコンテキスト月 ${seed_month:,.0f}。"
+        f"実際には質問はキャッシュの区切りの後ろにあり毎回通常単価なので、上の表の値が正しい数字です。",
+        f"メタデータで絞る月額はヒット率 {h:.0%} を絞り込み後の文書セットにも当てはめた値です。"
         "質問ごとに文書セットが変わるとヒット率は下がります（バンドルを固定すると保てます）。",
     ]
     return Comparison(doc_tokens, n_files, chars, token_method, question, p, rows, monthly,
-                      doc_tokens / m.context_window, notes)
+                      doc_tokens / m.context_window, h, article, notes)
+
+
+def _month(rows: dict[str, Row], n: float, h: float, db_monthly: float) -> dict[str, float]:
+    monthly = {
+        "long_context_no_cache": pricing.monthly_cost(n, cost_miss=rows["long_context"].cost),
+        "long_context": pricing.monthly_cost(n, cost_miss=rows["lc_write"].cost, cost_hit=rows["lc_cached"].cost,
+                                             hit_rate=h),
+        "filter": pricing.monthly_cost(n, cost_miss=rows["filter_write"].cost, cost_hit=rows["filter_cached"].cost,
+                                       hit_rate=h),
+        "rag_api": pricing.monthly_cost(n, cost_miss=rows["rag"].cost),
+        "rag_db": db_monthly,
+    }
+    monthly["rag"] = monthly["rag_api"] + db_monthly
+    return monthly
 
 
 def format_table(c: Comparison) -> str:
-    """Render a comparison as seed 000's terminal table (Japanese)."""
+    """Render a comparison as the source article's terminal table (Japanese)."""
     p = c.profile
     m = pricing.get_model(p.model)
     lines = []
@@ -153,7 +204,7 @@ def format_table(c: Comparison) -> str:
                      + _text.pad(f"${r.cost:.3f}", 9, True) + "  " + _text.pad(f"{r.ttft_s:.1f}s", 8, True) + "  " + r.citations)
     lines.append("-" * 96)
     per_day = p.questions_per_month / 30
-    lines.append(f"月 {p.questions_per_month:,.0f} 問（1 日 {per_day:.0f} 問・キャッシュヒット率 {p.hit_rate:.0%}・TTL {p.ttl}）")
+    lines.append(f"月 {p.questions_per_month:,.0f} 問（1 日 {per_day:g} 問・{p.hit_rate_label()}）")
     mo = c.monthly
     lines.append(f"ロングコンテキスト ${mo['long_context']:,.0f}（キャッシュなしなら ${mo['long_context_no_cache']:,.0f}）"
                  f"  絞り込み ${mo['filter']:,.0f}  RAG ${mo['rag_api']:,.0f} + DB ${mo['rag_db']:,.0f}"
@@ -170,6 +221,7 @@ def format_table(c: Comparison) -> str:
         f"キャッシュ書き込み {m.write_multiplier(p.ttl)}x, 読み出し {m.cache_read_multiplier}x",
         f"RAG は {p.chunk_tokens:,} tok × {p.rag_chunks} チャンク, DB 月 ${p.db_monthly:g}",
         f"絞り込みは平均的なファイル {p.filter_files} 件",
+        "ヒット率はトラフィックのモデル（04）から。実際の率は自社のログの間隔で確かめる",
         "最初tok は使い分けの記事の数字に合わせたシミュレーション（実測ではない）",
     ]))
     for n in c.notes:

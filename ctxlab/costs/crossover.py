@@ -7,12 +7,15 @@ relative figures from :func:`ctxlab.costs.pricing.relative_cost` and :func:`ctxl
 
 Two views of the same decision:
 
-* dollars per month (seed 000's "Move the line"): :func:`monthly`, :func:`curves`,
-  :func:`crossover_tokens`, :func:`situation`;
-* per call, in units of "the whole text sent once at the base price" (seed 001):
+* dollars per month (the source article's "Move the line"): :func:`monthly`, :func:`curves`,
+  :func:`crossover_tokens`, :func:`situation`; the hit rate comes from the traffic model
+  (:meth:`compare.Profile.effective_hit_rate`) unless a profile fixes it;
+* per call, in units of "the whole text sent once at the base price" (the cost article):
   :func:`rho_k_map`, :func:`cheapest`, and :func:`profile_point`, which places a dollar
   profile on the map (the vector database's monthly fee becomes a per-call search cost ``s``
-  that grows as traffic falls).
+  that grows as traffic falls). Two axes, not three options: what to send (``rho``) and
+  whether to reuse it (``k``); with a fixed part ``m0`` the map also shows the hybrid
+  (retrieval with the fixed part cached).
 """
 from __future__ import annotations
 
@@ -22,10 +25,10 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from ctxlab.costs import compare, formulas, pricing
+from ctxlab.costs import compare, formulas, pricing, traffic
 from ctxlab.costs._checks import nonneg
 
-DAYS_PER_MONTH = 30          # seed 000: 20 questions a day = 600 a month
+DAYS_PER_MONTH = compare.DAYS_PER_MONTH   # the article: 20 questions a day = 600 a month
 SEED_FILES = 50              # seed 000: 50 files; the filter keeps 5 of them
 TTFT_LIMIT_S = 3.0           # seed 000: stay with long context while the warm-cache TTFT is within 3 s
 HALF_WINDOW = 0.5            # seed 000's premise: documents <= 50% of the window
@@ -37,9 +40,12 @@ PATHS = {
     "rag": "RAG（DB 込み）",
 }
 
-# The three methods of seed 001's map, in the order of the colour index.
-METHODS = ("full", "cache", "retrieval")
-METHOD_LABELS = {"full": "毎回全文を渡す", "cache": "全文をキャッシュ", "retrieval": "検索して引いた分だけ"}
+# The methods of the cost article's map, in the order of the colour index. "retrieval" sends the
+# fixed part m0 (if any) uncached, "hybrid" caches it; with m0 = 0 they cost the same (ties go
+# to retrieval, so the hybrid has no area).
+METHODS = ("full", "cache", "retrieval", "hybrid")
+METHOD_LABELS = {"full": "毎回全文を渡す", "cache": "全文をキャッシュ", "retrieval": "検索して引いた分だけ",
+                 "hybrid": "検索しつつ固定部分をキャッシュ"}
 
 
 # ---------------------------------------------------------------- profiles
@@ -163,7 +169,9 @@ def situation(doc_tokens: float, p: compare.Profile, n_files: int = SEED_FILES) 
         "doc_tokens": doc_tokens,
         "questions_per_day": per_day(p),
         "questions_per_month": p.questions_per_month,
-        "hit_rate": p.hit_rate,
+        "hit_rate": c.hit_rate,
+        "hit_rate_from_traffic": p.hit_rate_from_traffic,
+        "monthly_long_context_article": c.article_monthly["long_context"],
         "model": p.model,
         "rag_chunks": p.rag_chunks,
         "db_monthly": p.db_monthly,
@@ -203,24 +211,36 @@ def assumptions(p: compare.Profile | None = None, n_files: int = SEED_FILES) -> 
         ("メタデータで絞った後に残る割合", f"{kept / n_files:.0%}（{n_files} 件のうち {kept} 件）",
          "平均的な大きさのファイルとして計算"),
         ("月の質問数", f"{p.questions_per_month:,.0f} 問（1 日 {per_day(p):g} 問 × {DAYS_PER_MONTH} 日）", "置きの値"),
-        ("キャッシュヒット率", f"{p.hit_rate:.0%}", "絞り込みの文書セットにも同じ率を当てる"),
+        ("キャッシュヒット率", f"{p.effective_hit_rate():.0%}",
+         ("固定した値。" if p.hit_rate is not None else
+          f"04 の合成トラフィック（{p.traffic}）の {traffic.DAYS} 日平均。使い分けの記事は "
+          f"{compare.ARTICLE_HIT_RATE:.0%} と置く。") + "絞り込みの文書セットにも同じ率を当てる"),
     ]
 
 
 # ---------------------------------------------------------------- seed 001's rho-k map
 
-def cheapest(k: float, rho: float, w: float, r: float, s: float) -> str:
-    """The cheapest of seed 001's three methods at reuse count ``k`` and retrieved share ``rho``.
+def method_costs(k: float, rho: float, w: float, r: float, s: float, m0: float = 0.0) -> dict[str, float]:
+    """Per-call cost of each method of the cost article's table (unit: the whole text sent once).
 
-    Full text every time is retrieval of everything at no search cost (relative cost 1);
-    the cache sends the whole text through the cache; retrieval sends ``rho`` of it plus ``s``.
-    Ties go to the simpler method (full, then cache).
+    Full text every time is 1 (no caching: w = r = 1); the cache sends the whole text through the
+    cache; retrieval sends ``rho`` of it plus ``s`` and the fixed part ``m0`` uncached; the hybrid
+    caches the fixed part: ``m0 (w + (k - 1) r) / k + rho + s``.
     """
-    costs = {
-        "full": formulas.relative_cost(0.0, k, 1.0, 0.0, w, r),
+    return {
+        "full": formulas.relative_cost(1.0, k, 0.0, 0.0, 1.0, 1.0),
         "cache": formulas.relative_cost(1.0, k, 0.0, 0.0, w, r),
-        "retrieval": formulas.relative_cost(0.0, k, rho, s, w, r),
+        "retrieval": formulas.relative_cost(m0, k, rho, s, 1.0, 1.0),
+        "hybrid": formulas.relative_cost(m0, k, rho, s, w, r),
     }
+
+
+def cheapest(k: float, rho: float, w: float, r: float, s: float, m0: float = 0.0) -> str:
+    """The cheapest method at reuse count ``k`` and retrieved share ``rho`` (:func:`method_costs`).
+
+    Ties go to the simpler method (full, then cache, then retrieval).
+    """
+    costs = method_costs(k, rho, w, r, s, m0)
     return min(METHODS, key=lambda name: costs[name])
 
 
@@ -230,39 +250,44 @@ class RhoKMap:
 
     k: np.ndarray            # reuse counts, along x
     rho: np.ndarray          # retrieved shares, along y
-    index: np.ndarray        # shape (len(rho), len(k)): 0 full, 1 cache, 2 retrieval (see METHODS)
+    index: np.ndarray        # shape (len(rho), len(k)): 0 full, 1 cache, 2 retrieval, 3 hybrid (METHODS)
     rho_limit: np.ndarray    # pricing.rho_limit at each k (retrieval wins below it)
     asymptote: float         # r - s: the limit of rho_limit for many reuses
     breakeven_k: float       # (w - r) / (1 - r): the cache beats full text to the right of it
     w: float
     r: float
     s: float
+    m0: float = 0.0
 
     def share(self, method: str) -> float:
         """Share of the plotted plane where ``method`` is cheapest."""
         return float(np.mean(self.index == METHODS.index(method)))
 
 
-def rho_k_map(w: float = 1.25, r: float = 0.1, s: float = 0.02, *,
+def rho_k_map(w: float = 1.25, r: float = 0.1, s: float = 0.02, *, m0: float = 0.0,
               k: Sequence[float] | None = None, rho: Sequence[float] | None = None) -> RhoKMap:
     """Colour index of the cheapest method over a (k, rho) grid, with rho_limit and r - s.
 
     The cache's cost depends on k only and retrieval's on rho only, so each is priced once per
-    column or row with :func:`pricing.relative_cost` and the grid is their comparison.
+    column or row with :func:`formulas.relative_cost` and the grid is their comparison; the
+    hybrid is retrieval plus the cached fixed part ``m0`` (a function of k).
     """
     ks = np.linspace(1, 20, 381) if k is None else np.asarray(k, dtype=float)
     rhos = np.linspace(0, 1, 401) if rho is None else np.asarray(rho, dtype=float)
-    full = formulas.relative_cost(0.0, 1, 1.0, 0.0, w, r)
-    cache = np.array([formulas.relative_cost(1.0, float(x), 0.0, 0.0, w, r) for x in ks])
-    retrieval = np.array([formulas.relative_cost(0.0, 1, float(y), s, w, r) for y in rhos])
+    full = formulas.relative_cost(1.0, 1, 0.0, 0.0, 1.0, 1.0)
+    per_k = np.array([formulas.cached_cost_per_call(float(x), w, r) for x in ks])
+    retrieval = np.array([formulas.relative_cost(m0, 1, float(y), s, 1.0, 1.0) for y in rhos])
+    shape = (len(rhos), len(ks))
     stack = np.stack([
-        np.full((len(rhos), len(ks)), full),
-        np.broadcast_to(cache[None, :], (len(rhos), len(ks))),
-        np.broadcast_to(retrieval[:, None], (len(rhos), len(ks))),
+        np.full(shape, full),
+        np.broadcast_to(per_k[None, :], shape),
+        np.broadcast_to(retrieval[:, None], shape),
+        retrieval[:, None] - m0 + m0 * per_k[None, :],
     ])
-    index = np.argmin(stack, axis=0)  # ties go to the first: full, then cache
-    limit = np.array([formulas.rho_limit(float(x), w, r, s) for x in ks])
-    return RhoKMap(ks, rhos, index, limit, formulas.rho_asymptote(r, s), formulas.breakeven_reuses(w, r), w, r, s)
+    index = np.argmin(stack, axis=0)  # ties go to the first: full, then cache, then retrieval
+    limit = np.array([formulas.rho_limit(float(x), w, r, s, m0) for x in ks])
+    return RhoKMap(ks, rhos, index, limit, formulas.rho_asymptote(r, s, m0), formulas.breakeven_reuses(w, r),
+                   w, r, s, m0)
 
 
 @dataclass(frozen=True)
@@ -303,7 +328,8 @@ def profile_point(doc_tokens: float, p: compare.Profile) -> ProfilePoint:
         raise ValueError("questions_per_month must be > 0: with no traffic there is no per-call cost")
     m = pricing.get_model(p.model)
     unit = doc_tokens * m.input_per_token
-    k = math.inf if p.hit_rate >= 1 else 1 / (1 - p.hit_rate)
+    h = p.effective_hit_rate()
+    k = math.inf if h >= 1 else 1 / (1 - h)
     return ProfilePoint(k=k, rho=p.rag_chunks * p.chunk_tokens / doc_tokens,
                         s=p.db_monthly / p.questions_per_month / unit,
                         w=m.write_multiplier(p.ttl), r=m.cache_read_multiplier, unit_usd=unit)
@@ -312,5 +338,5 @@ def profile_point(doc_tokens: float, p: compare.Profile) -> ProfilePoint:
 __all__ = [
     "DAYS_PER_MONTH", "SEED_FILES", "TTFT_LIMIT_S", "HALF_WINDOW", "PATHS", "METHODS", "METHOD_LABELS",
     "profile", "per_day", "monthly", "curves", "Line", "line", "crossover_tokens", "max_tokens_for_ttft",
-    "situation", "assumptions", "cheapest", "RhoKMap", "rho_k_map", "ProfilePoint", "profile_point",
+    "situation", "assumptions", "method_costs", "cheapest", "RhoKMap", "rho_k_map", "ProfilePoint", "profile_point",
 ]

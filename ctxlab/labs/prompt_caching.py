@@ -67,7 +67,7 @@ def explain(usage: Any, model: str | pricing.ModelPrice = pricing.DEFAULT_MODEL)
         lines.append("キャッシュの欄が 2 つとも 0: 区切り（cache_control）がないか、区切りまでの長さが"
                      f"このモデルの最小長 {m.min_cacheable_tokens:,} tokens に届いていない（エラーにはならない）。")
     elif kind == "write":
-        lines.append("書き込みだけ: 区切りまでを新しく保存した。次の呼び出しで読めれば元が取れる。"
+        lines.append("書き込みだけ: 区切りまでを新しく保存した。次の呼び出しで読めれば、損益分岐を超えて安くなる。"
                      "毎回これなら、区切りより前で何かが毎回変わっている。")
     elif kind == "read":
         lines.append("読み出し: 区切りまでが前の呼び出しとバイト単位で一致し、保存済みの項目を読んだ。")
@@ -107,7 +107,7 @@ def format_calls(usages: Iterable[Any], model: str | pricing.ModelPrice = pricin
         )
     lines.append("-" * _text.width(head))
     lines.append(f"{_text.pad('合計', width)}  {'':>7} {'':>9} {'':>9} {'':>8} {'':<10} {total:>9.5f} {total_base:>16.5f}"
-                 f"   ({m.id})")
+                 f"   ({m.id}、料金は出力込み・価格表で計算)")
     return "\n".join(lines)
 
 

@@ -19,7 +19,7 @@ import ctxlab.plots  # noqa: F401  (Japanese font)
 from ctxlab.costs import compare, crossover, formulas, pricing
 
 PATH_COLORS = {"long_context": "#1f77b4", "filter": "#2ca02c", "rag": "#d62728"}
-METHOD_COLORS = {"full": "#f4b183", "cache": "#9dc3e6", "retrieval": "#a9d18e"}
+METHOD_COLORS = {"full": "#f4b183", "cache": "#9dc3e6", "retrieval": "#a9d18e", "hybrid": "#ffd966"}
 FIGSIZE = (6.6, 3.9)
 MAP_FIGSIZE = (7.6, 3.9)
 DPI = 96
@@ -178,7 +178,7 @@ def plot_monthly(doc_tokens: float = 197_000, p: compare.Profile | None = None, 
     plot = MonthlyCostPlot(ax, n_files=n_files)
     plot.update(doc_tokens, p)
     m = pricing.get_model(p.model)
-    ax.figure.suptitle(f"{m.display_name}・1 日 {crossover.per_day(p):g} 問・ヒット率 {p.hit_rate:.0%}・"
+    ax.figure.suptitle(f"{m.display_name}・1 日 {crossover.per_day(p):g} 問・{p.hit_rate_label()}・"
                        f"{p.rag_chunks} チャンク・DB ${p.db_monthly:g}/月", fontsize=10)
     ax.figure.tight_layout()
     return plot
@@ -218,7 +218,7 @@ class RhoKPlot:
         # Outside the axes, where the coloured map cannot cover it.
         if legend:
             ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7, frameon=False)
-        ax.set_xlabel("実効使い回し回数 k（1 回の書き込みを何回の呼び出しで分け合うか）")
+        ax.set_xlabel("使い回し回数 k（1 回の書き込みを分け合う呼び出しの数）")
         ax.set_ylabel("1 回に引く割合 ρ")
         ax.set_xlim(1, k_max)
         ax.set_ylim(0, rho_max)
@@ -229,9 +229,9 @@ class RhoKPlot:
     def layout_key(self) -> tuple:
         return (self.ax.get_xlim(), self.ax.get_ylim())
 
-    def update(self, w: float, r: float, s: float) -> dict:
-        """Recolour for multipliers ``w``, ``r`` and search cost ``s``; return the figures shown."""
-        m = crossover.rho_k_map(w, r, s, k=self.k, rho=self.rho)
+    def update(self, w: float, r: float, s: float, m0: float = 0.0) -> dict:
+        """Recolour for multipliers ``w``, ``r``, search cost ``s`` and fixed part ``m0``; return the figures shown."""
+        m = crossover.rho_k_map(w, r, s, m0=m0, k=self.k, rho=self.rho)
         self.image.set_data(self._palette[m.index])
         lim = np.where(m.rho_limit >= 0, m.rho_limit, np.nan)
         self.limit_line.set_data(self.k, lim)
@@ -242,25 +242,26 @@ class RhoKPlot:
                                 else f"r − s = {m.asymptote:.3f}（使い回すほど検索は勝てない）")
         self.break_line.set_xdata([m.breakeven_k, m.breakeven_k])
         self.result = {
-            "w": w, "r": r, "s": s,
+            "w": w, "r": r, "s": s, "m0": m0,
             "breakeven_k": m.breakeven_k,
             "asymptote": m.asymptote,
-            "rho_limit": {k: float(formulas.rho_limit(k, w, r, s)) for k in (2, 5, 10, 20)},
+            "rho_limit": {k: float(formulas.rho_limit(k, w, r, s, m0)) for k in (2, 5, 10, 20)},
             "share": {name: m.share(name) for name in crossover.METHODS},
-            "points": {label: crossover.cheapest(min(k, 1e12), min(rho, 1.0), w, r, s)
+            "points": {label: crossover.cheapest(min(k, 1e12), min(rho, 1.0), w, r, s, m0)
                        for label, k, rho in self.points},
         }
         return self.result
 
 
-def plot_rho_k(w: float = 1.25, r: float = 0.1, s: float = 0.02, points=None, ax=None, **kw):
+def plot_rho_k(w: float = 1.25, r: float = 0.1, s: float = 0.02, points=None, ax=None, m0: float = 0.0, **kw):
     """The static version of the rho-k map (pyplot, shown inline). Returns the plot object."""
     import matplotlib.pyplot as plt
 
     if ax is None:
         _, ax = plt.subplots(figsize=MAP_FIGSIZE)
     plot = RhoKPlot(ax, points, **kw)
-    plot.update(w, r, s)
-    ax.set_title(f"どれが最も安いか（w = {w:g}, r = {r:g}, s = {s:g}）", fontsize=10)
+    plot.update(w, r, s, m0)
+    fixed = f", 固定部分 m0 = {m0:g}" if m0 else ""
+    ax.set_title(f"どれが最も安いか（w = {w:g}, r = {r:g}, s = {s:g}{fixed}）", fontsize=10)
     ax.figure.tight_layout()
     return plot

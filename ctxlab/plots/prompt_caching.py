@@ -50,7 +50,7 @@ def cost_curves(*, w: float = COST_ARTICLE["w"], r: float = COST_ARTICLE["r"], r
                        textcoords="offset points", fontsize=9, color=line.get_color())
     right.axhline(1.0, color="gray", lw=1.2, label="毎回全文を渡す（= 1）")
     right.axhline(r, color="gray", lw=1, ls="--", label=f"読み出しの単価 r = {r}（漸近値）")
-    right.set_xlabel("実効使い回し回数 k（1 回の書き込みを共有する呼び出し数）")
+    right.set_xlabel("使い回し回数 k（1 回の書き込みを分け合う呼び出しの数）")
     right.set_ylabel("1 回あたりのコスト")
     right.set_title("使い回し回数と 1 回あたりのコスト", fontsize=11)
     right.set_ylim(0, max(ws) * 1.05)

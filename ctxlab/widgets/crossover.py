@@ -59,6 +59,8 @@ def numbers_html(res: dict) -> str:
         "<div style='font-size:12px;line-height:1.6'>"
         "<table style='font-size:12px;border-collapse:collapse'>"
         f"<tr><th></th><th {cell}>月額</th><th {cell}>TTFT</th></tr>{body}</table>"
+        f"ヒット率 {res['hit_rate']:.0%}（{'04 のトラフィックから' if res['hit_rate_from_traffic'] else '固定'}）・"
+        f"使い分けの記事の 80% ならロングコンテキスト ${res['monthly_long_context_article']:,.0f}<br>"
         f"キャッシュなしのロングコンテキスト: ${res['monthly_long_context_no_cache']:,.0f}<br>"
         f"コンテキスト使用率: <b>{usage:.1%}</b>（{verdict}）<br>"
         f"ロングコンテキストの TTFT: {'3 秒以内' if ttft_ok else '3 秒超'}<br>"
@@ -180,13 +182,16 @@ class _Widget:
 class CrossoverSimulator(_Widget):
     """Seed 000's "Move the line": move the traffic and the documents, watch the paths cross.
 
-    Controls: document volume (tokens), questions per day, cache hit rate, model (from
-    ``pricing.models()``), RAG chunks, vector DB monthly cost. Outputs: the monthly cost of
+    Controls: document volume (tokens), questions per day, where the cache hit rate comes from
+    (``hit_mode``: ``"traffic"``, lesson 04's traffic model for the questions a day, or
+    ``"fixed"``, the ``hit_rate`` slider), the hit rate, model (from ``pricing.models()``), RAG
+    chunks, vector DB monthly cost. In ``"traffic"`` mode the slider is disabled and shows the
+    rate the model gives. Outputs: the monthly cost of
     long context (with the cache), the metadata filter and RAG (with the DB), the window
     usage, the warm-cache TTFT, and the figure. ``sim.result`` holds the numbers shown.
     """
 
-    def __init__(self, doc_tokens: int = 197_000, questions_per_day: int = 20, hit_rate: float = 0.8,
+    def __init__(self, doc_tokens: int = 197_000, questions_per_day: int = 20, hit_rate: float | None = None,
                  model: str = pricing.DEFAULT_MODEL, rag_chunks: int = 8, db_monthly: float = 70.0, *,
                  base: compare.Profile | None = None, n_files: int = crossover.SEED_FILES,
                  continuous_update: bool = True):
@@ -200,7 +205,11 @@ class CrossoverSimulator(_Widget):
                                       description="文書量（tok）", continuous_update=cu, style=style, layout=lay),
             "questions_per_day": W.IntSlider(value=questions_per_day, min=1, max=300, step=1,
                                              description="1 日の質問数", continuous_update=cu, style=style, layout=lay),
-            "hit_rate": W.FloatSlider(value=hit_rate, min=0.0, max=1.0, step=0.05, readout_format=".0%",
+            "hit_mode": W.ToggleButtons(options=[("トラフィックから", "traffic"), ("固定", "fixed")],
+                                        value="traffic" if hit_rate is None else "fixed",
+                                        description="ヒット率の決め方", style=style, layout=lay),
+            "hit_rate": W.FloatSlider(value=compare.ARTICLE_HIT_RATE if hit_rate is None else hit_rate,
+                                      min=0.0, max=1.0, step=0.01, readout_format=".0%",
                                       description="キャッシュヒット率", continuous_update=cu, style=style, layout=lay),
             "model": W.Dropdown(options=[(m.display_name, m.id) for m in pricing.models().values()], value=model,
                                 description="モデル", style=style, layout=lay),
@@ -213,31 +222,47 @@ class CrossoverSimulator(_Widget):
         self.numbers = W.HTML(layout=W.Layout(width="300px"))
         wrap = W.Layout(flex_flow="row wrap")
         self.widget = W.VBox([
-            W.HBox([W.VBox(list(self.controls.values())[:3]), W.VBox(list(self.controls.values())[3:])], layout=wrap),
+            W.HBox([W.VBox(list(self.controls.values())[:4]), W.VBox(list(self.controls.values())[4:])], layout=wrap),
             W.HBox([self.image, self.numbers], layout=wrap),
         ])
         self._watch()
         self._update_artists()
         self._finish_layout()
 
+    def set(self, **values):
+        """As :meth:`_Widget.set`; setting ``hit_rate`` without ``hit_mode`` also switches to "fixed"."""
+        if "hit_rate" in values and "hit_mode" not in values:
+            values = {"hit_mode": "fixed", **values}
+        return super().set(**values)
+
     @property
     def profile(self) -> compare.Profile:
         """The profile the controls describe (the rest from ``base``)."""
         s = self.state
-        fields = {**self.base.__dict__, "model": s["model"], "hit_rate": float(s["hit_rate"]),
+        fixed = s["hit_mode"] == "fixed"
+        fields = {**self.base.__dict__, "model": s["model"], "hit_rate": float(s["hit_rate"]) if fixed else None,
                   "questions_per_month": s["questions_per_day"] * crossover.DAYS_PER_MONTH,
                   "rag_chunks": s["rag_chunks"], "db_monthly": float(s["db_monthly"])}
         return compare.Profile(**fields)
 
     def _update_artists(self):
         self.result = self.plot.update(self.controls["doc_tokens"].value, self.profile)
+        slider = self.controls["hit_rate"]
+        slider.disabled = self.result["hit_rate_from_traffic"]
+        if slider.disabled and abs(slider.value - self.result["hit_rate"]) > 1e-9:
+            # show the traffic model's rate on the (disabled) slider without triggering a redraw
+            self._holding, was = True, self._holding
+            try:
+                slider.value = round(self.result["hit_rate"], 2)
+            finally:
+                self._holding = was
         self.numbers.value = numbers_html(self.result)
 
 
 class RhoKExplorer(_Widget):
-    """Seed 001's map as a widget: sliders for w, r and s; ``points`` are (label, k, rho) marks."""
+    """The cost article's map as a widget: sliders for w, r, s and the fixed part m0; ``points`` are (label, k, rho) marks."""
 
-    def __init__(self, w: float = 1.25, r: float = 0.1, s: float = 0.02, points=None, *,
+    def __init__(self, w: float = 1.25, r: float = 0.1, s: float = 0.02, points=None, *, m0: float = 0.0,
                  continuous_update: bool = True, **plot_kw):
         super().__init__(MAP_FIGSIZE)
         style = {"description_width": "170px"}
@@ -250,6 +275,8 @@ class RhoKExplorer(_Widget):
                                continuous_update=cu, style=style, layout=lay),
             "s": W.FloatSlider(value=s, min=0.0, max=0.5, step=0.01, description="検索 1 回の費用 s",
                                continuous_update=cu, style=style, layout=lay),
+            "m0": W.FloatSlider(value=m0, min=0.0, max=0.5, step=0.01, description="固定部分の割合 m0",
+                                continuous_update=cu, style=style, layout=lay),
         }
         self.plot = RhoKPlot(self.ax, points, **plot_kw)
         self.numbers = W.HTML(layout=W.Layout(width="240px"))
@@ -261,7 +288,7 @@ class RhoKExplorer(_Widget):
 
     def _update_artists(self):
         s = self.state
-        self.result = self.plot.update(float(s["w"]), float(s["r"]), float(s["s"]))
+        self.result = self.plot.update(float(s["w"]), float(s["r"]), float(s["s"]), float(s["m0"]))
         res = self.result
         lims = "".join(f"k = {k}: ρ < {v:.3f}<br>" for k, v in res["rho_limit"].items())
         shares = "".join(f"{crossover.METHOD_LABELS[m]}: {res['share'][m]:.1%}<br>" for m in crossover.METHODS)

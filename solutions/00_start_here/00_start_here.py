@@ -6,12 +6,12 @@
 #
 # **この節で身につくこと**
 #
-# - 前提「文書の合計トークン ÷ コンテキストウィンドウ ≤ 50%」を実物の文書で確かめられる
+# - 前提「文書の合計トークン ÷ コンテキストウィンドウ ≤ 50%」を実物の文書で確かめ、それが経験則であることを説明できる
 # - 料金・待ち時間・正答率・更新頻度の 4 つの数字と、それぞれの閾値を説明できる
 # - ロングコンテキスト・メタデータで絞る・RAG の 3 つが「誰が文書を選ぶか」だけで違うことを説明できる
-# - 4 つの数字から方式を決める関数を書ける
+# - 4 つの数字から方式を決め、質問数の見込みの幅で結論が変わるかを判断できる
 #
-# **所要時間** 約 30 分　**前提知識** Python の基本、LLM の API を 1 回呼んだことがある程度
+# **所要時間** 約 45 分　**前提知識** Python の基本、LLM の API を 1 回呼んだことがある程度
 #
 # **出典** このコースの事実と数字は、次の記事から取り、計算し直して使います（レッスンでは括弧内の短い名前で呼びます）。
 #
@@ -37,13 +37,14 @@ ctxlab.show_cost("00_start_here", client)   # what this lesson costs on the real
 # ## 1. 題材: 株式会社みなと計測の社内規程
 #
 # このコースでは、架空の会社「株式会社みなと計測」の社内規程を題材にします。就業規則から情報セキュリティ規程まで、
-# 部署ごとの規程が 1 ファイル 1 版で入っています。まず量を見ます。
+# 部署ごとの規程が 1 ファイル 1 版で入っています。改定で置き換えられた旧版もフォルダに残っていますが、
+# モデルに渡すのは**現行版だけ**です（新旧を両方渡すと、矛盾する答えが混ざります。08 で確かめます）。まず量を見ます。
 
 # %%
-docs = corpus.load()                       # 現行版だけ
+docs = corpus.load()                       # 現行版だけ: このコースが送る文書
 all_versions = corpus.load(current_only=False)
-print(f"{corpus.company()}: 現行 {len(docs)} ファイル（旧版を含めると {len(all_versions)} ファイル）")
-print(f"合計 {corpus.total_chars(all_versions):,} 字")
+print(f"{corpus.company()}: 現行 {len(docs)} ファイル（フォルダには旧版を含めて {len(all_versions)} ファイル。旧版は送らない）")
+print(f"現行版の合計 {corpus.total_chars(docs):,} 字")
 for d in docs[:5]:
     print(f"  {d.file:28s} {d.title}  [{corpus.DEPARTMENTS[d.dept]}] {d.effective_date} 施行")
 
@@ -58,10 +59,10 @@ for d in docs[:5]:
 # オフラインでは sandbox が推定値を返し、推定であることを表示します。
 
 # %%
-count = tokens.count_documents([d.text for d in all_versions], client=client)
+count = tokens.count_documents([d.text for d in docs], client=client)
 print(count)
-chars = corpus.total_chars(all_versions)
-ascii_chars = sum(ch.isascii() for d in all_versions for ch in d.text)
+chars = corpus.total_chars(docs)
+ascii_chars = sum(ch.isascii() for d in docs for ch in d.text)
 print(f"  {chars:,} 字 → {count.tokens:,} トークン。1 文字 1 トークンにならないのは、半角の英数字・記号・空白・改行"
       f"（{ascii_chars:,} 字）を、推定では単語ごとに 4 文字で 1 トークン（空白と改行は 0）と数えるから。"
       f"実 API のトークナイザーはまた違う数を返します（01 で扱います）")
@@ -71,9 +72,28 @@ for m in pricing.models().values():
     print(f"  {m.display_name:18s} ウィンドウ {m.context_window:>9,} tokens → 使用率 {usage:6.1%}  {verdict}")
 
 # %% [markdown]
-# ウィンドウそのものではなく**半分**を上限にするのは、詰めるほど中ほどに置いた文書が使われにくくなるからです。
-# 入ることと、読まれることは別の話です。下の図は、正解を含む文書の位置を変えたときの正答率です。
-# 論文の公表値で、このコースが測った値ではありません。
+# ウィンドウそのものではなく**半分**を上限にするのは、使い分けの記事の**経験則**です。どこかで測って決まった線ではありません。
+# 根拠に挙がるのは、入ることと読まれることが別だという 2 種類の劣化で、長文コンテキストの記事はこの 2 つを分けて扱います。
+#
+# - **長さによる劣化**: 入力が長くなるほど、どこに置いても読み落としが増える。RULER（Hsieh et al., 2024）は、
+#   モデルが名乗るウィンドウより「実効の長さ」がずっと短いことが多いと報告しました（公表値、次のセル）。
+# - **位置による劣化**: 同じ長さでも、中ほどに置いた文書が使われにくい。下の図の Lost in the Middle です。
+#
+# 50% という数字はこのどちらからも直接は出てきません。自社の文書と質問で正答率を測るまでの、安全側の目安です（08 で測ります）。
+
+# %%
+from ctxlab.published import figures
+
+ruler = figures()["ruler"]
+for ex in ruler["examples"]:
+    print(f"{ex['model']}: 名乗るウィンドウ {ex['claimed']:,} → 実効 {ex['effective']:,} tokens"
+          f"（{ex['effective'] / ex['claimed']:.0%}）")
+print(f"出典: {ruler['citation']}（公表値。このコースの測定ではない）")
+
+# %% [markdown]
+# 下の図は、正解を含む文書の位置を変えたときの正答率です（20 文書・1 文書数千トークンの実験の公表値）。
+# 位置の効き方はモデルで違い、GPT-3.5-Turbo は中ほどで大きく落ちますが、Claude-1.3 の線はほぼ平らです。
+# この図が示すのは**位置**の効果で、「ウィンドウの何 % まで詰めてよいか」ではありません。
 
 # %%
 # %matplotlib inline
@@ -83,7 +103,7 @@ papers.lost_in_the_middle();
 # %% [markdown]
 # ## 3. 4 つの数字と、移る閾値
 #
-# 前提を満たすなら、RAG に移る理由は次の 4 つの数字のどれかが閾値を割ったときだけです。
+# 前提を満たすなら、RAG に移る理由は、次の 4 つの数字のどれかが「RAG に移る」側に出たときだけです。
 #
 # | 数字 | ロングコンテキストのまま | RAG に移る |
 # |---|---|---|
@@ -95,11 +115,16 @@ papers.lost_in_the_middle();
 # **更新頻度だけ向きが逆**です。文書がよく変わるほどロングコンテキストが有利になります。RAG は再インデックスを回すまで
 # 古い内容を返し続けますが、ロングコンテキストは現物を読み直すだけで反映されます。
 #
-# 料金と待ち時間は計算で先に出せます。題材の規程で、1 日 20 問・キャッシュヒット率 80% のときの比較表を出します。
+# 料金と待ち時間は計算で先に出せます。題材の規程で、1 日 20 問のときの比較表を出します。
+#
+# 月額は**キャッシュヒット率**（キャッシュから読めた呼び出しの割合）で大きく変わります。使い分けの記事は質問数によらず 80% と置きましたが、
+# ヒット率は質問の間隔で決まります。このコースでは 04 で作る「朝夕に固まる社内の問い合わせ」の合成トラフィックから、
+# 質問数ごとのヒット率（20 日分の平均）を出して使います。記事の 80% での額も注に並べます。
+# キャッシュの仕組みは 03、キャッシュの寿命（TTL）とヒット率は 04 で扱います。
 
 # %%
-texts = [d.text for d in all_versions]
-table = compare.compare(count.tokens, len(texts), chars=corpus.total_chars(all_versions), token_method=count.method)
+texts = [d.text for d in docs]
+table = compare.compare(count.tokens, len(texts), chars=corpus.total_chars(docs), token_method=count.method)
 print(compare.format_table(table))
 
 # %% [markdown]
@@ -113,18 +138,51 @@ print(compare.format_table(table))
 #
 # LLM が答えを書くところは 3 つとも同じです。選ぶ主体が違うので、外し方が違います。
 #
+# ロングコンテキストで文書一式をキャッシュに載せたまま質問だけを差し替える構成を、使い分けの記事は
+# **CAG**（Cache-Augmented Generation）と呼んでいます。このコースの「ロングコンテキスト（キャッシュ込み）」がそれです。
+# なお、「何を送るか」（全部か、絞るか、検索で引くか）と「送ったものを使い回すか」（キャッシュ）は別の軸です。
+# 検索を使う構成でも、指示文などの固定部分はキャッシュできます。2 つの軸で見る図は 05 で描きます。
+#
 # ## 5. よくある思い込みを数字で崩す
 #
-# **思い込み 1: RAG はいつも安い。** 質問が少ないと、ベクトル DB の固定費が効いて逆転します。
+# **思い込み 1: RAG はいつも安い。** RAG にはベクトル DB の固定費があるので、質問が少ないと逆転するはずです。
 # モデルと 1 日の質問数を変えて、月額（ロングコンテキストはキャッシュ込み、RAG は DB 込み）を比べます。
+# ヒット率は質問数ごとに合成トラフィックから出します（質問が少ないほど低い）。
 
 # %%
+PER_DAY = (1, 2, 5, 10, 20, 100)
+
+
+def last_day_lc_cheaper(model, hit_rate=None):
+    """The largest questions a day of PER_DAY at which long context costs no more than RAG (None: never)."""
+    wins = []
+    for per_day in PER_DAY:
+        c = compare.compare(count.tokens, len(texts),
+                            compare.Profile(model=model, questions_per_month=per_day * 30, hit_rate=hit_rate))
+        if c.monthly["long_context"] <= c.monthly["rag"]:
+            wins.append(per_day)
+    return max(wins, default=None)
+
+
 for model in ("claude-opus-5", "claude-sonnet-5"):
-    for per_day in (10, 20, 100):
+    for per_day in PER_DAY:
         c = compare.compare(count.tokens, len(texts), compare.Profile(model=model, questions_per_month=per_day * 30))
         lc, rag = c.monthly["long_context"], c.monthly["rag"]
-        cheaper = "ロングコンテキスト" if lc < rag else "RAG"
-        print(f"{model:16s} 1 日 {per_day:>3} 問: ロングコンテキスト ${lc:7,.0f} / RAG（DB 込み） ${rag:7,.0f} → 安いのは {cheaper}")
+        print(f"{model:16s} 1 日 {per_day:>3} 問（ヒット率 {c.hit_rate:3.0%}）: ロングコンテキスト ${lc:7,.0f}"
+              f" / RAG（DB 込み） ${rag:7,.0f} → 安いのは {'ロングコンテキスト' if lc <= rag else 'RAG'}")
+flip = {m: last_day_lc_cheaper(m) for m in ("claude-opus-5", "claude-sonnet-5")}
+flip_article = {m: last_day_lc_cheaper(m, compare.ARTICLE_HIT_RATE) for m in flip}
+for m in flip:
+    print(f"{m}: ロングコンテキストが安いのは 1 日 {flip[m]} 問まで（ヒット率をトラフィックから）／"
+          f"{flip_article[m]} 問まで（使い分けの記事の 80%）")
+# what the prose below says: few questions keep long context cheaper, many make RAG cheaper,
+# and a fixed 80% moves the boundary towards more questions
+assert all(n is not None and n < PER_DAY[-1] for n in flip.values()), flip
+assert all(flip_article[m] >= flip[m] for m in flip), (flip, flip_article)
+
+# %% [markdown]
+# 最後の 2 行のとおり、ロングコンテキストが安いのは質問が少ない側だけで、入れ替わる質問数はモデルの単価で動きます。
+# 質問が少ないとヒット率も下がるので、記事のように 80% と置くと、入れ替わる質問数を多めに見積もってしまいます（05 で詳しく動かします）。
 
 
 # %% [markdown]
@@ -137,22 +195,19 @@ for model in ("claude-opus-5", "claude-sonnet-5"):
 # 測った数字を受け取って、方式と決め手を返す関数 `choose_path` を書きます。
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "choose_path-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
-# ### 演習 1（3 点）
+# ### 演習 1（3 点）: 4 つの数字から方式を決める
 #
-# `choose_path(...)` は `(方式, 決め手)` のタプルを返します。
+# 測った数字を受け取り、2 節の前提と 3 節の表に従って方式を決める関数 `choose_path(...)` を書いてください。
+# `(方式, 決め手)` のタプルを返します。
 #
-# - 方式: `"long_context"`, `"filter_or_rag"`, `"rag"` のどれか
-# - 決め手: `"premise"`, `"cost"`, `"latency"`, `"accuracy"`, `"freshness"`, `"all_clear"` のどれか
+# - 方式: `"long_context"`, `"filter_or_rag"`（前提を満たさないので、絞るか RAG を検討する）, `"rag"` のどれか
+# - 決め手: その方式に決めた数字。`"premise"`, `"cost"`, `"latency"`, `"accuracy"`, `"freshness"`、
+#   RAG に移る理由がひとつもないときは `"all_clear"`。理由が複数あるときは、そのうちのどれを返しても構いません
 #
-# 判定の順序:
-#
-# 1. 使用率（`doc_tokens / context_window`）が 50% を**超える**なら `("filter_or_rag", "premise")`。
-# 2. RAG に移る理由を、料金（`lc_monthly - rag_monthly` が `rag_budget_monthly` を上回る）、待ち時間（`ttft_cached_s` が 3 秒を超える）、
-#    正答率（`lc_correct` が `rag_correct` を下回る）の順に調べる。
-# 3. 理由がひとつもなければ `("long_context", "all_clear")`。
-# 4. 理由があっても、再インデックスの周期 `reindex_hours` が許される反映の遅れ `max_delay_hours` を超えるなら、
-#    RAG では鮮度が保てないので `("long_context", "freshness")`。
-# 5. それ以外は `("rag", 最初に見つかった理由)`。
+# 引数: 文書の合計トークン `doc_tokens` とウィンドウ `context_window`、ロングコンテキストと RAG の月額 `lc_monthly`・`rag_monthly`、
+# RAG を作って運用するために毎月かけてよい額 `rag_budget_monthly`、キャッシュが効いた状態の最初のトークンまでの秒数 `ttft_cached_s`、
+# 現場の 30 問での正答数 `lc_correct`・`rag_correct`、RAG の再インデックスの周期 `reindex_hours`、業務が許す反映の遅れ `max_delay_hours`。
+# 閾値ちょうど（使用率 50%、3 秒）は、まだ移らない側です。
 
 # %% nbgrader={"grade": false, "grade_id": "choose_path", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def choose_path(doc_tokens, context_window, lc_monthly, rag_monthly, rag_budget_monthly,
@@ -179,65 +234,104 @@ def choose_path(doc_tokens, context_window, lc_monthly, rag_monthly, rag_budget_
 # %% [markdown]
 # <details><summary>ヒント（開くと表示）</summary>
 #
-# 判定は上から順に、最初に当てはまったもので返します。料金・待ち時間・正答率の 3 つは「RAG に移る理由」をリストに集め、
-# 更新頻度はその後で「移ってよいか」を確かめる向きに使います（向きが逆の数字です）。50% ちょうどは前提を満たします。
+# 3 節の表の 4 行は、同じ向きの数字ではありません。どれが「移る理由」になり、どれが「移ってよいか」を決めるのかを先に分けてください。
+# 前提を満たさないときは、ほかの数字を比べる意味がありません。
 #
 # </details>
 
 # %% nbgrader={"grade": true, "grade_id": "choose_path-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
 # 約 20 万トークン・Opus 5 の例。月額の差（207 - 101）は RAG にかける月 300 ドルを下回る。
 result = choose_path(197_000, 1_000_000, 207, 101, 300, 1.1, 27, 25, 24, 1)
-assert isinstance(result, tuple) and len(result) == 2, "(方式, 決め手) のタプルを返してください"
-assert result == ("long_context", "all_clear"), f"どの数字も閾値を割っていないので long_context のはずです: {result}"
+assert type(result) is tuple and len(result) == 2, "(方式, 決め手) のタプルを返してください"
+assert result == ("long_context", "all_clear"), f"RAG に移る理由がひとつもないので long_context のはずです: {result}"
 # 20 万トークンを 20 万トークンのウィンドウに: 使用率 100%
 assert choose_path(197_000, 200_000, 207, 101, 300, 1.1, 27, 25, 24, 1) == ("filter_or_rag", "premise"), \
     "使用率が 50% を超えるときは、ほかの数字を見る前に filter_or_rag です"
 ### BEGIN HIDDEN TESTS
+def _check(args, path, reasons):
+    got = choose_path(*args)
+    assert type(got) is tuple and len(got) == 2 and all(type(x) is str for x in got), got
+    assert got[0] == path and got[1] in reasons, (args, got, path, reasons)
+
 # exactly 50% satisfies the premise
-assert choose_path(100_000, 200_000, 10, 100, 0, 1.0, 30, 20, 24, 1)[0] == "long_context"
+_check((100_000, 200_000, 10, 100, 0, 1.0, 30, 20, 24, 1), "long_context", {"all_clear"})
 # cost alone moves to RAG when re-indexing keeps up
-assert choose_path(500_000, 1_000_000, 2_000, 300, 500, 2.0, 27, 27, 24, 48) == ("rag", "cost")
+_check((500_000, 1_000_000, 2_000, 300, 500, 2.0, 27, 27, 24, 48), "rag", {"cost"})
 # 3.0 s is still acceptable, 3.01 s is not
-assert choose_path(197_000, 1_000_000, 207, 101, 300, 3.0, 27, 25, 24, 48) == ("long_context", "all_clear")
-assert choose_path(197_000, 1_000_000, 207, 101, 300, 3.01, 27, 25, 24, 48) == ("rag", "latency")
-# accuracy
-assert choose_path(197_000, 1_000_000, 207, 101, 300, 1.1, 20, 25, 24, 48) == ("rag", "accuracy")
-# cost is reported before latency and accuracy
-assert choose_path(197_000, 1_000_000, 2_000, 101, 300, 5.0, 20, 25, 24, 48) == ("rag", "cost")
-# freshness keeps long context even when the other numbers say move
-assert choose_path(197_000, 1_000_000, 2_000, 101, 300, 5.0, 20, 25, 24, 1) == ("long_context", "freshness")
+_check((197_000, 1_000_000, 207, 101, 300, 3.0, 27, 25, 24, 48), "long_context", {"all_clear"})
+_check((197_000, 1_000_000, 207, 101, 300, 3.01, 27, 25, 24, 48), "rag", {"latency"})
+_check((197_000, 1_000_000, 207, 101, 300, 1.1, 20, 25, 24, 48), "rag", {"accuracy"})
+# several reasons: any of them is a right answer
+_check((197_000, 1_000_000, 2_000, 101, 300, 5.0, 20, 25, 24, 48), "rag", {"cost", "latency", "accuracy"})
+_check((197_000, 1_000_000, 207, 101, 300, 5.0, 20, 25, 24, 48), "rag", {"latency", "accuracy"})
+# freshness keeps long context when the other numbers say move, and only then
+_check((197_000, 1_000_000, 2_000, 101, 300, 5.0, 20, 25, 24, 1), "long_context", {"freshness"})
+_check((197_000, 1_000_000, 207, 101, 300, 1.0, 27, 25, 24, 1), "long_context", {"all_clear"})
+# over the premise, the other numbers do not matter
+_check((600_000, 1_000_000, 0, 101, 300, 1.0, 30, 0, 1, 48), "filter_or_rag", {"premise"})
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "cheaper-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
-# ### 演習 2（2 点）: どちらが安いかを計算で確かめる
+# ### 演習 2（2 点）: 質問数の見込みに幅があるとき
 #
-# `compare.compare(doc_tokens, n_files, compare.Profile(model=..., questions_per_month=...))` の `monthly` を使って、
-# 1 日 `per_day` 問（月 30 日）のときに月額が安いほうを `"long_context"` か `"rag"` で返す関数
-# `cheaper_path(doc_tokens, per_day, model)` を書いてください。ファイル数は 50、ほかの前提は `Profile` の既定値のままです。
-# 同額なら `"long_context"` を返します（作らずに済むほうを選ぶ）。
+# 導入前の質問数は読み違えるものです。見込みが「1 日 `low` 〜 `high` 問」という幅で来たとき、その幅のどこでも
+# 月額で安いほうが同じかを判断する関数 `cheaper_over_range(doc_tokens, n_files, model, low, high)` を書いてください。
+#
+# - 幅の中のどの（整数の）質問数でもロングコンテキスト（キャッシュ込み）が RAG（DB 込み）以下なら `"long_context"`、
+#   どの質問数でも RAG のほうが安いなら `"rag"`、幅の途中で入れ替わるなら `"depends"` を返す
+# - 月額は 5 節と同じく `compare.compare` で、ヒット率はその既定（質問数からトラフィックで決まる）のまま出す。1 か月は 30 日
+# - `low` が 1 未満か `high` より大きいときは `ValueError`
 
 # %% nbgrader={"grade": false, "grade_id": "cheaper_path", "locked": false, "schema_version": 3, "solution": true, "task": false}
-def cheaper_path(doc_tokens, per_day, model):
+def cheaper_over_range(doc_tokens, n_files, model, low, high):
     ### BEGIN SOLUTION
-    c = compare.compare(doc_tokens, 50, compare.Profile(model=model, questions_per_month=per_day * 30))
-    return "long_context" if c.monthly["long_context"] <= c.monthly["rag"] else "rag"
+    if low < 1 or low > high:
+        raise ValueError(f"need 1 <= low <= high, got low={low!r}, high={high!r}")
+    seen = set()
+    for per_day in range(low, high + 1):
+        m = compare.compare(doc_tokens, n_files, compare.Profile(model=model, questions_per_month=per_day * 30)).monthly
+        seen.add("long_context" if m["long_context"] <= m["rag"] else "rag")
+    return seen.pop() if len(seen) == 1 else "depends"
     ### END SOLUTION
 
 
 # %% [markdown]
 # <details><summary>ヒント（開くと表示）</summary>
 #
-# `c.monthly` には `"long_context"`（キャッシュ込み）と `"rag"`（API + DB）が入っています。比べるだけです。
+# ヒット率は質問数で変わるので、月額は質問数の 1 次式ではありません。両端だけを見て決めてよいかを考えてください。
 #
 # </details>
 
 # %% nbgrader={"grade": true, "grade_id": "cheaper_path-tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-assert cheaper_path(197_000, 10, "claude-sonnet-5") == "long_context", "Sonnet 5・1 日 10 問では DB の固定費が効きます"
-assert cheaper_path(197_000, 20, "claude-opus-5") == "rag", "Opus 5・1 日 20 問では RAG のほうが安くなります"
+got = cheaper_over_range(count.tokens, len(texts), "claude-opus-5", 50, 100)
+assert type(got) is str, f"文字列を返してください: {got!r}"
+assert got == "rag", f"Opus 5・1 日 50〜100 問では、どこでも RAG が安いはずです: {got!r}"
+got = cheaper_over_range(count.tokens, len(texts), "claude-opus-5", 1, 20)
+assert got == "depends", f"1 日 1 問ではロングコンテキスト、20 問では RAG が安いので 'depends' のはずです: {got!r}"
+print("Sonnet 5・1 日 1〜3 問:", cheaper_over_range(count.tokens, len(texts), "claude-sonnet-5", 1, 3))
 ### BEGIN HIDDEN TESTS
-assert cheaper_path(1_000, 100, "claude-opus-5") == "long_context"
-assert cheaper_path(197_000, 0, "claude-opus-5") == "long_context"
-assert cheaper_path(900_000, 50, "claude-sonnet-5") == "rag"
+def _truth(d, n, model, lo, hi):
+    seen = set()
+    for k in range(lo, hi + 1):
+        m = compare.compare(d, n, compare.Profile(model=model, questions_per_month=k * 30)).monthly
+        seen.add("long_context" if m["long_context"] <= m["rag"] else "rag")
+    return seen.pop() if len(seen) == 1 else "depends"
+
+for _args in [(count.tokens, len(texts), "claude-sonnet-5", 1, 3), (1_000, 50, "claude-opus-5", 1, 300),
+              (900_000, 50, "claude-sonnet-5", 30, 60), (count.tokens, len(texts), "claude-opus-5", 2, 3),
+              (count.tokens, len(texts), "claude-opus-5", 7, 7)]:
+    _got = cheaper_over_range(*_args)
+    assert type(_got) is str and _got == _truth(*_args), (_args, _got)
+# a traffic whose ends agree but whose middle flips: the hit rate is not monotone in the questions a day
+for _lo, _hi in [(2, 4)]:
+    assert cheaper_over_range(count.tokens, len(texts), "claude-opus-5", _lo, _hi) == _truth(
+        count.tokens, len(texts), "claude-opus-5", _lo, _hi)
+for _bad in [(0, 5), (5, 4)]:
+    try:
+        cheaper_over_range(count.tokens, len(texts), "claude-opus-5", *_bad)
+        raise AssertionError(f"ValueError expected for low, high = {_bad}")
+    except ValueError:
+        pass
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "why-not-rag-prompt", "locked": true, "schema_version": 3, "solution": false, "task": false}
@@ -268,14 +362,15 @@ assert cheaper_path(900_000, 50, "claude-sonnet-5") == "rag"
 #
 # | 症状 | 原因 | 直し方 | 節 |
 # |---|---|---|---|
-# | 請求額が下がらない。`cache_read_input_tokens` が 0 のまま | ブレークポイントより前に毎回変わる文字列（日時など） | 変わるものを後ろへ | 03 |
+# | 請求額が下がらない。`cache_read_input_tokens` が 0 のまま | キャッシュの区切り（03）より前に毎回変わる文字列（日時など） | 変わるものを後ろへ | 03 |
 # | 新旧の規程を混ぜた答えが返る | 旧版と新版が両方コンテキストに入っている | 有効な版だけ渡す（文書管理の問題） | 08 |
 # | 規程を改定したのに古い答えのまま | 起動時に一度だけ文書を読み込んでいる | 質問ごと（または更新検知時）に読み直す | 08 |
 #
 # ## まとめ
 #
-# - ロングコンテキストを選べるのは、合計トークンがウィンドウの **50% 以下**のときだけ。分子は実物を数える。
-# - 前提を満たすなら、RAG に移る理由は料金・待ち時間・正答率のどれかが閾値を割ったときだけ。更新頻度は向きが逆。
+# - ロングコンテキストを選ぶ目安は、合計トークンがウィンドウの **50% 以下**（使い分けの記事の経験則。長さの劣化と位置の劣化は別物）。分子は実物を数える。
+# - 前提を満たすなら、RAG に移る理由は料金・待ち時間・正答率のどれかが RAG の側に出たときだけ。更新頻度は向きが逆。
+# - 月額はヒット率しだいで、ヒット率は質問数と間隔で決まる。質問数の見込みに幅があるなら、幅の全体で比べる。
 # - 3 つの方式の違いは「誰が文書を選ぶか」。選び方が違うので外し方も違う。
 # - 次の節（01）では、トークンを数えるときの「推定」と「実測」の違いを扱います。
 

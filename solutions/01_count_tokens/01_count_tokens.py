@@ -7,9 +7,9 @@
 #
 # - `client.messages.count_tokens` で文書一式のトークン数を数えられる
 # - 文字数からの推定が、なぜ判断の材料として足りないかを数字で説明できる
-# - モデルごとのウィンドウ使用率を出し、文書が 10 倍になったときの判断を先回りして出せる
+# - モデルごとのウィンドウ使用率を出し、文書が増えたときにどのモデルで前提を保てるかを先回りして決められる
 #
-# **所要時間** 約 25 分　**前提** 00_start_here
+# **所要時間** 約 30 分　**前提** 00_start_here
 
 # %%
 import ctxlab
@@ -27,9 +27,11 @@ ctxlab.show_cost("01_count_tokens", client)   # what this lesson costs on the re
 # `count_tokens` は `messages.create` と同じ形のリクエストを受け取り、入力トークン数だけを返します。
 # 無料ですがレート制限があり、値は推定値です（それでも手元の文字数よりはずっと正確です）。
 # オフラインの sandbox は、推定方法を明示したうえで同じ形の応答を返します。
+#
+# 数えるのは、モデルに実際に渡す現行版の規程です（旧版は渡さないので数えません。00 を参照）。
 
 # %%
-docs = corpus.load(current_only=False)
+docs = corpus.load()
 all_text = "\n\n".join(d.text for d in docs)
 
 n = client.messages.count_tokens(
@@ -50,7 +52,7 @@ print("推定か:", count.is_estimate)
 # %% [markdown]
 # ## 2. 文字数からの推定は、なぜ足りないか
 #
-# 使い分けの記事 は「日本語は概ね 1 文字 ≈ 1 トークン」という目安を使いました。目安としては便利ですが、比率は文書の中身で変わります。
+# 使い分けの記事は「日本語は概ね 1 文字 ≈ 1 トークン」という目安を使いました。目安としては便利ですが、比率は文書の中身で変わります。
 # 数字や英字の多い別表、全角記号の多い条文では、1 文字あたりのトークン数が違います。実際のトークナイザーでは日本語は
 # 1 文字あたり 1〜1.5 トークン程度で、新しいトークナイザーほど同じ文章を多めに数える傾向があります。
 #
@@ -154,6 +156,8 @@ assert usage_verdict(197_000, 1_000_000) == "fits", "1.5 倍しても 30% 以下
 assert usage_verdict(197_000, 200_000) == "does_not_fit", "1.0 倍でも 98.5% なので does_not_fit です"
 assert usage_verdict(400_000, 1_000_000) == "count_it", "40%〜60% は 50% をまたぐので count_it です"
 ### BEGIN HIDDEN TESTS
+for _args in [(197_000, 1_000_000), (197_000, 200_000), (400_000, 1_000_000)]:
+    assert type(usage_verdict(*_args)) is str            # a string, not an object that equals anything
 assert usage_verdict(100_000, 300_000) == "fits"          # exactly 50% at the high end
 assert usage_verdict(100_000, 200_000) == "count_it"      # exactly 50% at the low end is not over
 assert usage_verdict(100_001, 200_000) == "does_not_fit"
@@ -171,27 +175,64 @@ except ValueError:
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "largest-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
-# ### 演習 2（2 点）: 収まる最大の倍率
+# ### 演習 2（2 点）: 増えていく文書に、どのモデルを選ぶか
 #
-# 題材の規程（`count.tokens` トークン）が何倍まで増えても、モデル `model_id` で前提（50% 以下）を満たすかを返す関数
-# `max_growth(doc_tokens, model_id)` を書いてください。戻り値は倍率（小数）です。ウィンドウは `pricing.get_model(model_id).context_window`
-# で取れます。
+# 規程は毎年 `yearly_growth`（0.3 なら 30%）ずつ増えるとします。今 `doc_tokens` トークンの文書が、これから `years` 年のあいだ
+# ずっと前提（ウィンドウの 50% 以下）を満たすモデルのうち、入力単価がいちばん安いモデルの id を返す関数
+# `pick_model(doc_tokens, yearly_growth, years)` を書いてください。どのモデルでも満たせないなら `None` を返します。
+#
+# - 候補は価格表のモデル（`pricing.models()`）です。ウィンドウと単価もそこにあります
+# - `doc_tokens` が 0 以下、`yearly_growth` か `years` が負なら `ValueError`
 
 # %% nbgrader={"grade": false, "grade_id": "max_growth", "locked": false, "schema_version": 3, "solution": true, "task": false}
-def max_growth(doc_tokens, model_id):
+def pick_model(doc_tokens, yearly_growth, years):
     ### BEGIN SOLUTION
-    window = pricing.get_model(model_id).context_window
-    return 0.5 * window / doc_tokens
+    if doc_tokens <= 0 or yearly_growth < 0 or years < 0:
+        raise ValueError("doc_tokens must be > 0, yearly_growth and years >= 0")
+    final = doc_tokens * (1 + yearly_growth) ** years     # the documents only grow: the last year decides
+    fits = [m for m in pricing.models().values() if final <= 0.5 * m.context_window]
+    if not fits:
+        return None
+    return min(fits, key=lambda m: m.input_usd_per_mtok).id
     ### END SOLUTION
 
 
+# %% [markdown]
+# <details><summary>ヒント（開くと表示）</summary>
+#
+# 「ずっと満たす」は、どの年がいちばん厳しいかを考えると 1 つの比較になります。候補を絞ってから、安いものを選びます。
+#
+# </details>
+
 # %% nbgrader={"grade": true, "grade_id": "max_growth-tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-g = max_growth(count.tokens, "claude-opus-5")
-assert abs(g * count.tokens - 500_000) < 1, f"Opus 5 では 50 万トークンまで収まります: {g}"
-print(f"Opus 5 では今の {g:.2f} 倍まで、Haiku 4.5 では {max_growth(count.tokens, 'claude-haiku-4-5'):.2f} 倍まで")
+got = pick_model(100_000, 0.0, 0)
+assert got is None or type(got) is str, f"モデルの id（文字列）か None を返してください: {got!r}"
+assert got == "claude-haiku-4-5", f"10 万トークンは Haiku 4.5 の 20 万の 50% ちょうどで、いちばん安いモデルです: {got!r}"
+assert pick_model(100_000, 0.1, 1) == "claude-sonnet-5", "1 年後の 11 万トークンは Haiku 4.5 の 50% を超えます"
+for years in (0, 3, 5):
+    print(f"題材の規程（{count.tokens:,} tokens）が年 30% 増えて {years} 年: {pick_model(count.tokens, 0.3, years)}")
 ### BEGIN HIDDEN TESTS
-assert abs(max_growth(100_000, "claude-haiku-4-5") - 1.0) < 1e-9
-assert abs(max_growth(250_000, "claude-sonnet-5") - 2.0) < 1e-9
+_saved_models = pricing.models
+for _args, _want in [((count.tokens, 0.3, 4), "claude-sonnet-5"), ((count.tokens, 0.3, 5), None),
+                     ((600_000, 0.0, 0), None), ((500_000, 0.0, 10), "claude-sonnet-5"),
+                     ((50_000, 1.0, 1), "claude-haiku-4-5"), ((50_000, 1.0, 2), "claude-sonnet-5")]:
+    _got = pick_model(*_args)
+    assert (_got is None and _want is None) or (type(_got) is str and _got == _want), (_args, _got, _want)
+# a price table with a cheaper big model: the function reads the table, not the names it knows
+import dataclasses
+_big = dataclasses.replace(pricing.get_model("claude-haiku-4-5"), id="cheap-big", input_usd_per_mtok=0.5,
+                           context_window=2_000_000)
+pricing.models = lambda: {**_saved_models(), "cheap-big": _big}
+try:
+    assert pick_model(900_000, 0.0, 0) == "cheap-big"
+finally:
+    pricing.models = _saved_models
+for _bad in [(0, 0.1, 1), (1_000, -0.1, 1), (1_000, 0.1, -1)]:
+    try:
+        pick_model(*_bad)
+        raise AssertionError(f"ValueError expected for {_bad}")
+    except ValueError:
+        pass
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "estimate-risk-prompt", "locked": true, "schema_version": 3, "solution": false, "task": false}
@@ -203,7 +244,7 @@ assert abs(max_growth(250_000, "claude-sonnet-5") - 2.0) < 1e-9
 # %% [markdown] nbgrader={"grade": true, "grade_id": "estimate-risk", "locked": false, "points": 1, "schema_version": 3, "solution": true, "task": false}
 # ### BEGIN SOLUTION
 # 45% は推定で、本物のトークナイザーでは 1 文字 1〜1.5 トークンなので 45〜68% の幅があり、50% をまたぐ。
-# count_tokens で実物を数えてから判断するよう返す。文書が増える見込みがあるなら、何倍まで収まるかも合わせて出してもらう。
+# count_tokens で実物を数えてから判断するよう返す。文書が増える見込みがあるなら、何年先まで前提を満たすかも合わせて出してもらう。
 #
 # ### BEGIN RUBRIC
 # - 1 点（満点）: 45% は文字数からの推定で、1 文字 1〜1.5 トークンの幅（45〜68%）が 50% をまたぐので、count_tokens で実物を数えてから判断するよう返している。
@@ -217,7 +258,7 @@ assert abs(max_growth(250_000, "claude-sonnet-5") - 2.0) < 1e-9
 #
 # - 分子は `count_tokens` で実物を数える。オフラインの値は推定で、結果にそう書いてある。
 # - 文字数からの推定は 1.0〜1.5 倍の幅を持つ。幅が 50% をまたぐなら、推定では決められない。
-# - 文書は増える。何倍まで前提を満たすかを先に出しておくと、RAG に移る時期が読める。
+# - 文書は増える。増え方を置いて、何年先まで前提を満たすモデルがあるかを先に出しておくと、RAG に移る時期が読める。
 # - 次の節（02）では、数えたトークンを料金に換算します。
 
 # %% [markdown]

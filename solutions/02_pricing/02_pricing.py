@@ -6,15 +6,15 @@
 # **この節で身につくこと**
 #
 # - 1 回の呼び出しの料金を、通常の入力・キャッシュ書き込み・読み出し・出力に分けて計算できる
-# - 月の質問数とキャッシュヒット率から月額を出し、RAG 側にベクトル DB の固定費を足せる
+# - 月の質問数とキャッシュヒット率から月額を出し、RAG 側にベクトル DB の固定費と索引の費用を足せる
 # - 「API 料金だけの比較」がなぜ RAG を実際より安く見せるかを説明できる
 # - 元記事の表の数字を自分で計算し直し、ラベルと中身のずれを見つけられる
 #
-# **所要時間** 約 30 分　**前提** 00, 01
+# **所要時間** 約 40 分　**前提** 00, 01
 
 # %%
 import ctxlab
-from ctxlab.costs import compare, pricing
+from ctxlab.costs import compare, pricing, traffic
 from ctxlab import corpus
 from ctxlab.api import tokens
 
@@ -38,17 +38,20 @@ for m in pricing.models().values():
 #
 # 1 回の料金は、API の `usage` の欄と同じ 4 つに分けて考えます。
 #
-# - `input_tokens`（キャッシュされない入力。最後のブレークポイントより後ろ）× 入力単価
-# - キャッシュ書き込み（`cache_creation_input_tokens`）× 入力単価 × 1.25（1 時間なら 2）
+# - `input_tokens`（キャッシュされない入力。キャッシュの最後の区切りより後ろ。区切りは 03 で扱う）× 入力単価
+# - キャッシュ書き込み（`cache_creation_input_tokens`）× 入力単価 × 1.25（1 時間なら 2）。
+#   5 分・1 時間はキャッシュの寿命（TTL, Time To Live）で、書き込んだ内容がどれだけ残るかです（選び方は 04）
 # - キャッシュ読み出し（`cache_read_input_tokens`）× 入力単価 × 0.1
 # - `output_tokens` × 出力単価
 #
 # 題材の規程をまるごと渡す場合を、キャッシュなし・初回・2 回目以降で計算します。
+#
+# 送るのは現行版の規程だけです（00 を参照）。
 
 # %%
-docs = corpus.load(current_only=False)
+docs = corpus.load()
 doc_tokens = tokens.count_documents([d.text for d in docs], client=client).tokens
-QUESTION, ANSWER = 400, 700   # 質問と指示、回答（使い分けの記事 の前提）
+QUESTION, ANSWER = 400, 700   # 質問と指示、回答（使い分けの記事の前提）
 
 no_cache = pricing.call_cost("claude-opus-5", input_tokens=doc_tokens + QUESTION, output_tokens=ANSWER)
 first = pricing.call_cost("claude-opus-5", input_tokens=QUESTION, cache_write_5m_tokens=doc_tokens, output_tokens=ANSWER)
@@ -62,6 +65,10 @@ for name, c in [("キャッシュなし", no_cache), ("初回（書き込み）"
 # 月額 = 月の質問数 ×（ミスの割合 × ミス時の 1 回 + ヒットの割合 × ヒット時の 1 回）+ 固定費。
 # RAG はチャンクが質問ごとに入れ替わるのでキャッシュがほとんど効きませんが、代わりにベクトル DB の月額がかかります。
 # `ctxlab.costs.compare` が、この計算を方式ごとにまとめて比較表にします。
+#
+# ヒット率（ヒットの割合）は、質問がどんな間隔で来るかで決まります。`compare` は、04 で作る合成トラフィック
+# （朝夕に固まる社内の問い合わせ）を 20 日分シミュレーションした平均を、質問数ごとに使います。使い分けの記事はどの質問数でも 80% と置いたので、
+# その場合の額も注に出ます。
 
 # %%
 table = compare.compare(doc_tokens, len(docs), chars=corpus.total_chars(docs))
@@ -85,32 +92,49 @@ ax.bar(labels, db, bottom=api, label="ベクトル DB", color="#f4b183")
 for i, (a, b) in enumerate(zip(api, db)):
     ax.text(i, a + b, f"${a + b:,.0f}", ha="center", va="bottom", fontsize=9)
 ax.set_ylabel("月額（ドル）")
-ax.set_title(f"月 {table.profile.questions_per_month:,.0f} 問・ヒット率 {table.profile.hit_rate:.0%} の月額")
+ax.set_title(f"月 {table.profile.questions_per_month:,.0f} 問・ヒット率 {table.hit_rate:.0%}（合成トラフィックから）の月額")
 ax.legend()
 plt.tight_layout()
 
 # %% [markdown]
-# ## 4. 元記事の表を計算し直す
-#
-# 使い分けの記事 の表は「ロングコンテキスト $1.251」「キャッシュ $0.116」「絞り込み $0.143」「RAG $0.052」、月額「$206・$58・$31 + $70」でした。
-# 同じ前提（197,000 トークン、質問 400、回答 700、Opus 5、月 600 問、ヒット率 80%）で計算し直すと、ラベルと中身のずれが見えます。
+# RAG にはもう 1 つ、索引を作る費用があります（チャンクに分けて埋め込みを計算し、DB に入れる）。コストの記事はこれを
+# 「索引を作る一度きりの費用 E」と呼び、全文を通常単価で 1 回送る代金（aM）を 1 とする単位で 0.05 と置きました。
+# E は呼び出しの回数に乗らないので、総額で見れば**切片**です。呼び出しが多ければ判断を変えません。
+# 切片でなくなるのは、規程を更新するたびに差分ではなく全件を埋め込み直す構成です。更新の回数だけ E が積み上がります。
 
 # %%
-seed = compare.compare(197_000, 50)
-r = seed.rows
+E = 0.05                                      # コストの記事の値（aM を 1 とした単位）
+aM = doc_tokens * pricing.get_model("claude-opus-5").input_per_token
+print(f"aM（題材の規程を Opus 5 の通常単価で 1 回送る代金）= ${aM:.3f}、E = {E} aM = ${E * aM:.3f}")
+for updates in (0, 4, 30, 300):
+    print(f"月に {updates:>3} 回更新し、そのたびに全件を埋め込み直す: 索引の費用 月 ${updates * E * aM:7.2f}"
+          f"（差分だけなら、変わった文書の分だけ）")
+
+# %% [markdown]
+# ## 4. 元記事の表を計算し直す
+#
+# 使い分けの記事の表は「ロングコンテキスト $1.251」「キャッシュ $0.116」「絞り込み $0.143」「RAG $0.052」、月額「$206・$58・$31 + $70」でした。
+# 記事と同じ前提（197,000 トークン、50 ファイル、質問 400、回答 700、Opus 5、月 600 問、ヒット率 80% に固定）で計算し直すと、ラベルと中身のずれが見えます。
+
+# %%
+article = compare.compare(197_000, 50, compare.Profile(hit_rate=compare.ARTICLE_HIT_RATE))
+r = article.rows
 print(f"「ロングコンテキスト」の行 ${r['lc_write'].cost:.3f} は、キャッシュ書き込み（1.25 倍）の値。キャッシュなしなら ${r['long_context'].cost:.3f}")
-print(f"「キャッシュ」の行: 質問をブレークポイントの後ろに置くと ${r['lc_cached'].cost:.3f}")
+print(f"「キャッシュ」の行: 質問をキャッシュの区切りの後ろに置くと ${r['lc_cached'].cost:.3f}")
 print(f"「絞り込み」の行 ${r['filter_write'].cost:.3f} も書き込み単価。読み出しなら ${r['filter_cached'].cost:.3f}")
 print(f"「RAG」の行 ${r['rag'].cost:.3f} は通常単価（キャッシュなし）")
-for note in seed.notes:
+for note in article.notes[1:]:
     print("注:", note)
+ours = compare.compare(197_000, 50)
+print(f"同じ文書で、ヒット率を合成トラフィックから出すと（1 日 20 問で {ours.hit_rate:.0%}）ロングコンテキストは月 "
+      f"${ours.monthly['long_context']:,.0f}（記事の 80% なら ${article.monthly['long_context']:,.0f}）")
 
 # %% [markdown]
 # 絞り込みの月額 $58 がどのヒット率に当たるかは、月額をヒット率の式として逆に解けば分かります（演習 2）。
 #
 # ## 5. 詰め込みのコストは送ったトークンに比例する
 #
-# 長文コンテキストの記事 は、毎回 20 万トークンを詰め込む設計と、指示と 6 チャンクで 3,000 トークンを渡す設計を、月 5 万回で比べました。
+# 長文コンテキストの記事は、毎回 20 万トークンを詰め込む設計と、指示と 6 チャンクで 3,000 トークンを渡す設計を、月 5 万回で比べました。
 
 # %%
 stuff, retrieve, calls = 200_000, 3_000, 50_000
@@ -125,25 +149,33 @@ print(f"Opus 5 の入力単価では月 ${stuff * calls * opus.input_per_token:,
 # キャッシュが救うのは変わらない前置きの**料金**で、詰め込みすぎた文書の**正答率**ではありません（08 で扱います）。
 
 # %%
-hit = 0.8
-cached_month = pricing.monthly_cost(calls, cost_miss=stuff * opus.input_per_token * opus.cache_write_5m_multiplier,
-                                    cost_hit=stuff * opus.input_per_token * opus.cache_read_multiplier, hit_rate=hit)
-print(f"ヒット率 {hit:.0%} のキャッシュ込みの詰め込み: 月 ${cached_month:,.0f}（入力のみ）")
-print(f"検索して回答との比: {cached_month / (retrieve * calls * opus.input_per_token):.1f} 倍")
+def stuffed_month(hit):
+    return pricing.monthly_cost(calls, cost_miss=stuff * opus.input_per_token * opus.cache_write_5m_multiplier,
+                                cost_hit=stuff * opus.input_per_token * opus.cache_read_multiplier, hit_rate=hit)
+
+
+retrieve_month = retrieve * calls * opus.input_per_token
+hit_traffic = traffic.expected_hit_rate(calls / compare.DAYS_PER_MONTH)   # 1 日あたりに直した質問数のトラフィック
+ratio = {}
+for label, hit in [("合成トラフィックから", hit_traffic), ("使い分けの記事の 80%", compare.ARTICLE_HIT_RATE)]:
+    ratio[label] = stuffed_month(hit) / retrieve_month
+    print(f"ヒット率 {hit:.0%}（{label}）のキャッシュ込みの詰め込み: 月 ${stuffed_month(hit):,.0f}（入力のみ）"
+          f" → 検索して回答の {ratio[label]:.1f} 倍")
+print(f"キャッシュを入れないと {stuff / retrieve:.1f} 倍。キャッシュを入れると {min(ratio.values()):.1f}〜{max(ratio.values()):.1f} 倍に縮む")
 
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "monthly-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ### 演習 1（3 点）: トラフィックから月額を出す
 #
 # 関数 `monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model="claude-opus-5")` を書き、
-# `{"long_context": ..., "filter": ..., "rag": ...}` の辞書（ドル）を返してください。前提は 使い分けの記事 と同じです。
+# `{"long_context": ..., "filter": ..., "rag": ...}` の辞書（ドル）を返してください。ヒット率は引数で受け取り、ほかの前提は使い分けの記事と同じです。
 #
 # - 質問と指示 400 トークン、回答 700 トークン
 # - ロングコンテキスト: ミス時は文書全体を 5 分 TTL で書き込み、ヒット時は読み出し。質問は常に通常単価
 # - メタデータで絞る: 文書の 10%（50 ファイル中 5 件）を同じくキャッシュ
 # - RAG: 800 トークン × 8 チャンク + 質問を通常単価で送り、`db_monthly` を足す
 #
-# `pricing.call_cost` と `pricing.monthly_cost` を使って構いません。
+# `pricing.call_cost` と `pricing.monthly_cost` を使って構いません（`compare.compare` は使わずに、自分で組み立ててください）。
 
 # %% nbgrader={"grade": false, "grade_id": "monthly_by_path", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model="claude-opus-5"):
@@ -167,8 +199,8 @@ def monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model
 # %% [markdown]
 # <details><summary>ヒント（開くと表示）</summary>
 #
-# 方式ごとに「ミスしたときの 1 回」と「ヒットしたときの 1 回」を `call_cost` で出し、`monthly_cost` に渡します。
-# 書き込みと読み出しの対象は文書の部分だけで、質問 400 トークンはどちらの場合も `input_tokens` です。
+# 月額は「1 回の料金」の平均に質問数を掛けたものです。キャッシュを使う方式では、1 回の料金が 2 種類あります。
+# 質問 400 トークンは区切りの後ろにあるので、キャッシュの対象ではありません。
 #
 # </details>
 
@@ -178,12 +210,25 @@ assert set(m) == {"long_context", "filter", "rag"}, "3 つのキーを持つ辞�
 assert round(m["rag"]) == 101, f"RAG は API 約 $31 + DB $70 = $101 のはずです: {m['rag']:.2f}"
 assert round(m["long_context"]) == 207, f"ロングコンテキストは月 $207 のはずです（質問は通常単価）: {m['long_context']:.2f}"
 ### BEGIN HIDDEN TESTS
+assert type(m) is dict and all(type(v) is float or type(v) is int for v in m.values()), m
 assert round(m["filter"]) == 31
-m0 = monthly_by_path(197_000, 0, 0.8, 70)
+_saved_compare = compare.compare
+def _blocked(*args, **kwargs):
+    raise AssertionError("compare.compare を使わずに、call_cost と monthly_cost で組み立ててください")
+compare.compare = _blocked
+try:
+    _m = monthly_by_path(197_000, 600, 0.8, 70)
+    m0 = monthly_by_path(197_000, 0, 0.8, 70)
+    m1 = monthly_by_path(100_000, 300, 0.0, 0, model="claude-haiku-4-5")
+    m2 = monthly_by_path(197_000, 600, 1.0, 70)
+    m3 = monthly_by_path(doc_tokens, 600, traffic.expected_hit_rate(20), 70)
+finally:
+    compare.compare = _saved_compare
+assert round(_m["long_context"]) == 207 and round(_m["rag"]) == 101
+_ref = compare.compare(doc_tokens, 50, compare.Profile()).monthly
+assert abs(m3["long_context"] - _ref["long_context"]) < 1e-6 and abs(m3["rag"] - _ref["rag"]) < 1e-6
 assert m0["rag"] == 70 and m0["long_context"] == 0
-m1 = monthly_by_path(100_000, 300, 0.0, 0, model="claude-haiku-4-5")
 assert abs(m1["long_context"] - 300 * (100_000 * 1.25 + 400) / 1e6 - 300 * 700 * 5 / 1e6) < 1e-6
-m2 = monthly_by_path(197_000, 600, 1.0, 70)
 assert abs(m2["long_context"] - 600 * ((197_000 * 0.1 + 400) * 5 + 700 * 25) / 1e6) < 1e-6
 ### END HIDDEN TESTS
 
@@ -206,10 +251,12 @@ def implied_hit_rate(target, calls, cost_miss, cost_hit):
 
 
 # %% nbgrader={"grade": true, "grade_id": "implied_hit_rate-tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-h = implied_hit_rate(58, 600, seed.rows["filter_write"].cost, seed.rows["filter_cached"].cost)
-print(f"使い分けの記事 の絞り込み $58 はヒット率 {h:.0%} に当たる")
+h = implied_hit_rate(58, 600, article.rows["filter_write"].cost, article.rows["filter_cached"].cost)
+assert type(h) is float, f"ヒット率を小数（float）で返してください: {h!r}"
+print(f"使い分けの記事の絞り込み $58 はヒット率 {h:.0%} に当たる")
 assert 0.35 < h < 0.45, f"$58 は 80% ではなく約 40% のヒット率に当たります: {h:.3f}"
 ### BEGIN HIDDEN TESTS
+assert type(implied_hit_rate(600 * 0.55, 600, 1.0, 0.1)) is float
 assert abs(implied_hit_rate(600 * 0.55, 600, 1.0, 0.1) - 0.5) < 1e-9
 assert abs(implied_hit_rate(600, 600, 1.0, 0.1)) < 1e-9
 for bad in [(10, 600, 1.0, 0.1), (1000, 600, 1.0, 0.1)]:
@@ -234,7 +281,7 @@ except ValueError:
 # %% [markdown] nbgrader={"grade": true, "grade_id": "api-only", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
 # ### BEGIN SOLUTION
 # 1 つはベクトル DB の月額などの固定費（と、作って再インデックスを回し続ける運用の手間）で、RAG 側に足す必要がある。
-# もう 1 つはロングコンテキスト側のプロンプトキャッシュで、ヒット率を測って読み出し 0.1 倍を入れないと実際の 3 倍以上の額になる。
+# もう 1 つはロングコンテキスト側のプロンプトキャッシュで、ヒット率を質問の間隔から見積もって読み出し 0.1 倍を入れないと、5 節のとおり詰め込みの額を数倍に見積もる。
 # 両方を入れた月額の差を、RAG を作って運用する費用と比べて初めて判断できる。
 #
 # ### BEGIN RUBRIC
@@ -248,9 +295,10 @@ except ValueError:
 # ## まとめ
 #
 # - 1 回の料金は `usage` の 4 つの欄（通常の入力・書き込み・読み出し・出力）に単価と倍率を掛けて足す。
-# - 月額は質問数 × ヒット率で重み付けした 1 回の料金 + 固定費。RAG には DB の固定費が乗る。
+# - 月額は質問数 × ヒット率で重み付けした 1 回の料金 + 固定費。RAG には DB の固定費が乗り、索引の費用は総額の切片（全件の埋め込み直しを繰り返すと切片でなくなる）。
+# - ヒット率は固定の 80% ではなく、質問数と間隔から出す（このコースでは 04 の合成トラフィック）。
 # - 元記事の表はラベルと中身が一部ずれていた。数字は自分の前提で計算し直す。
-# - 次の節（03）では、キャッシュのヒットとミスを sandbox で実際に起こして確かめます。
+# - 次の節（03）では、キャッシュのヒットとミスを sandbox でシミュレーションし、`usage` の読み方を身につけます。
 
 # %% [markdown]
 # ## 確認問題

@@ -1,18 +1,20 @@
 # %% [markdown]
-# # 03 プロンプトキャッシュ: 前方一致と、元が取れる回数
+# # 03 プロンプトキャッシュ: 前方一致と、損益分岐の回数
 #
 # ロングコンテキストの料金と待ち時間は、プロンプトキャッシュ (prompt caching) を使うかどうかで桁が変わります。
-# この節では、キャッシュが効く瞬間と効かない瞬間を sandbox で実際に起こし、応答の `usage` とドルで確かめます。
+# この節では、キャッシュが効く瞬間と効かない瞬間を sandbox でシミュレーションし、応答の `usage` を読んでドルに直します。
+# sandbox はこの節で述べる規則（前方一致・区切り・最小長・倍率）どおりに動くので、オフラインで見えるのは**規則の帰結**で、API の測定ではありません。
+# 実際の API が同じ規則で動くかは、API キーを設定して同じセルを実行すると確かめられます（この節全体で数十セント）。
 #
 # **この節で身につくこと**
 #
-# - 前方一致 (prefix match) と区切り (cache breakpoint) の位置から、どこまでがキャッシュされるかを言える
+# - 前方一致 (prefix match) と区切り（キャッシュの区切り。API の用語では cache breakpoint）の位置から、どこまでがキャッシュされるかを言える
 # - `usage` の欄（`input_tokens`・`cache_creation_input_tokens`・`cache_read_input_tokens`・`cache_creation`）から、書き込みか読み出しかを判定し、料金に直せる
-# - キャッシュを壊す 4 つの書き方（区切りより前の時刻、キー順の違う JSON、モデルの切り替え、最小長に届かない前置き）を見抜ける
-# - 元が取れる回数 k > (w − r)/(1 − r) を、自分のモデルの倍率で計算できる
+# - キャッシュを壊す書き方（区切りより前の時刻、キー順の違う JSON、モデルの切り替え、最小長に届かない前置き、会話の途中でのシステムプロンプトや設定の変更）を見抜ける
+# - キャッシュが安くなる条件（損益分岐）k > (w − r)/(1 − r) を、自分のモデルの倍率で計算できる
 # - キャッシュありとなしを、正しい基準線とドルで比べられる
 #
-# **所要時間** 約 60 分（8 節の会話とエージェントが約 20 分）　**前提** 01（トークンを数える）、02（料金）
+# **所要時間** 約 85 分（1〜7 節が約 65 分、8 節の会話とエージェントが約 20 分）　**前提** 01（トークンを数える）、02（料金）
 
 # %%
 import json
@@ -37,8 +39,14 @@ ctxlab.show_cost("03_prompt_caching", client)   # what this lesson costs on the 
 #
 # システムプロンプトの末尾に入れる「実行 ID」は、このノートブックを実行し直しても 1 回目が必ず書き込みになるようにするためのものです。
 # 1 回の実行の中では変わらないので、キャッシュを壊しません。
+#
+# オフラインでは、時計を手で進める sandbox（`ctxlab.Sandbox(realtime=False, time_scale=0)`）を使います。時計はセルが進めたときだけ動くので、
+# 節と節のあいだで何分読んでいても、キャッシュの寿命（TTL、既定は 5 分。04 で扱います）は切れず、出力は本文のとおりになります。
+# 実 API では本物の時計が動きます。2 節から 7 節までを 5 分以上あけて実行すると、書き込みからやり直しになることがあります。
 
 # %%
+if ctxlab.is_offline(client):   # a manual clock (and no simulated waiting): the cache outlives however long you read
+    client = ctxlab.make_client(offline=True, sandbox=ctxlab.Sandbox(realtime=False, time_scale=0))
 DEMO = "claude-haiku-4-5"
 RUN_ID = uuid.uuid4().hex[:8]
 SYSTEM = f"{messages.SYSTEM_PROMPT}\n（実行 ID: {RUN_ID}）"
@@ -53,15 +61,16 @@ def ask(question, model=DEMO, cache_ttl="5m", docs=docs):
 
 prefix = tokens.count_request(ask("?"), client=client, model=DEMO)
 print(f"前置き（システムプロンプト + 規程 {len(docs)} ファイル）: {prefix}")
-# the whole lesson sends about 20 requests; online it runs only within CTXLAB_BUDGET_USD
+# the whole lesson sends 25 requests (sections 2-7); online it runs only within CTXLAB_BUDGET_USD
+CALLS = 25
 per_call = pricing.call_cost(DEMO, cache_write_5m_tokens=prefix.tokens, output_tokens=200).total
-budget.check(20 * per_call, client, "この節の実演（約 20 回の呼び出し）")
+budget.check(CALLS * per_call, client, f"この節の実演（{CALLS} 回の呼び出し）")
 
 # %% [markdown]
 # ## 1. 前方一致と区切り
 #
 # API はリクエストを決まった順に 1 本の列として組み立てます: **tools → system → messages**。
-# `cache_control` を付けたブロックが区切りで、列の先頭からそのブロックまで（それを含む）がキャッシュの単位になります。
+# `cache_control` を付けたブロックが**区切り**（API の用語では cache breakpoint）で、列の先頭からそのブロックまで（それを含む）がキャッシュの単位になります。
 # 次の呼び出しで、先頭から区切りまでが **バイト単位で同じ** なら保存済みの項目を読み出し、1 バイトでも違えば別物として書き直します。
 #
 # - 区切りは 1 リクエストに 4 つまで。API は区切りから最大 20 ブロック手前までさかのぼって、一致する項目を探します。
@@ -137,12 +146,16 @@ cost_cached = sum(pricing.usage_cost(r.usage, DEMO).total for r in cached)
 cost_base = sum(pricing.usage_cost(r.usage, DEMO).total for r in baseline)
 wrong = pricing.usage_cost(r1.usage, DEMO).input / pricing.usage_cost(r2.usage, DEMO).input
 right = pricing.usage_cost(baseline[1].usage, DEMO).input / pricing.usage_cost(r2.usage, DEMO).input
-print(f"正しい比較（{len(QUESTIONS)} 回の合計）: キャッシュあり ${cost_cached:.5f} / なし ${cost_base:.5f}"
+in_cached = sum(pricing.usage_cost(r.usage, DEMO).input for r in cached)
+in_base = sum(pricing.usage_cost(r.usage, DEMO).input for r in baseline)
+print(f"正しい比較（{len(QUESTIONS)} 回の合計、出力込み）: キャッシュあり ${cost_cached:.5f} / なし ${cost_base:.5f}"
       f" → {cost_cached / cost_base:.0%}")
+print(f"　入力だけなら: キャッシュあり ${in_cached:.5f} / なし ${in_base:.5f} → {in_cached / in_base:.0%}"
+      "（出力の料金はキャッシュで変わらない）")
 print(f"間違った比較: 書き込みの回を基準にすると、読み出しは入力が 1/{wrong:.1f} に見える（正しい基準なら 1/{right:.1f}）")
 
 # %% [markdown]
-# 実演の額は小さいので、同じ比率を規程全体に当てはめます。使い分けの記事 の前提（197,000 トークン、質問と指示 400、回答 700、Opus 5）で、
+# 実演の額は小さいので、同じ比率を規程全体に当てはめます。使い分けの記事の前提（197,000 トークン、質問と指示 400、回答 700、Opus 5）で、
 # 同じ 3 問を送ったときの金額です。
 
 # %%
@@ -151,7 +164,8 @@ big = "claude-opus-5"
 no_cache = n * pricing.call_cost(big, input_tokens=DOC + Q, output_tokens=OUT).total
 with_cache = (pricing.call_cost(big, input_tokens=Q, cache_write_5m_tokens=DOC, output_tokens=OUT).total
               + (n - 1) * pricing.call_cost(big, input_tokens=Q, cache_read_tokens=DOC, output_tokens=OUT).total)
-print(f"規程全体 × {n} 問（Opus 5）: キャッシュなし ${no_cache:.3f} / あり ${with_cache:.3f}（差 ${no_cache - with_cache:.3f}）")
+print(f"規程全体 × {n} 問（Opus 5、出力込み）: キャッシュなし ${no_cache:.3f} / あり ${with_cache:.3f}"
+      f"（差 ${no_cache - with_cache:.3f}）")
 
 # %% [markdown]
 # ## 4. キャッシュは正答率を動かさない
@@ -172,10 +186,10 @@ print("回答の本文が同じ:", messages.answer_text(a) == messages.answer_te
 # sandbox の回答は決定的なので本文まで一致します。実 API では生成のたびに言い回しが揺れることがありますが、それは
 # サンプリングの揺れで、キャッシュのせいではありません。モデルが読むトークン列は同じです。
 #
-# ## 5. キャッシュを壊す 4 つの書き方
+# ## 5. キャッシュを壊す書き方
 #
 # 前方一致なので、危ない書き方は決まっています。**区切りより前に、呼び出しごとに変わるものがある** 形です。
-# 4 つを sandbox で起こします。
+# 4 つの書き方を sandbox でシミュレーションします（sandbox は前方一致の規則どおりに答えます。実 API で同じになるかは、キーを設定して同じセルで確かめられます）。
 #
 # ### 5.1 システムプロンプトに現在時刻を入れる
 #
@@ -196,11 +210,14 @@ clock_calls = [client.messages.create(**with_clock_in_system(q, start + timedelt
 print(prompt_caching.format_calls([r.usage for r in clock_calls], DEMO))
 billed = sum(pricing.usage_cost(r.usage, DEMO).input for r in clock_calls)
 plain = sum(prompt_caching.uncached_cost(r.usage, DEMO).input for r in clock_calls)
-print(f"入力の請求: ${billed:.5f}（キャッシュを付けなければ ${plain:.5f}）→ {billed / plain:.3f} 倍")
+w_demo = pricing.get_model(DEMO).cache_write_5m_multiplier
+print(f"入力の請求: ${billed:.6f}（キャッシュを付けなければ ${plain:.6f}）→ {billed / plain:.4f} 倍"
+      f"（書き込みの倍率 {w_demo} をわずかに下回る）")
+assert 1 < billed / plain < w_demo   # what the next cell says
 
 # %% [markdown]
 # `cache_read_input_tokens` が毎回 0 で、毎回書き込みになっています。料金は下がらず、書き込みの割増だけが乗るので、
-# 入力の請求は付けなかった場合のほぼ 1.25 倍です（区切りの後ろの質問は通常単価なので、わずかに下回ります）。
+# 入力の請求は付けなかった場合の書き込みの倍率（1.25 倍）に近くなります。区切りの後ろの質問は通常単価なので、倍率をわずかに下回ります。
 #
 # 直し方: 時刻は区切りの **後ろ**、質問と一緒に送ります。区切りまでは 2〜3 節のリクエストと同じバイト列になるので、1 回目から読み出しです。
 
@@ -286,11 +303,37 @@ print(prompt_caching.format_calls([r.usage for r in short_calls], DEMO))
 # 書き込みも読み出しも 0 で、エラーもありません。数千トークンの指示文をキャッシュしたつもりで効いていない、というのはよくある行き違いです。
 # 最小長はモデルで違うので、モデルを替えたら確かめ直します。
 #
+# ### 5.5 途中で変える設定: システムプロンプトの書き換え、citations
+#
+# 長い会話の途中でシステムプロンプトを書き換える設計も、同じ理由で壊します（コストの記事が挙げる例です）。system は messages より前にあるので、
+# それまでに積み上げた履歴の分まで一度に読めなくなります。引用（citations、07 で扱います）を途中で有効にするのも同じで、
+# API のドキュメントでは citations の切り替えは system と messages の両方を無効にします。2 節で書き込んだ前置きに対して、それぞれ 1 回ずつ送ります。
+
+# %%
+rewritten = dict(ask(QUESTIONS[0]), system=SYSTEM + "\n回答は箇条書きで書いてください。")   # changed mid-conversation
+with_citations = messages.question_request(docs, QUESTIONS[0], model=DEMO, max_tokens=200, citations=True,
+                                           system=SYSTEM)
+toggled = [client.messages.create(**rewritten), client.messages.create(**with_citations)]
+print(prompt_caching.format_calls([r.usage for r in toggled], DEMO, ["system を書き換え", "citations を有効に"]))
+
+# %% [markdown]
+# どちらも読み出しが 0 で、前置き全体を書き直しています。ドキュメントは、ほかにも次の設定の変更がキャッシュを無効にすると書いています
+# （sandbox もこの表どおりに扱いますが、ここでは実演しません）。
+#
+# | 変えたもの | 無効になる範囲 |
+# |---|---|
+# | ツール定義（tools） | すべて（tools・system・messages） |
+# | citations の有効・無効、システムプロンプト | system と messages |
+# | `tool_choice`、画像の有無、thinking（拡張思考）の設定 | messages |
+#
+# 会話の途中でこれらを切り替える設計では、切り替えた回に書き込みの割増を払い、それまでの履歴の読み出しを失います。
+# 切り替えるなら会話の最初に決めておきます（07 で citations を使うときも同じです）。
+#
 # ## 6. 症状を読む: キャッシュを入れたのに請求が下がらない
 #
 # | 症状 | 確かめる欄 | 原因 | 直し方 |
 # |---|---|---|---|
-# | 請求が下がらない、むしろ上がった | `cache_read_input_tokens` が毎回 0、`cache_creation_input_tokens` が毎回出る | 区切りより前に毎回変わるものがある（時刻・利用者名・キー順の違う JSON・組み替えたツール）、またはモデルを切り替えている | 変わるものを区切りの後ろへ。JSON は `sort_keys=True`。ツールの集合は固定 |
+# | 請求が下がらない、むしろ上がった | `cache_read_input_tokens` が毎回 0、`cache_creation_input_tokens` が毎回出る | 区切りより前に毎回変わるものがある（時刻・利用者名・キー順の違う JSON・組み替えたツール）、モデルを切り替えている、または会話の途中で system・citations・`tool_choice`・thinking を変えている | 変わるものを区切りの後ろへ。JSON は `sort_keys=True`。ツールの集合と設定は会話の最初に決める |
 # | 請求が下がらない、割増もない | 書き込みも読み出しも 0 | 区切りがない、または区切りまでがモデルの最小長に届かない | 区切りを置く位置を確かめ、足りなければ固定部分を区切りの前にまとめる |
 # | ときどきしか下がらない | 読み出しと書き込みが交互に出る | 呼び出しの間隔が TTL を超えている | 04 で扱う（TTL の選び方） |
 #
@@ -303,14 +346,14 @@ print(prompt_caching.explain(clock_calls[-1].usage, DEMO))
 # %% [markdown] nbgrader={"grade": false, "grade_id": "diagnose-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ### 演習 1（3 点）: 一連の呼び出しの `usage` から診断する
 #
-# 同じ前置きで送った一連の呼び出しの `usage` を受け取り、次の 4 つのどれかを返す関数 `diagnose(usages)` を書いてください。
+# 同じ前置きで送った一連の呼び出しの `usage` を受け取り、キャッシュの状態を次の 4 つのどれかで返す関数 `diagnose(usages)` を書いてください。
 #
 # | 返す値 | 条件 |
 # |---|---|
-# | `"too_short"` | どの呼び出しも書き込み・読み出しともに 0（区切りがないか、最小長に届かない） |
-# | `"never_hits"` | 読み出しがどの呼び出しでも 0 で、書き込みは起きている（区切りより前で何かが変わっている） |
-# | `"hit"` | すべての呼び出しが読み出している（最初からキャッシュが温まっていた） |
-# | `"write_then_hit"` | 上のどれでもない: 読み出している呼び出しと、読み出していない呼び出しがある |
+# | `"nothing_cached"` | 何もキャッシュされていない（区切りがない、または区切りまでが最小長に届かない。`usage` からはどちらか区別できない） |
+# | `"never_hits"` | 書き込みは起きているのに、読み出しが一度もない（区切りより前で何かが変わっている） |
+# | `"hit"` | どの呼び出しも読み出している（最初からキャッシュが温まっていた） |
+# | `"write_then_hit"` | 読み出した呼び出しと、読み出さなかった呼び出しがある |
 #
 # - `usages` の要素は、API が返す形の dict か、SDK の `resp.usage` オブジェクトです。欄が欠けているか `None` なら 0 と読みます。
 # - 判定には 2 回以上の呼び出しが要ります。0 回か 1 回なら `ValueError` を投げてください。
@@ -324,7 +367,7 @@ def diagnose(usages):
     reads = [u["cache_read_input_tokens"] > 0 for u in records]
     writes = [u["cache_creation_input_tokens"] > 0 for u in records]
     if not any(reads) and not any(writes):
-        return "too_short"
+        return "nothing_cached"
     if not any(reads):
         return "never_hits"
     if all(reads):
@@ -336,9 +379,8 @@ def diagnose(usages):
 # %% [markdown]
 # <details><summary>ヒント（開くと表示）</summary>
 #
-# 1 回ずつ「読んだか」「書いたか」の 2 つの真偽値に直すと、4 つの条件は `any` と `all` で書けます。
-# 欄の欠けや `None`、SDK のオブジェクトと dict の違いは `usage_dict(u)` がまとめて吸収します（`call_kind` も参考に）。
-# 書き込みがあっても読み出しがあれば「効いている」側です。判定の順番に気をつけてください。
+# 欄の欠けや `None`、SDK のオブジェクトと dict の違いは `usage_dict(u)` がまとめて吸収します。
+# 会話が伸びていく呼び出しでは、読み出しと書き込みが同じ回に両方出ます。そういう回をどちらに数えるかを、表の言葉から決めてください。
 #
 # </details>
 
@@ -354,12 +396,14 @@ assert got == "write_then_hit", f"1 回目が書き込み、2 回目から読み
 got = diagnose([u(write=9000)] * 3)
 assert got == "never_hits", f"読み出しが毎回 0 で書き込みが毎回: 'never_hits' のはずが {got!r}"
 got = diagnose([u(tail=3000)] * 3)
-assert got == "too_short", f"書き込みも読み出しも 0: 'too_short' のはずが {got!r}"
+assert got == "nothing_cached", f"書き込みも読み出しも 0: 'nothing_cached' のはずが {got!r}"
 got = diagnose([u(read=9000)] * 2)
 assert got == "hit", f"毎回読み出し: 'hit' のはずが {got!r}"
 for name, calls in [("2 節", cached), ("5.1 時刻", clock_calls), ("5.1 直した版", fixed_calls), ("5.4 短い", short_calls)]:
     print(f"{name}: {diagnose([r.usage for r in calls])}")
 ### BEGIN HIDDEN TESTS
+for _calls in ([u(write=9000), u(read=9000)], [u(write=9000)] * 2, [u()] * 2, [u(read=9000)] * 2):
+    assert type(diagnose(_calls)) is str      # a string, not an object that equals anything
 for bad in ([], [u(write=9000)]):
     try:
         diagnose(bad)
@@ -370,12 +414,12 @@ for bad in ([], [u(write=9000)]):
 assert diagnose([r.usage for r in cached]) == "write_then_hit"
 assert diagnose([r.usage for r in clock_calls]) == "never_hits"
 assert diagnose([r.usage for r in fixed_calls]) == "hit"
-assert diagnose([r.usage for r in short_calls]) == "too_short"
+assert diagnose([r.usage for r in short_calls]) == "nothing_cached"
 assert diagnose([r.usage for r in key_order]) == "never_hits"
-assert diagnose([r.usage for r in baseline]) == "too_short"
+assert diagnose([r.usage for r in baseline]) == "nothing_cached"
 # None and missing fields count as 0
 assert diagnose([{"input_tokens": 3000, "cache_creation_input_tokens": None, "cache_read_input_tokens": None},
-                 {"input_tokens": 3000}]) == "too_short"
+                 {"input_tokens": 3000}]) == "nothing_cached"
 assert diagnose([{"input_tokens": 10, "cache_creation_input_tokens": 9000},
                  {"input_tokens": 10, "cache_read_input_tokens": 9000, "cache_creation_input_tokens": None}]) == "write_then_hit"
 # 1-hour writes only, never read
@@ -390,7 +434,7 @@ assert diagnose([u(read=9000), u(write=9000), u(read=9000)]) == "write_then_hit"
 # one write, then nothing cached: reads never came
 assert diagnose([u(write=9000), u(), u()]) == "never_hits"
 # a big uncached tail is not a cache hit
-assert diagnose([u(tail=200_000), u(tail=200_000)]) == "too_short"
+assert diagnose([u(tail=200_000), u(tail=200_000)]) == "nothing_cached"
 # SDK-like objects with attribute access
 from types import SimpleNamespace as NS
 objs = [NS(input_tokens=12, cache_creation_input_tokens=8000, cache_read_input_tokens=0,
@@ -401,13 +445,15 @@ assert diagnose(objs) == "write_then_hit"
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## 7. 元が取れる回数: k > (w − r)/(1 − r)
+# ## 7. 損益分岐: k > (w − r)/(1 − r)
 #
-# コストの記事 は、3 つの方式の 1 回あたりの入力コストを 1 つの式にまとめています。金額は「全文を通常単価で 1 回送る代金」を 1 とする単位で測ります。
+# コストの記事は、3 つの方式の 1 回あたりの入力コストを 1 つの式にまとめています。参照しうる資料の全体を $M$ トークン、
+# 入力トークン 1 つあたりの通常単価を $a$ とすると、$aM$ は「資料の全体を通常単価で 1 回送る代金」です。1 回の呼び出しの入力コスト $C$ を
+# この $aM$ で割った値（$aM$ を 1 とする単位）で測ります。出力の料金はどの方式でも同じなので、式には入りません。
 #
 # $$\frac{C}{aM} = \frac{M_0}{M}\cdot\frac{w+(k-1)r}{k} + \rho + s$$
 #
-# - $M_0/M$: キャッシュする固定部分の割合、$k$: 1 回の書き込みを共有する呼び出しの数（実効使い回し回数）
+# - $M_0/M$: キャッシュする固定部分の割合、$k$: 使い回し回数（1 回の書き込みを分け合う呼び出しの数）
 # - $w$: 書き込みの倍率、$r$: 読み出しの倍率、$\rho$: 検索して毎回載せる割合、$s$: 検索 1 回の費用
 #
 # 全文をキャッシュする場合（$M_0/M = 1$, $\rho = s = 0$）が、毎回全文を送る 1 を下回る条件を解くと
@@ -425,8 +471,9 @@ for ttl in ("5m", "1h"):
           f" → {formulas.first_paying_call(w, r)} 回目から安い")
 
 # %% [markdown]
-# 1 時間 TTL の書き込みも `usage` で確かめます（別の規程で前置きを作ります）。内訳は `ephemeral_1h_input_tokens` に入り、
-# `usage_cost` は書き込みを 2 倍で計算します。
+# 1 時間 TTL の書き込みが `usage` のどこに出るかを見ます（別の規程で前置きを作ります）。内訳は `ephemeral_1h_input_tokens` に入り、
+# `usage_cost` は価格表の倍率で書き込みを計算します。この倍率は価格表から来るもので、sandbox が測ったものではありません。
+# 実際に請求される額は、実 API で送ったあとにコンソールの利用明細で確かめます。
 
 # %%
 fin_docs = [d for d in corpus.load() if d.file in ("fin_keihi_2025.txt", "fin_ryohi_2024.txt")]
@@ -435,10 +482,10 @@ hu = usage_dict(hour.usage)
 print(hu["cache_creation"])
 written = hu["cache_creation_input_tokens"]
 multiplier = pricing.usage_cost(hu, DEMO).cache_write / (written * pricing.get_model(DEMO).input_per_token)
-print(f"書き込み {written:,} tokens の料金は、通常単価の {multiplier:.2f} 倍")
+print(f"書き込み {written:,} tokens を usage_cost で計算すると、通常単価の {multiplier:.2f} 倍（価格表の倍率）")
 
 # %% [markdown]
-# コストの記事 の表を、式から計算し直します。$k$ 回で 1 回書き込み、$k-1$ 回読み出したときの 1 回あたりのコストです。
+# コストの記事の表を、式から計算し直します。$k$ 回で 1 回書き込み、$k-1$ 回読み出したときの 1 回あたりのコストです。
 
 # %%
 table = prompt_caching.per_call_table(ks=(1, 2, 3, 5, 10, 20), ws=(1.25, 2.0), r=r)
@@ -450,7 +497,7 @@ for row in table:
 # $k = 1$ では 1 を上回ります。割増を払っただけで、割引を一度も受け取っていない状態です。5.1 の時刻入りのシステムプロンプトは、
 # 毎回この行にいます。
 #
-# コストの記事 の 2 つの図を、同じ式から描きます（$w = 1.25$、$r = 0.1$、検索は $\rho = 0.3$、$s = 0.02$、索引を作る一度きりの費用 $E = 0.05$）。
+# コストの記事の 2 つの図を、同じ式から描きます（$w = 1.25$、$r = 0.1$、検索は $\rho = 0.3$、$s = 0.02$、索引を作る一度きりの費用 $E = 0.05$）。
 # 左は呼び出し回数に対する総額、右は使い回し回数に対する 1 回あたりのコストです。
 
 # %%
@@ -459,8 +506,8 @@ import matplotlib.pyplot as plt
 
 from ctxlab.plots.prompt_caching import cost_curves
 
-seed = prompt_caching.COST_ARTICLE
-fig = cost_curves(**seed, n_max=10, k_max=20)
+article = prompt_caching.COST_ARTICLE   # the cost article's w, r, rho, s, E
+fig = cost_curves(**article, n_max=10, k_max=20)
 plt.show()
 
 # %% [markdown]
@@ -468,35 +515,37 @@ plt.show()
 # 検索は初回こそ安いものの、いずれキャッシュに追いつかれます。どこで並ぶかを式から出します。
 
 # %%
-meet = prompt_caching.meeting_call(**seed)
+meet = prompt_caching.meeting_call(**article)
 print(f"キャッシュと検索の総額が並ぶ回数: n = {meet:.2f}")
 for n in (4, 5, 6):
-    t = prompt_caching.total_costs(n, **seed)
+    t = prompt_caching.total_costs(n, **article)
     print(f"n = {n}: キャッシュ {t['cache']:.3f} / 検索 {t['retrieval']:.3f} / 毎回全文 {t['full']:.3f}")
 
 # %% [markdown]
-# コストの記事 は「5 回目でキャッシュに追い抜かれる」と書いていますが、上の出力のとおり、5 回目はちょうど同額で、
-# キャッシュが安くなるのはその次からです。図の読み方としては同じ結論（数回で逆転する）ですが、境目の回数を見積もりに使うときは
+# コストの記事は「5 回目でキャッシュに追い抜かれる」と書いていますが、上の出力のとおり、5 回目はちょうど同額で、
+# キャッシュが安くなるのはその次からです。図の読み方としては同じ結論（数回で逆転する）ですが、損益分岐の回数を見積もりに使うときは
 # 等号の扱いに気をつけてください。
 #
-# 同じ式から、実際の使い回し回数を測る方法も出てきます。一連の呼び出しの `cache_read_input_tokens` の合計を
-# `cache_creation_input_tokens` の合計で割ると、書き込み 1 回あたり何回読まれたか、つまり $k - 1$ の実測値です。
+# 同じ式から、実際の使い回し回数を `usage` から求める方法も出てきます。一連の呼び出しの `cache_read_input_tokens` の合計を
+# `cache_creation_input_tokens` の合計で割ると、書き込み 1 回あたり何回読まれたか、つまり $k - 1$ です。
+# 実 API の `usage` で計算すれば実測値になります。オフラインでは、sandbox のシミュレーションから出した値です。
 
 # %%
 reads = sum(usage_dict(resp.usage)["cache_read_input_tokens"] for resp in cached)
 writes = sum(usage_dict(resp.usage)["cache_creation_input_tokens"] for resp in cached)
-print(f"2〜3 節の 3 回: 読み出し / 書き込み = {reads / writes:.2f} → k ≈ {reads / writes + 1:.2f}")
+print(f"2〜3 節の 3 回: 読み出し / 書き込み = {reads / writes:.2f} → k ≈ {reads / writes + 1:.2f}"
+      f"（{'sandbox のシミュレーション' if ctxlab.is_offline(client) else '実 API の usage から'}）")
 
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "breakeven-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
-# ### 演習 2（2 点）: 何回目から元が取れるか
+# ### 演習 2（2 点）: 何回目からキャッシュが安くなるか
 #
 # 書き込みの倍率 `w` と読み出しの倍率 `r`（どちらも通常の入力単価に対する倍率）を受け取り、
 # 同じ前置きを `k` 回送ったとき、キャッシュありの合計 `w + (k - 1) r` がキャッシュなしの合計 `k` を **下回る** 最小の `k`（整数）を返す関数
 # `first_paying_call(w, r)` を書いてください。
 #
-# - 同額は「元が取れた」に数えません。
-# - `r` が 1 以上なら何回送っても元が取れないので `ValueError`、`w` か `r` が負なら `ValueError` を投げてください。
+# - 同額（ちょうど損益分岐）は「安くなった」に数えません。
+# - `r` が 1 以上なら何回送っても安くならないので `ValueError`、`w` か `r` が負なら `ValueError` を投げてください。
 # - 価格表にないモデルでも使えるようにします。たとえば読み出しが 0.1 倍より安いモデルでも、同じ関数で答えが出るはずです。
 
 # %% nbgrader={"grade": false, "grade_id": "first_paying_call", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -517,8 +566,8 @@ def first_paying_call(w, r):
 # <details><summary>ヒント（開くと表示）</summary>
 #
 # 式 $k > (w - r)/(1 - r)$ の右辺がちょうど整数になるときは、その回はまだ同額です。
-# 割り算の結果に頼るより、`k = 1, 2, 3, ...` と順に「キャッシュありの合計 < キャッシュなしの合計」を確かめるほうが、等号の扱いを間違えません。
-# `r < 1` なら、いつかは必ず条件を満たします。
+# `0.1` のように 2 進数で表せない値を含む割り算では、浮動小数点の結果が整数の少し上か少し下にずれることがあります。
+# そのずれで答えが 1 回ぶん変わらない書き方を考えてください。
 #
 # </details>
 
@@ -532,6 +581,22 @@ for m in pricing.models().values():
           f" / 1h: {first_paying_call(m.write_multiplier('1h'), m.cache_read_multiplier)} 回目から")
 ### BEGIN HIDDEN TESTS
 import dataclasses
+# the library's own versions must not be what answers: they raise while the learner's function runs
+_twins = {name: getattr(formulas, name) for name in ("first_paying_call", "breakeven_reuses")}
+def _twin(*args, **kwargs):
+    raise AssertionError("ctxlab.costs.formulas の first_paying_call / breakeven_reuses を使わずに書いてください")
+for _name in _twins:
+    setattr(formulas, _name, _twin)
+try:
+    _got = {(w_, r_): first_paying_call(w_, r_) for w_, r_ in [(1.25, 0.1), (2.0, 0.1), (2.0, 0.0), (2.0, 0.5),
+                                                              (1.0, 0.1), (0.9, 0.1), (3.0, 0.1), (1.25, 0.5),
+                                                              (1.25, 0.9), (1.25, 0.05), (2.0, 0.05), (1.1, 0.1)]}
+finally:
+    for _name, _f in _twins.items():
+        setattr(formulas, _name, _f)
+assert all(type(v) is int for v in _got.values()), _got
+assert _got == {(1.25, 0.1): 2, (2.0, 0.1): 3, (2.0, 0.0): 3, (2.0, 0.5): 4, (1.0, 0.1): 2, (0.9, 0.1): 1,
+                (3.0, 0.1): 4, (1.25, 0.5): 2, (1.25, 0.9): 4, (1.25, 0.05): 2, (2.0, 0.05): 3, (1.1, 0.1): 2}, _got
 cheap = dataclasses.replace(pricing.get_model("claude-opus-5"), id="cheap-read", cache_read_multiplier=0.05)
 assert first_paying_call(cheap.write_multiplier("5m"), cheap.cache_read_multiplier) == 2
 assert first_paying_call(cheap.write_multiplier("1h"), cheap.cache_read_multiplier) == 3
@@ -553,7 +618,7 @@ for w_, r_ in [(1.25, 1.0), (1.25, 1.5), (-1.0, 0.1), (1.25, -0.1)]:
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# 読み出しの倍率を下げても、元が取れる回数はほとんど動きません。境目を決めているのは書き込みの割増のほうです。
+# 読み出しの倍率を下げても、損益分岐の回数はほとんど動きません。損益分岐を決めているのは書き込みの割増のほうです。
 # TTL の選び方（5 分か 1 時間か）は、呼び出しの間隔と合わせて 04 で扱います。
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "compare-claim-prompt", "locked": true, "schema_version": 3, "solution": false, "task": false}
@@ -897,7 +962,7 @@ print(prompt_caching.format_calls([c.usage for c in parallel], CACHE_MODEL, [c.l
 # - キャッシュは前方一致。tools → system → messages の順に、先頭から区切り（`cache_control`）までがバイト単位で同じときだけ読み出せる。
 # - `usage` は 3 つの入力欄の和で読む。`input_tokens` は区切りの後ろだけ。書き込みは 1.25 倍（1 時間は 2 倍）、読み出しは 0.1 倍。
 # - 区切りより前の時刻・キー順の違う JSON・組み替えたツール・モデルの切り替えで、読み出しは 0 のまま割増だけ払う。最小長に届かなければ何も起きない（エラーも出ない）。
-# - 元が取れるのは k > (w − r)/(1 − r) を超えた最初の回から。境目を決めているのは書き込みの割増で、割増の大きい 1 時間 TTL ほど遅い。
+# - キャッシュが安くなるのは、損益分岐 (w − r)/(1 − r) を超えた最初の回から。損益分岐を決めているのは書き込みの割増で、割増の大きい 1 時間 TTL ほど遅い。
 # - 比べるときは、`cache_control` のない基準線と、ドル。キャッシュはモデルが読むトークン列を変えないので、正答率を動かさずに料金だけを下げる。
 # - 次の節（04）では、呼び出しの間隔と TTL から、実際のヒット率と $k$ を見積もります。
 

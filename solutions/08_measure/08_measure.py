@@ -634,15 +634,15 @@ assert same(decide(**{**base, "rag_accuracy": 0.9, "reindex_hours": 1, "max_dela
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# 題材の会社の数字を入れてみます。料金と待ち時間は 02 と同じ `compare` の計算（月の質問数とヒット率は下のセルが表示します）、
-# 正答率はこの節の測定、RAG にかけてよい月額・偶然の幅・更新の要求は、この会社の**仮定**です（自社の値に置き換えてください）。
-# 偶然の幅は、5 の区間の広さを目安に決めます。
+# 題材の会社の数字を入れてみます。料金と待ち時間は 02 と同じ `compare` の計算（1 日 20 問・ヒット率は 04 の合成トラフィックから。
+# どちらも下のセルが表示します）、正答率はこの節の測定、RAG にかけてよい月額・偶然の幅・更新の要求は、この会社の**仮定**です
+# （自社の値に置き換えてください）。偶然の幅は、5 の区間の広さを目安に決めます。
 
 # %%
 count = tokens.count_documents([d.text for d in current], client=client)
 table = compare.compare(count.tokens, len(current))
 profile = compare.Profile()
-print(f"compare の前提: 月 {profile.questions_per_month:,.0f} 問、ヒット率 {profile.hit_rate:.0%}（02 と同じ既定値）")
+print(f"compare の前提: 月 {profile.questions_per_month:,.0f} 問、{profile.hit_rate_label()}（02 と同じ既定値）")
 measured = accuracy_by_method(graded)
 numbers = dict(
     doc_tokens=count.tokens, context_window=pricing.get_model(MODEL).context_window,
