@@ -27,7 +27,7 @@ import functools
 import json
 import os
 from dataclasses import dataclass
-from typing import Iterable, Sequence, TypeVar
+from typing import Sequence, TypeVar
 
 from ctxlab._paths import DATA_DIR
 from ctxlab.api._ledger import LEDGER, usd
