@@ -14,6 +14,11 @@ c.CourseDirectory.release_directory = "course"
 # Cells are executed offline; never wait forever on a cell.
 c.ExecutePreprocessor.timeout = 120
 c.ExecutePreprocessor.interrupt_on_timeout = True
+# After a cell's reply, nbclient waits iopub_timeout (default 4 s) for the cell's last output and,
+# under nbgrader, fails the whole submission when it is late: on a loaded machine (parallel
+# workers, sandboxed kernels) honest submissions failed that way. Waiting longer costs nothing
+# when the output is on time.
+c.ExecutePreprocessor.iopub_timeout = 30
 
 # Every kernel that runs a learner's code runs in a bubblewrap sandbox (IsolatedExecute: own
 # tmpfs folder, read-only interpreter, no network, no secrets, limits; ctxlab/grading/isolation.py).

@@ -90,7 +90,11 @@ def test_the_kernel_sees_only_the_interpreter_and_ctxlab(graded):
 @pytest.mark.slow
 def test_gradebooks_are_out_of_reach_and_untouched(graded):
     out = attack_output(graded, "atk_gradebook")
-    assert "ATTACK gradebooks found: 0" in out, out
+    assert "ATTACK gradebook updated" not in out, out
+    found = re.findall(r"ATTACK gradebook (/\S+) ", out)
+    # what it can see are read-only files of installed packages (nbgrader's own test fixtures)
+    assert all(str(ROOT / ".venv") in p or "site-packages" in p for p in found), found
+    assert str(graded["root"]) not in out
     con = sqlite3.connect(graded["root"] / "gradebook.db")
     try:
         assert con.execute("SELECT count(*) FROM grade WHERE extra_credit IS NOT NULL OR manual_score = 99").fetchone() == (0,)
@@ -242,10 +246,11 @@ def test_wall_time_limit_stops_the_kernel(tmp_path):
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-                                          "time.sleep(120)")]
+                                          "time.sleep(900)")]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    km = isolation.IsolatedKernelManager(kernel_name="python3", wall_seconds=3)
-    client = NotebookClient(nb, km=km, timeout=60, resources={"metadata": {"path": str(tmp_path)}})
+    # long enough for the kernel to start on a loaded machine, far below the cell's own timeout
+    km = isolation.IsolatedKernelManager(kernel_name="python3", wall_seconds=45)
+    client = NotebookClient(nb, km=km, timeout=600, startup_timeout=40, resources={"metadata": {"path": str(tmp_path)}})
     with pytest.raises(DeadKernelError):
         client.execute()
     assert not list(tmp_path.iterdir())  # and it left nothing in its folder

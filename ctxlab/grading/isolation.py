@@ -142,10 +142,10 @@ def readable_paths() -> list[Path]:
 def font_cache_dir() -> Path:
     """matplotlib's font list, built once outside the sandbox (a fresh home would rebuild it
     for every notebook, seconds each); the launcher copies it into the kernel's home."""
-    import matplotlib
+    from importlib.metadata import version  # not `import matplotlib`: the grader need not pay for it
 
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    d = base / "ctxlab" / f"matplotlib-{matplotlib.__version__}"
+    d = base / "ctxlab" / f"matplotlib-{version('matplotlib')}"
     if not any(d.glob("fontlist-*.json")):
         d.mkdir(parents=True, exist_ok=True)
         subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], capture_output=True,

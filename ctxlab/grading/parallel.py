@@ -305,7 +305,7 @@ def grade_parallel(root: Path, pairs: list[tuple[str, str]] | None = None, worke
         got = _collect(wroot, spairs, i)
         outcomes += got
         ok = [(o.student, o.assignment) for o in got if o.graded]
-        own, other = audit(pristine, wroot / "gradebook.db", ok)
+        own, other = audit(pristine, wroot / "gradebook.db", spairs)  # a failed one's rows are not merged
         if other:
             who = ", ".join(f"{s} {a}" for s, a in spairs)
             discarded.append(f"ワーカー {i}（{who}）: {', '.join(other)}")
