@@ -311,11 +311,10 @@ assert got == "depends", f"1 日 1 問ではロングコンテキスト、20 問
 print("Sonnet 5・1 日 1〜3 問:", cheaper_over_range(count.tokens, len(texts), "claude-sonnet-5", 1, 3))
 ### BEGIN HIDDEN TESTS
 def _truth(d, n, model, lo, hi):
-    seen = set()
-    for k in range(lo, hi + 1):
-        m = compare.compare(d, n, compare.Profile(model=model, questions_per_month=k * 30)).monthly
-        seen.add("long_context" if m["long_context"] <= m["rag"] else "rag")
-    return seen.pop() if len(seen) == 1 else "depends"
+    months = [compare.compare(d, n, compare.Profile(model=model, questions_per_month=30 * k)).monthly
+              for k in range(lo, hi + 1)]
+    winners = {"rag" if mo["rag"] < mo["long_context"] else "long_context" for mo in months}
+    return "depends" if len(winners) > 1 else next(iter(winners))
 
 for _args in [(count.tokens, len(texts), "claude-sonnet-5", 1, 3), (1_000, 50, "claude-opus-5", 1, 300),
               (900_000, 50, "claude-sonnet-5", 30, 60), (count.tokens, len(texts), "claude-opus-5", 2, 3),
