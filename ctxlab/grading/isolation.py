@@ -43,7 +43,8 @@ from traitlets import Bool, Integer
 from ctxlab._paths import DATA_DIR, PACKAGE_DIR, QUIZZES_DIR
 
 #: environment variables a grading kernel keeps (everything else is dropped)
-KEEP_ENV = ("NBGRADER_EXECUTION", "CTXLAB_TIME_SCALE", "LANG", "LC_ALL", "TZ", "PYTHONIOENCODING")
+KEEP_ENV = ("NBGRADER_EXECUTION", "CTXLAB_TIME_SCALE", "LANG", "LC_ALL", "TZ", "PYTHONIOENCODING",
+            "LD_LIBRARY_PATH")   # the grader's own, for an interpreter whose libpython is not in /usr (a copy)
 INSTALL_HINT = ("bubblewrap (bwrap) が見つからないか、この環境では使えません。"
                 "Debian/Ubuntu: sudo apt-get install bubblewrap。"
                 "使えない環境で採点するときだけ --no-sandbox を付けてください（受講者のコードが教員の権限で動きます）")
@@ -132,7 +133,11 @@ def readable_paths() -> list[Path]:
     """What a grading kernel may read: the interpreter, its packages, ctxlab and its data."""
     usr = Path("/usr")
     prefixes = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(sys.exec_prefix).resolve()}
+    # a venv whose packages come from another venv's site-packages (a .pth): those too, and only
+    # site-packages folders, never a checkout that an editable install put on sys.path
+    sites = {Path(p).resolve() for p in sys.path if Path(p).name == "site-packages" and Path(p).is_dir()}
     out = [usr] + sorted(p for p in prefixes if usr not in (p, *p.parents))
+    out += sorted(p for p in sites if not any(q in (p, *p.parents) for q in out))
     for p in (PACKAGE_DIR, DATA_DIR, QUIZZES_DIR):
         if p.exists() and not any(q in (p, *p.parents) for q in out):
             out.append(p)
@@ -163,7 +168,9 @@ def sandbox_command(kernel_cmd: list[str], workdir: Path, rundir: Path, limits: 
     fonts = font_cache_dir()
     home = "/tmp/home"
     mpl = f"{home}/.config/matplotlib"
-    args = [bwrap, *_namespace_args()]
+    size = str(limits.tmp_mb * 2**20)
+    # /tmp first: what is bound below it afterwards (an interpreter or a course root under /tmp) stays visible
+    args = [bwrap, *_namespace_args(), "--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
     for d in _ancestors([*ro, fonts, workdir]):
         args += ["--perms", "0755", "--dir", d]
     for p in ro:
@@ -176,9 +183,7 @@ def sandbox_command(kernel_cmd: list[str], workdir: Path, rundir: Path, limits: 
             args += ["--ro-bind", str(host), str(host)]
     for f in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/fonts"):
         args += ["--ro-bind-try", f, f]
-    size = str(limits.tmp_mb * 2**20)
     args += ["--ro-bind", str(fonts), str(fonts), "--proc", "/proc", "--dev", "/dev",
-             "--perms", "1777", "--size", size, "--tmpfs", "/tmp",
              "--bind", str(rundir), str(rundir),
              "--perms", "0777", "--size", size, "--tmpfs", str(workdir),
              "--remount-ro", "/", "--chdir", str(workdir), "--clearenv"]
