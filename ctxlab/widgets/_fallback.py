@@ -29,6 +29,23 @@ def mimebundle(widget, text: str, html: str | None = None, **kwargs) -> dict:
     return data
 
 
+class TextFallback:
+    """Display for a course widget: the live ``self.widget`` where a widget manager draws it,
+    ``fallback_text()`` (and ``fallback_html()``, when not None) everywhere else, and as repr."""
+
+    def fallback_text(self) -> str:
+        raise NotImplementedError
+
+    def fallback_html(self) -> str | None:
+        return None
+
+    def _repr_mimebundle_(self, **kwargs):
+        return mimebundle(self.widget, self.fallback_text(), self.fallback_html(), **kwargs)
+
+    def __repr__(self) -> str:
+        return self.fallback_text()
+
+
 def html_to_text(markup: str) -> str:
     """The text of a small HTML fragment (line breaks at ``<br>``, rows and blocks)."""
     import html

@@ -21,7 +21,7 @@ from typing import Any, Sequence
 import ipywidgets as widgets
 
 from ctxlab.api.messages import doc_name, doc_text, field_of as _get
-from ctxlab.widgets._fallback import how_to, html_to_text, mimebundle
+from ctxlab.widgets._fallback import TextFallback, how_to, html_to_text
 
 __all__ = ["highlight_html", "CitationViewer", "MARK_STYLE"]
 
@@ -57,7 +57,7 @@ def highlight_html(text: str, start: int, end: int, *, context: int = 160, headi
     return "".join(out)
 
 
-class CitationViewer:
+class CitationViewer(TextFallback):
     """Step through citations and see each cited range highlighted in its document.
 
     ``cites`` are citation objects (``char_location``) of one or more responses to requests
@@ -156,9 +156,9 @@ class CitationViewer:
             self.prev_button.disabled = self.next_button.disabled = len(self.cites) < 2
 
     # -- display -------------------------------------------------------------
-    def _repr_mimebundle_(self, **kwargs):
+    def fallback_html(self) -> str:
         # a static snapshot for renderers without a widget manager; JupyterLab prefers the widget
-        return mimebundle(self.widget, self.fallback_text(), self.html, **kwargs)
+        return self.html
 
     def fallback_text(self) -> str:
         """What a front end without widgets shows: the citation on screen and how to move from code."""
@@ -166,6 +166,3 @@ class CitationViewer:
             "CitationViewer: 引用はありません"
         return head + "\n" + html_to_text(self.html) + "\n\n" + how_to("viewer", [
             "viewer.select(1)   # 1 番目（0 から）の引用", "viewer.next() / viewer.prev()", "print(viewer)"])
-
-    def __repr__(self) -> str:
-        return self.fallback_text()

@@ -33,7 +33,7 @@ from matplotlib.figure import Figure
 from ctxlab.costs import compare, crossover, pricing
 from ctxlab.plots.crossover import DPI, FIGSIZE, MAP_FIGSIZE, PATH_COLORS, MonthlyCostPlot, RhoKPlot
 from ctxlab.widgets._png import _png
-from ctxlab.widgets._fallback import how_to, html_to_text, mimebundle
+from ctxlab.widgets._fallback import TextFallback, how_to, html_to_text
 
 SHORT_LABELS = {"long_context": "ロングコンテキスト", "filter": "メタデータで絞る", "rag": "RAG（DB 込み）"}
 
@@ -70,7 +70,7 @@ def numbers_html(res: dict) -> str:
     )
 
 
-class _Widget:
+class _Widget(TextFallback):
     """Shared plumbing: controls, one PNG image, synchronous redraws, batched .set()."""
 
     MAX_BACKGROUNDS = 8  # saved backgrounds (axis limits x window) kept for going back and forth
@@ -163,9 +163,9 @@ class _Widget:
         return (f"<div style='display:flex;gap:12px;align-items:flex-start'>"
                 f"<img src='data:image/png;base64,{png}'/><div>{self.numbers.value}</div></div>")
 
-    def _repr_mimebundle_(self, **kwargs):
-        # The live widget, with static fallbacks for front ends that cannot render widgets.
-        return mimebundle(self.widget, self.fallback_text(), self.static_html(), **kwargs)
+    def fallback_html(self) -> str:
+        # the live widget, with static fallbacks for front ends that cannot render widgets
+        return self.static_html()
 
     def fallback_text(self) -> str:
         """What a front end without widgets shows: the numbers and how to move the controls from code."""
@@ -174,9 +174,6 @@ class _Widget:
         return (f"{name}\n" + html_to_text(self.numbers.value) + "\n\n"
                 + how_to("sim", [f"sim.set({first}={self.controls[first].value!r})   # 操作: {', '.join(self.controls)}",
                                  "sim.result   # 表示している数値", "sim.state    # いまの設定"]))
-
-    def __repr__(self) -> str:
-        return self.fallback_text()
 
 
 class CrossoverSimulator(_Widget):

@@ -24,13 +24,13 @@ from typing import Iterable
 import ipywidgets as w
 
 from ctxlab.labs.measure import LEVELS, Agreement, Graded, agreement
-from ctxlab.widgets._fallback import how_to, mimebundle
+from ctxlab.widgets._fallback import TextFallback, how_to
 
 LABELS = {"correct": "正しい", "partial": "惜しい", "wrong": "違う"}
 STYLES = {"correct": "success", "partial": "warning", "wrong": "danger"}
 
 
-class Grader:
+class Grader(TextFallback):
     """Grade ``graded`` answers by hand; see the module docstring."""
 
     def __init__(self, graded: Iterable[Graded], *, human: dict | None = None, blind: bool = True):
@@ -131,9 +131,6 @@ class Grader:
         self._feedback.value = html.escape(self._last)
         self._summary.value = html.escape(str(self.agreement()))
 
-    def _repr_mimebundle_(self, **kwargs):
-        return mimebundle(self.widget, self.fallback_text(), **kwargs)
-
     def fallback_text(self) -> str:
         """What a front end without widgets shows: the answer on screen and how to grade from code."""
         g = self.current
@@ -150,9 +147,6 @@ class Grader:
             "grader.go(0)              # 0 番目の回答を表示",
             "print(grader)             # いまの回答",
             "grader.agreement()        # 自動採点との一致"])
-
-    def __repr__(self) -> str:
-        return self.fallback_text()
 
 
 __all__ = ["Grader", "LABELS"]

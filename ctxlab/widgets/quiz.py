@@ -33,7 +33,7 @@ import re
 import ipywidgets as widgets
 
 from ctxlab import quiz as qz
-from ctxlab.widgets._fallback import how_to, mimebundle
+from ctxlab.widgets._fallback import TextFallback, how_to
 
 _CODE = re.compile(r"`([^`]+)`")
 
@@ -57,7 +57,7 @@ def progress_text(position: int, total: int) -> str:
     return f"{position + 1:0{width}d} / {total:0{width}d}"
 
 
-class Quiz:
+class Quiz(TextFallback):
     """A multiple-choice quiz over a :class:`ctxlab.quiz.Bank` (default: the knowledge check).
 
     State kept in the kernel: :attr:`answers` (question id -> chosen choice id, first
@@ -103,9 +103,6 @@ class Quiz:
         self._show()
 
     # -- display ------------------------------------------------------------
-    def _repr_mimebundle_(self, **kwargs):
-        return mimebundle(self.widget, self.fallback_text(), **kwargs)
-
     def fallback_text(self) -> str:
         """What a front end without widgets shows: the screen as text and how to answer from code."""
         return self.as_text() + "\n\n" + how_to("quiz", [
@@ -113,9 +110,6 @@ class Quiz:
             "quiz.submit()       # 回答する（自習版は正解なら True、採点版は記録だけで None）",
             "quiz.next()         # 次の問題へ",
             "print(quiz.as_text())  # いまの画面"])
-
-    def __repr__(self) -> str:
-        return self.fallback_text()
 
     @property
     def question(self) -> qz.Question | None:
