@@ -17,7 +17,7 @@ $(shell rm -rf $(VENV))
 endif
 endif
 
-.PHONY: setup lab test test-fast release notebooks bench grade learner-bundle clean
+.PHONY: setup lab test test-fast release notebooks bench grade learner-bundle hub-learner-env clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -68,6 +68,12 @@ grade: setup
 ## dist/ctxlab-learner-VERSION.zip (course/, the ctxlab wheel with its data, requirements.txt) and the wheel
 learner-bundle: setup
 	$(PY) tools/learner_bundle.py
+
+## The learners' environment of a JupyterHub class (docs/instructor.md, section 3): a venv with
+## the ctxlab wheel and the learners' server settings in PREFIX, without solutions or the key.
+PREFIX ?= /opt/ctxlab-learner
+hub-learner-env: setup
+	$(PY) tools/hub_env.py --prefix $(PREFIX) --python $(PYTHON)
 
 clean:
 	rm -rf $(VENV) node_modules .pytest_cache gradebook.db dist

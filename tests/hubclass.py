@@ -8,10 +8,13 @@ Users log in through the hub's login form (PAM), as a browser does, and get an A
 :meth:`Classroom.close` stops the hub, then every process it started (the proxy, the
 servers, the formgrader service) by their ids, and deletes the accounts and folders.
 
-The course's Python must be one every account can run. This checkout's .venv often is not
-(CI's interpreter is pyenv's under /root, which is 0700: as for any environment inside a home
-folder, other accounts cannot reach it), so :func:`course_python` makes a venv from the
-copy of this interpreter whose site-packages reads this .venv's packages.
+Learners' servers run the learner environment that tools/hub_env.py makes (the ctxlab wheel,
+no solutions, no key), as the guide's ``make hub-learner-env`` does; the formgrader runs the
+checkout's Python as the grading account. Both must be runnable by their accounts. This
+checkout's .venv often is not (CI's interpreter is pyenv's under /root, which is 0700: as for
+any environment inside a home folder, other accounts cannot reach it), so :func:`course_python`
+makes a venv from a copy of this interpreter whose site-packages reads this .venv's packages,
+and the learner environment is made from the same copy.
 
 Needs root (accounts, servers that run as them), useradd and the npm proxy; otherwise
 :func:`unavailable` says why, and the tests are skipped with that reason (an error in CI).
@@ -35,6 +38,8 @@ from pathlib import Path
 import requests
 import yaml
 
+import hub_env  # tools/ (conftest puts it on sys.path)
+
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "deploy" / "jupyterhub" / "jupyterhub_config.py"
 ARTIFACTS = ROOT / "artifacts" / "hub"
@@ -51,15 +56,16 @@ def _reachable_by_all(path: Path) -> bool:
     return all(os.stat(q).st_mode & 0o001 for q in [p, *p.parents])
 
 
-def course_python(dest: Path) -> tuple[str, dict[str, str]]:
-    """The course's Python for every account of the class, and the environment it needs.
+def course_python(dest: Path) -> tuple[str, dict[str, str], str]:
+    """The checkout's Python for the grading account, the environment it needs, and the
+    interpreter it is made from (the learner environment is made from the same).
 
     This .venv's own when every account can run it. Otherwise (an interpreter under /root) a
     copy of this interpreter (same build: a system Python of another patch release is not the
     same, e.g. Debian's 3.11.2 breaks soupsieve, which nbconvert's feedback export uses) in
     ``dest``, and a venv of it whose site-packages reads this .venv's packages."""
     if _reachable_by_all(Path(os.path.realpath(sys.executable))):
-        return sys.executable, {}
+        return sys.executable, {}, os.path.realpath(getattr(sys, "_base_executable", sys.executable))
     base = Path(sys.base_prefix)
     ver = f"python{sys.version_info.major}.{sys.version_info.minor}"
     copy = dest / "python"
@@ -76,16 +82,20 @@ def course_python(dest: Path) -> tuple[str, dict[str, str]]:
     for shared in ("etc", "share"):   # Jupyter's sys-prefix config (enabled extensions) and lab extensions
         if (Path(sys.prefix) / shared).exists():
             (venv / shared).symlink_to(Path(sys.prefix) / shared)
-    python = venv / "bin" / "python"
-    for script in BIN.iterdir():   # the console scripts (nbgrader runs `alembic` and `jupyter` from PATH)
-        target = venv / "bin" / script.name
-        if target.exists() or not script.is_file():
-            continue
-        head, _, body = script.read_bytes().partition(b"\n")
-        if head.startswith(b"#!") and b"python" in head:
-            target.write_bytes(b"#!" + str(python).encode() + b"\n" + body)
-            target.chmod(0o755)
-    return str(python), env
+    hub_env.copy_scripts(BIN, venv)   # the console scripts (nbgrader runs `alembic` and `jupyter` from PATH)
+    return str(venv / "bin" / "python"), env, str(copy / "bin" / ver)
+
+
+def learner_env(dest: Path, base_python: str, env: dict[str, str]) -> str:
+    """The learners' environment, made as the guide makes it (tools/hub_env.py, ``make
+    hub-learner-env``) but with this .venv's third-party packages (``--packages-from``, no
+    download); return its Python."""
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "hub_env.py"), "--prefix", str(dest),
+                           "--python", base_python, "--packages-from", sys.prefix],
+                          env={**os.environ, **env}, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"tools/hub_env.py failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    return str(dest / "venv" / "bin" / "python")
 
 
 def unavailable() -> str | None:
@@ -100,7 +110,8 @@ def unavailable() -> str | None:
     if not (BIN / "jupyterhub").exists():
         return "jupyterhub is not installed in this environment: run `make setup`"
     if not _reachable_by_all(ROOT / "ctxlab"):
-        return f"{ROOT} is not readable by other accounts (the learners' servers import ctxlab from it)"
+        return (f"{ROOT} is not readable by other accounts (the grading account runs the checkout, and the "
+                "test's learner environment reuses its .venv's packages)")
     return None
 
 
@@ -155,7 +166,9 @@ class Classroom:
         self.state = self.base / "hub"
         self.port, self.hub_port, self.api_port, self.fg_port = (_free_port() for _ in range(4))
         self.url = f"http://127.0.0.1:{self.port}"
-        self.python, self.python_env = "", {}
+        self.python, self.python_env = "", {}   # the grading account's (the checkout's)
+        self.learner_env = self.base / "learner-env"
+        self.learner_python = ""
 
     # ----------------------------------------------------------------- accounts and folders
     def _add_user(self, name: str) -> None:
@@ -176,8 +189,9 @@ class Classroom:
     def as_user(self, user: str, cmd: list[str], cwd: Path | None = None, **env) -> subprocess.CompletedProcess:
         """Run a command as ``user`` (its own uid and gid, no supplementary groups)."""
         pw = pwd.getpwnam(user)
+        python = self.python if user in (self.grader, self.instructor) else self.learner_python
         full_env = {"HOME": pw.pw_dir, "USER": user, "LANG": "C.UTF-8",
-                    "PATH": os.pathsep.join([str(Path(self.python).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
+                    "PATH": os.pathsep.join([str(Path(python).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
                     **self.python_env, **env}
         return subprocess.run(cmd, cwd=cwd or pw.pw_dir, env=full_env, user=pw.pw_uid, group=pw.pw_gid,
                               extra_groups=[], capture_output=True, text=True)
@@ -192,7 +206,8 @@ class Classroom:
         return self.as_user(self.grader, cmd, cwd=self.grading_root, **self.grader_env())
 
     def prepare(self, assignments: list[str] | None = None) -> None:
-        self.python, self.python_env = course_python(self.base / "course-env")
+        self.python, self.python_env, base_python = course_python(self.base / "course-env")
+        self.learner_python = learner_env(self.learner_env, base_python, self.python_env)
         for name in [*self.learners, self.instructor, self.grader, self.outsider]:
             self._add_user(name)
         self.exchange.mkdir()
@@ -208,7 +223,8 @@ class Classroom:
             "bind_url": self.url,
             "hub_bind_url": f"http://127.0.0.1:{self.hub_port}",
             "proxy_api_url": f"http://127.0.0.1:{self.api_port}",
-            "course_python": self.python,
+            "grader_python": self.python,
+            "learner_env": str(self.learner_env),
             "environment": self.python_env,
             "grader": self.grader,
             "grading_root": str(self.grading_root),
@@ -303,17 +319,22 @@ class Classroom:
     def formgrader(self, method: str, path: str, **kw) -> requests.Response:
         return self.api(self.instructor, method, f"/services/{COURSE_ID}/formgrader/api/{path}", **kw)
 
-    def server_environ(self, user: str) -> dict[str, str]:
-        """The environment of the user's Jupyter server process (what its kernels inherit)."""
+    def server_process(self, user: str) -> tuple[list[str], dict[str, str]]:
+        """The command line and environment of the user's Jupyter server process (what its
+        kernels inherit)."""
         for pid in _pids_of(user):
             try:
                 cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
                 if b"jupyterhub.singleuser" in cmd:
                     raw = Path(f"/proc/{pid}/environ").read_bytes()
-                    return dict(kv.split("=", 1) for kv in raw.decode().split("\0") if "=" in kv)
+                    env = dict(kv.split("=", 1) for kv in raw.decode().split("\0") if "=" in kv)
+                    return cmd.decode().rstrip("\0").split("\0"), env
             except OSError:
                 continue
         raise AssertionError(f"no Jupyter server process of {user}")
+
+    def server_environ(self, user: str) -> dict[str, str]:
+        return self.server_process(user)[1]
 
     def server_pids(self) -> dict[str, list[int]]:
         return {u: _pids_of(u) for u in self.users}

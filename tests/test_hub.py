@@ -12,7 +12,9 @@ in the course cannot fetch. Run it alone: ``.venv/bin/pytest tests/test_hub.py -
 from __future__ import annotations
 
 import copy
+import json
 import os
+import sys
 from pathlib import Path
 
 import nbformat
@@ -71,9 +73,12 @@ def hub_class(tmp_path_factory):
         out["pids"] = room.server_pids()
         # what a learner's kernel gets: the course's packages and the offline sandbox, no key
         out["server_env"] = {u: room.server_environ(u) for u in room.learners}
+        out["server_cmd"] = {u: room.server_process(u)[0] for u in room.learners}
         probe = ("from ctxlab.api.client import is_offline, make_client, mode_line\n"
-                 "c = make_client(); print(is_offline(c)); print(mode_line(c))")
-        out["kernel_probe"] = room.as_user(room.learners[0], [room.python, "-c", probe],
+                 "c = make_client(); print(is_offline(c)); print(mode_line(c))\n"
+                 "import json, sys, ctxlab, ctxlab._paths as p\n"
+                 "print(json.dumps({'package': ctxlab.__file__, 'data': str(p.DATA_DIR), 'path': sys.path}))")
+        out["kernel_probe"] = room.as_user(room.learners[0], [room.learner_python, "-c", probe],
                                            **out["server_env"][room.learners[0]])
         for user in room.learners:
             listed = room.assignments(user)
@@ -123,7 +128,7 @@ def hub_class(tmp_path_factory):
                  "for p in sys.argv[1:]:\n"
                  "    try:\n        os.listdir(p) if os.path.isdir(p) else open(p).read()\n        print('READ', p)\n"
                  "    except PermissionError:\n        print('DENIED', p)\n")
-        out["probe"] = room.as_user(a, [room.python, "-c", probe, str(b_page), str(room.home(b)),
+        out["probe"] = room.as_user(a, [room.learner_python, "-c", probe, str(b_page), str(room.home(b)),
                                         str(room.exchange / hubclass.COURSE_ID / "feedback"),
                                         str(room.exchange / hubclass.COURSE_ID / "inbound")]).stdout
         out["cross_api"] = room.api(a, "GET", f"/user/{b}/api/contents/{NAMES[0]}/feedback").status_code
@@ -207,6 +212,27 @@ def test_a_learner_kernel_has_the_course_and_the_sandbox(hub_class):
     proc = hub_class["kernel_probe"]
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split("\n")[0] == "True", proc.stdout
+
+
+def test_learners_run_the_learner_environment_not_the_checkout(hub_class):
+    """Learners' servers run the environment `make hub-learner-env` builds (the ctxlab wheel
+    and its data, no solutions, no key): nothing of the checkout is imported or configured, so
+    the checkout can be the grading account's alone."""
+    room = hub_class["room"]
+    env_root = room.learner_env.resolve()
+    for user, cmd in hub_class["server_cmd"].items():
+        assert cmd[0] == room.learner_python, f"{user}'s server runs {cmd[0]}"
+        config = hub_class["server_env"][user]["JUPYTER_CONFIG_PATH"].split(os.pathsep)
+        assert config and all(Path(c).resolve().is_relative_to(env_root) for c in config), config
+    probe = json.loads(hub_class["kernel_probe"].stdout.strip().split("\n")[-1])
+    assert Path(probe["package"]).resolve().is_relative_to(env_root), probe["package"]
+    assert Path(probe["data"]).resolve().is_relative_to(env_root), probe["data"]
+    root = hubclass.ROOT.resolve()
+    # the test reuses this .venv's third-party packages (--packages-from); nothing else of the checkout
+    venv = Path(sys.prefix).resolve()
+    near = [p for p in probe["path"] if p and Path(p).resolve().is_relative_to(root)
+            and not Path(p).resolve().is_relative_to(venv)]
+    assert not near, f"a learner's Python reaches into the checkout: {near}"
 
 
 def test_zz_stopping_the_hub_leaves_no_process_account_or_folder(hub_class):

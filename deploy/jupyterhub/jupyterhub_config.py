@@ -5,6 +5,8 @@ Each learner logs in with their own OS account (PAM) and their server runs as th
 must have their own (one shared OS user would make every submission the same learner's).
 The instructors share one grading account, whose Jupyter server runs as the hub service
 ``ctxlab`` (the formgrader); the instructors reach it through the group ``formgrade-ctxlab``.
+Learners' servers run the learner environment (``make hub-learner-env``: the ctxlab wheel, no
+solutions, no key); only the formgrader runs the checkout's Python.
 Learners are the group ``nbgrader-ctxlab``: nbgrader's JupyterHubAuthPlugin lets only the
 course's groups list, fetch and submit.
 
@@ -33,12 +35,24 @@ if not CLASS_FILE.exists():
     raise SystemExit(f"{CLASS_FILE} not found: copy {HERE / 'class.example.yaml'} there and edit it "
                      "(or set CTXLAB_HUB_CLASS to its path)")
 klass = yaml.safe_load(CLASS_FILE.read_text(encoding="utf-8"))
-missing = [k for k in ("course_python", "grader", "grading_root", "exchange", "learners") if not klass.get(k)]
+if "course_python" in klass:
+    raise SystemExit(f"{CLASS_FILE}: course_python is now two keys: grader_python (the checkout's .venv, "
+                     "for the hub's formgrader) and learner_env (make hub-learner-env; see class.example.yaml)")
+missing = [k for k in ("grader_python", "learner_env", "grader", "grading_root", "exchange", "learners")
+           if not klass.get(k)]
 if missing:
     raise SystemExit(f"{CLASS_FILE}: set {', '.join(missing)} (see {HERE / 'class.example.yaml'})")
 
-course_python = str(klass["course_python"])
-course_bin = os.path.dirname(course_python)
+# Learners' servers run the learner environment (tools/hub_env.py: the ctxlab wheel, no
+# solutions, no key); only the formgrader runs the checkout's Python, as the grading account.
+grader_python = str(klass["grader_python"])
+learner_env = Path(klass["learner_env"])
+learner_python = str(learner_env / "venv" / "bin" / "python")
+for need, how in ((learner_python, f"make hub-learner-env PREFIX={learner_env}"),
+                  (learner_env / "jupyter" / "learner", f"make hub-learner-env PREFIX={learner_env}"),
+                  (grader_python, "make setup in the checkout")):
+    if not os.path.exists(need):
+        raise SystemExit(f"{CLASS_FILE}: {need} does not exist: run `{how}` (docs/instructor.md, section 3)")
 grader = klass["grader"]
 instructors = list(klass.get("instructors") or [])
 learners = list(klass["learners"])
@@ -69,20 +83,26 @@ c.JupyterHub.load_groups = {
 
 # --------------------------------------------------------------------------- learners' servers
 c.JupyterHub.spawner_class = "localprocess"
-c.Spawner.cmd = [course_python, "-m", "jupyterhub.singleuser"]
+c.Spawner.cmd = [learner_python, "-m", "jupyterhub.singleuser"]
 c.Spawner.default_url = "/lab"
 c.Spawner.notebook_dir = "~"
+
+
+def path_for(python: str) -> str:
+    return os.pathsep.join([os.path.dirname(python), "/usr/local/bin", "/usr/bin", "/bin"])
+
+
 common_env = {
     # JupyterHub passes no variable of its own process on (no API key, no proxy token):
     # a learner's server gets exactly this, plus JupyterHub's and the account's own.
-    "PATH": os.pathsep.join([course_bin, "/usr/local/bin", "/usr/bin", "/bin"]),
     "LANG": "C.UTF-8",
     "CTXLAB_EXCHANGE": str(klass["exchange"]),
     **{str(k): str(v) for k, v in (klass.get("environment") or {}).items()},
 }
 c.Spawner.environment = dict(
     common_env,
-    JUPYTER_CONFIG_PATH=os.pathsep.join([str(HERE / "jupyter" / "learner"), str(HERE / "jupyter" / "common")]),
+    PATH=path_for(learner_python),
+    JUPYTER_CONFIG_PATH=os.pathsep.join([str(learner_env / "jupyter" / "learner"), str(learner_env / "jupyter" / "common")]),
 )
 # An API key for the whole class is a choice the instructor makes (docs/instructor.md, section 4):
 # put it in the file named by api_key_file (readable by the hub only), never in this config.
@@ -94,7 +114,7 @@ if klass.get("api_key_file"):
 c.JupyterHub.services = [{
     "name": COURSE_ID,                      # nbgrader finds the formgrader by the course id
     "url": f"http://127.0.0.1:{port}",
-    "command": [course_python, "-m", "jupyterhub.singleuser", f"--ServerApp.root_dir={klass['grading_root']}"],
+    "command": [grader_python, "-m", "jupyterhub.singleuser", f"--ServerApp.root_dir={klass['grading_root']}"],
     "user": grader,
     # the server starts in the grading root, so nbgrader also reads its nbgrader_config.py
     # (the course's: preprocessors, the feedback without hidden tests)
@@ -102,6 +122,7 @@ c.JupyterHub.services = [{
     "oauth_no_confirm": True,
     "environment": dict(
         common_env,
+        PATH=path_for(grader_python),
         JUPYTERHUB_DEFAULT_URL="/lab",
         # nbgrader's JupyterHub plugin asks the hub which courses "the user" is in
         JUPYTERHUB_USER=grader,
