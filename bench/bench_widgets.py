@@ -41,7 +41,7 @@ def main(n: int = 60) -> None:
     sim = CrossoverSimulator(hit_rate=0.8)   # "fixed": the hit-rate slider drives the figure
     print(f"build CrossoverSimulator: {(time.perf_counter() - t0) * 1000:.0f} ms")
     t0 = time.perf_counter()
-    rk = RhoKExplorer(points=[("seed 000", 5.0, 0.0325)])
+    rk = RhoKExplorer(points=[("使い分けの記事", 5.0, 0.0325)])
     print(f"build RhoKExplorer: {(time.perf_counter() - t0) * 1000:.0f} ms")
 
     cases = [

@@ -17,7 +17,7 @@ import math
 import re
 from typing import Any, Iterable, Mapping
 
-#: tokens per non-ASCII (Japanese) character; seed 000 uses 1 character = 1 token.
+#: tokens per non-ASCII (Japanese) character; the usage article uses 1 character = 1 token.
 JA_TOKENS_PER_CHAR = 1.0
 #: characters of ASCII per token.
 ASCII_CHARS_PER_TOKEN = 4.0

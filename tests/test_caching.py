@@ -1,4 +1,4 @@
-"""ctxlab.labs.prompt_caching: reading usage, dollars, request layout, seed 001's model, and the cache breakers."""
+"""ctxlab.labs.prompt_caching: reading usage, dollars, request layout, the cost article's model, and the cache breakers."""
 import json
 import math
 from datetime import datetime, timedelta
@@ -122,9 +122,9 @@ def test_layout_shows_1h_ttl_and_automatic_caching():
     assert "cache_control（5m）" in caching.layout(auto).splitlines()[-1]
 
 
-# ---------------------------------------------------------------- seed 001
+# ---------------------------------------------------------------- the cost article
 
-def test_per_call_table_matches_seed_001():
+def test_per_call_table_matches_the_cost_article():
     table = {row["k"]: (round(row[1.25], 3), round(row[2.0], 3)) for row in caching.per_call_table()}
     assert table == {1: (1.25, 2.0), 2: (0.675, 1.05), 3: (0.483, 0.733), 5: (0.33, 0.48),
                      10: (0.215, 0.29), 20: (0.158, 0.195)}
@@ -153,7 +153,7 @@ def test_total_costs_refuses_bad_n(n):
         caching.total_costs(n)
 
 
-def test_plot_seed001_draws_two_panels():
+def test_plot_of_the_cost_article_draws_two_panels():
     import matplotlib
 
     matplotlib.use("Agg")

@@ -1,4 +1,4 @@
-"""`ctxlab compare` on fixture folders, seed 000's what-if, and every kind of bad input."""
+"""`ctxlab compare` on fixture folders, the usage article's what-if, and every kind of bad input."""
 import json
 import os
 import subprocess
@@ -18,13 +18,13 @@ def run(args, capsys):
     return code, out.out, out.err
 
 
-def test_seed_000_figures(capsys):
+def test_usage_article_figures(capsys):
     code, out, err = run(SEED_ARGS, capsys)
     assert code == 0, err
     assert "197,000 tokens" in out and "20%" in out
     for figure in ("$1.251", "$0.118", "$0.143", "$0.052", "$101"):
         assert figure in out, figure
-    # seed 000's own accounting of the cached call, computed and explained in a note
+    # the usage article's own accounting of the cached call, computed and explained in a note
     assert "$0.116" in out and "$206" in out
     assert "RAG $31 + DB $70" in out
     assert "前提:" in out  # assumptions are printed

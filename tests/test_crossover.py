@@ -12,7 +12,7 @@ from ctxlab.widgets._png import png_rgba
 MODELS = list(pricing.models())
 
 PROFILES = [
-    crossover.profile(),                                                     # seed 000
+    crossover.profile(),                                                     # the usage article
     crossover.profile(10),
     crossover.profile(50, model="claude-sonnet-5", hit_rate=0.6),
     crossover.profile(20, model="claude-haiku-4-5", rag_chunks=20, db_monthly=0.0),
@@ -56,7 +56,7 @@ def test_monthly_is_compares_month():
 ARTICLE = crossover.profile(hit_rate=compare.ARTICLE_HIT_RATE)   # the article's fixed 80%
 
 
-def test_seed_000_month():
+def test_usage_article_month():
     m = crossover.monthly(197_000, ARTICLE)
     assert round(m["long_context"]) == 207 and round(m["rag"]) == 101 and m["rag_db"] == 70
 
@@ -162,7 +162,7 @@ def test_assumptions_table_follows_the_profile():
     assert rows["メタデータで絞った後に残る割合"].startswith("10%")
 
 
-# ---------------------------------------------------------------- seed 001's map
+# ---------------------------------------------------------------- the cost article's map
 
 def test_map_colours_match_relative_cost():
     m = crossover.rho_k_map(1.25, 0.1, 0.02)
@@ -177,7 +177,7 @@ def test_map_colours_match_relative_cost():
         assert crossover.cheapest(k, rho, 1.25, 0.1, 0.02) == crossover.METHODS[m.index[i, j]]
 
 
-def test_map_boundaries_are_seed_001s():
+def test_map_boundaries_are_the_cost_articles():
     m = crossover.rho_k_map(1.25, 0.1, 0.02, k=[2, 10, 20])
     assert m.asymptote == pytest.approx(0.08)
     assert m.breakeven_k == pytest.approx(1.2778, abs=1e-4)

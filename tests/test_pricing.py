@@ -1,4 +1,4 @@
-"""The cost formulas against the figures of seeds 000 and 001."""
+"""The cost formulas against the figures of the usage and cost articles."""
 import math
 
 import pytest
@@ -22,10 +22,10 @@ def test_price_table_has_the_seed_models_with_dates_and_sources():
     assert table["claude-haiku-4-5"].context_window == 200_000
 
 
-def test_breakeven_matches_seed_001():
+def test_breakeven_matches_the_cost_article():
     assert round(formulas.breakeven_reuses(W5, R), 2) == 1.28
     assert round(formulas.breakeven_reuses(W1, R), 2) == 2.11
-    # seed 000: 5m pays from the 2nd call, 1h from the 3rd
+    # the usage article: 5m pays from the 2nd call, 1h from the 3rd
     assert formulas.first_paying_call(W5, R) == 2
     assert formulas.first_paying_call(W1, R) == 3
     # exact ties are not cheaper yet: (1.15 - 0.85) / (1 - 0.85) = 2 exactly
@@ -42,19 +42,19 @@ def test_breakeven_matches_seed_001():
             assert k == 1 or w100 + (k - 2) * r100 >= (k - 1) * 100
 
 
-# seed 001's per-call table (relative to sending the whole text once)
-SEED_001_TABLE = {1: (1.250, 2.000), 2: (0.675, 1.050), 3: (0.483, 0.733), 5: (0.330, 0.480)}
+# the cost article's per-call table (relative to sending the whole text once)
+COST_ARTICLE_TABLE = {1: (1.250, 2.000), 2: (0.675, 1.050), 3: (0.483, 0.733), 5: (0.330, 0.480)}
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 5, 10, 20])
 def test_per_call_table(k):
     got5 = formulas.relative_cost(1.0, k, 0.0, 0.0, W5, R)
     got1 = formulas.relative_cost(1.0, k, 0.0, 0.0, W1, R)
-    # closed form, and the rows printed in the seed
+    # closed form, and the rows printed in the article
     assert math.isclose(got5, (W5 + (k - 1) * R) / k)
     assert math.isclose(got1, (W1 + (k - 1) * R) / k)
-    if k in SEED_001_TABLE:
-        assert (round(got5, 3), round(got1, 3)) == SEED_001_TABLE[k]
+    if k in COST_ARTICLE_TABLE:
+        assert (round(got5, 3), round(got1, 3)) == COST_ARTICLE_TABLE[k]
     assert got5 < got1  # the 1h write premium never pays back faster
 
 
@@ -63,7 +63,7 @@ def test_relative_cost_adds_retrieval_and_search():
     assert math.isclose(formulas.relative_cost(0.5, 2, 0.1, S, W5, R), 0.5 * 0.675 + 0.12)
 
 
-def test_seed_001_totals_meet_at_fifth_call():
+def test_cost_article_totals_meet_at_fifth_call():
     # cache total 1.25 + 0.1 (n - 1) against retrieval 0.05 + 0.32 n (E = 0.05, rho = 0.3)
     def cache_total(n):
         return formulas.relative_cost(1.0, n, 0, 0, W5, R) * n
@@ -77,7 +77,7 @@ def test_seed_001_totals_meet_at_fifth_call():
     assert all(cache_total(n) < retrieval_total(n) - 1e-9 for n in range(6, 50))
 
 
-def test_rho_limits_of_seed_001():
+def test_rho_limits_of_the_cost_article():
     assert round(formulas.rho_limit(2, W5, R, S), 2) == 0.66
     assert round(formulas.rho_limit(10, W5, R, S), 2) == 0.20
     assert round(formulas.rho_limit(20, W5, R, S), 2) == 0.14
@@ -85,13 +85,13 @@ def test_rho_limits_of_seed_001():
     assert formulas.rho_limit(10_000, W5, R, S) == pytest.approx(0.08, abs=1e-3)
 
 
-def test_call_cost_reproduces_seed_000_rows():
+def test_call_cost_reproduces_the_usage_article_rows():
     opus = "claude-opus-5"
     write = pricing.call_cost(opus, input_tokens=400, cache_write_5m_tokens=197_000, output_tokens=700)
     assert round(write.total, 3) == 1.251
     rag = pricing.call_cost(opus, input_tokens=6_800, output_tokens=700)
     assert round(rag.total, 3) == 0.052
-    # seed 000 counts the question as a cache read too: 197,400 x 0.1
+    # the usage article counts the question as a cache read too: 197,400 x 0.1
     seed_cached = pricing.call_cost(opus, cache_read_tokens=197_400, output_tokens=700)
     assert round(seed_cached.total, 3) == 0.116
     # the question comes after the breakpoint and is billed at the base price
@@ -101,12 +101,12 @@ def test_call_cost_reproduces_seed_000_rows():
     assert round(filt.total, 3) == 0.143
 
 
-def test_monthly_cost_of_seed_000():
+def test_monthly_cost_of_the_usage_article():
     lc = pricing.monthly_cost(600, cost_miss=1.2513, cost_hit=0.1162, hit_rate=0.8)
     assert round(lc) == 206
     rag = pricing.monthly_cost(600, cost_miss=0.0515, fixed_monthly=70)
     assert round(rag - 70) == 31 and round(rag) == 101
-    # seed 000's filter month ($58) matches a 40% hit rate, not 80%
+    # the usage article's filter month ($58) matches a 40% hit rate, not 80%
     assert round(pricing.monthly_cost(600, cost_miss=0.143, cost_hit=0.028, hit_rate=0.4)) == 58
     assert round(pricing.monthly_cost(600, cost_miss=0.143, cost_hit=0.028, hit_rate=0.8)) == 31
 
@@ -119,7 +119,7 @@ def test_usage_cost_reads_sdk_like_usage():
     assert c.cache_write == pytest.approx(197_000 * 2.0 * 5 / 1e6)
 
 
-def test_ttft_model_is_calibrated_on_seed_000():
+def test_ttft_model_is_calibrated_on_the_usage_article():
     assert pricing.ttft_seconds(197_400) == pytest.approx(3.0, abs=0.05)
     assert pricing.ttft_seconds(400, 197_000) == pytest.approx(1.1, abs=0.05)
     assert pricing.ttft_seconds(20_100) == pytest.approx(0.8, abs=0.1)

@@ -52,7 +52,7 @@ def count_request(
 
 
 def count_text(text: str, client=None, model: str = pricing.DEFAULT_MODEL) -> TokenCount:
-    """Count one text, sent as a single user message (as seed 000 does)."""
+    """Count one text, sent as a single user message (as the usage article does)."""
     if client is None:
         return TokenCount(estimate_text(text), METHOD_ESTIMATE, model)
     return count_request({"messages": [{"role": "user", "content": text}]}, client, model)

@@ -150,7 +150,7 @@ def compare(doc_tokens: int, n_files: int, profile: Profile | None = None, *, ch
     monthly = _month(rows, n, h, p.db_monthly)
     article = _month(rows, n, ARTICLE_HIT_RATE, p.db_monthly)
 
-    # Seed 000 counts the whole input, question included, at the read rate on a cached call.
+    # The usage article counts the whole input, question included, at the read rate on a cached call.
     seed_cached = pricing.call_cost(m, cache_read_tokens=doc_tokens + q, output_tokens=out).total
     seed_write = pricing.call_cost(m, output_tokens=out, **{next(iter(write)): doc_tokens + q}).total
     seed_month = pricing.monthly_cost(n, cost_miss=seed_write, cost_hit=seed_cached, hit_rate=ARTICLE_HIT_RATE)

@@ -29,9 +29,9 @@ from ctxlab.costs import compare, formulas, pricing, traffic
 from ctxlab.costs._checks import nonneg
 
 DAYS_PER_MONTH = compare.DAYS_PER_MONTH   # the article: 20 questions a day = 600 a month
-SEED_FILES = 50              # seed 000: 50 files; the filter keeps 5 of them
-TTFT_LIMIT_S = 3.0           # seed 000: stay with long context while the warm-cache TTFT is within 3 s
-HALF_WINDOW = 0.5            # seed 000's premise: documents <= 50% of the window
+ARTICLE_FILES = 50              # the usage article: 50 files; the filter keeps 5 of them
+TTFT_LIMIT_S = 3.0           # the usage article: stay with long context while the warm-cache TTFT is within 3 s
+HALF_WINDOW = 0.5            # the usage article's premise: documents <= 50% of the window
 
 # The three monthly figures the simulator compares (keys of compare.Comparison.monthly).
 PATHS = {
@@ -68,12 +68,12 @@ def per_day(p: compare.Profile) -> float:
 
 # ---------------------------------------------------------------- dollars per month
 
-def monthly(doc_tokens: float, p: compare.Profile | None = None, n_files: int = SEED_FILES) -> dict[str, float]:
+def monthly(doc_tokens: float, p: compare.Profile | None = None, n_files: int = ARTICLE_FILES) -> dict[str, float]:
     """Monthly dollars of every path for ``doc_tokens`` tokens of documents (compare's figures)."""
     return dict(compare.compare(doc_tokens, n_files, p or compare.Profile()).monthly)
 
 
-def curves(p: compare.Profile, doc_grid: Iterable[float], n_files: int = SEED_FILES,
+def curves(p: compare.Profile, doc_grid: Iterable[float], n_files: int = ARTICLE_FILES,
            paths: Sequence[str] = tuple(PATHS)) -> dict[str, np.ndarray]:
     """Monthly dollars of ``paths`` at each document volume of ``doc_grid`` (arrays, one per path)."""
     grid = [float(d) for d in doc_grid]
@@ -92,7 +92,7 @@ class Line:
         return self.at0 + self.slope * tokens
 
 
-def line(path: str, p: compare.Profile, n_files: int = SEED_FILES, probe: float = 1_000_000) -> Line:
+def line(path: str, p: compare.Profile, n_files: int = ARTICLE_FILES, probe: float = 1_000_000) -> Line:
     """The monthly cost of ``path`` as a line in the document volume, read off compare at 0 and ``probe``.
 
     Every path's monthly cost is affine in the volume: long context pays the documents at the
@@ -111,10 +111,10 @@ def _lines(paths: Sequence[str], p: compare.Profile, n_files: int, probe: float 
 
 
 def crossover_tokens(p: compare.Profile, dearer: str = "long_context", cheaper: str = "rag",
-                     n_files: int = SEED_FILES, max_tokens: float | None = None) -> float | None:
+                     n_files: int = ARTICLE_FILES, max_tokens: float | None = None) -> float | None:
     """Document volume from which ``cheaper`` costs less per month than ``dearer``.
 
-    The default asks seed 000's question: from how many document tokens is RAG (with its
+    The default asks the usage article's question: from how many document tokens is RAG (with its
     database) cheaper than long context (with the cache)? Returns the volume where the two
     monthly costs are equal, ``0.0`` when ``cheaper`` already costs no more at zero tokens,
     and ``None`` when it never gets cheaper (no traffic, or a crossing beyond ``max_tokens``).
@@ -159,7 +159,7 @@ def max_tokens_for_ttft(limit_s: float = TTFT_LIMIT_S, prompt_tokens: int = 400)
     return lo
 
 
-def situation(doc_tokens: float, p: compare.Profile, n_files: int = SEED_FILES) -> dict:
+def situation(doc_tokens: float, p: compare.Profile, n_files: int = ARTICLE_FILES) -> dict:
     """Everything the simulator shows, as a flat dict of numbers (and the cheapest path's key)."""
     c = compare.compare(doc_tokens, n_files, p)
     m = pricing.get_model(p.model)
@@ -192,8 +192,8 @@ def situation(doc_tokens: float, p: compare.Profile, n_files: int = SEED_FILES) 
     }
 
 
-def assumptions(p: compare.Profile | None = None, n_files: int = SEED_FILES) -> list[tuple[str, str, str]]:
-    """Seed 000's table of assumptions, filled in from a profile and the price table: (item, value, basis)."""
+def assumptions(p: compare.Profile | None = None, n_files: int = ARTICLE_FILES) -> list[tuple[str, str, str]]:
+    """The usage article's table of assumptions, filled in from a profile and the price table: (item, value, basis)."""
     p = p or compare.Profile()
     m = pricing.get_model(p.model)
     others = ", ".join(f"{o.display_name} ${o.input_usd_per_mtok:g} / ${o.output_usd_per_mtok:g}"
@@ -218,7 +218,7 @@ def assumptions(p: compare.Profile | None = None, n_files: int = SEED_FILES) -> 
     ]
 
 
-# ---------------------------------------------------------------- seed 001's rho-k map
+# ---------------------------------------------------------------- the cost article's rho-k map
 
 def method_costs(k: float, rho: float, w: float, r: float, s: float, m0: float = 0.0) -> dict[str, float]:
     """Per-call cost of each method of the cost article's table (unit: the whole text sent once).
@@ -246,7 +246,7 @@ def cheapest(k: float, rho: float, w: float, r: float, s: float, m0: float = 0.0
 
 @dataclass(frozen=True)
 class RhoKMap:
-    """Seed 001's plane: the cheapest method at every (k, rho) of a grid, and its boundaries."""
+    """The cost article's plane: the cheapest method at every (k, rho) of a grid, and its boundaries."""
 
     k: np.ndarray            # reuse counts, along x
     rho: np.ndarray          # retrieved shares, along y
@@ -292,7 +292,7 @@ def rho_k_map(w: float = 1.25, r: float = 0.1, s: float = 0.02, *, m0: float = 0
 
 @dataclass(frozen=True)
 class ProfilePoint:
-    """A dollar profile placed on seed 001's plane (units: the whole text sent once, a * M)."""
+    """A dollar profile placed on the cost article's plane (units: the whole text sent once, a * M)."""
 
     k: float          # calls per cache write: 1 / (1 - hit rate)
     rho: float        # RAG's chunks as a share of the documents
@@ -314,7 +314,7 @@ class ProfilePoint:
 
 
 def profile_point(doc_tokens: float, p: compare.Profile) -> ProfilePoint:
-    """Translate a dollar profile into seed 001's (k, rho, s).
+    """Translate a dollar profile into the cost article's (k, rho, s).
 
     With hit rate h, one call in 1/(1 - h) writes the cache, so ``k = 1 / (1 - h)``;
     ``rho`` = RAG's chunk tokens / document tokens; the question, the instructions and the
@@ -336,7 +336,7 @@ def profile_point(doc_tokens: float, p: compare.Profile) -> ProfilePoint:
 
 
 __all__ = [
-    "DAYS_PER_MONTH", "SEED_FILES", "TTFT_LIMIT_S", "HALF_WINDOW", "PATHS", "METHODS", "METHOD_LABELS",
+    "DAYS_PER_MONTH", "ARTICLE_FILES", "TTFT_LIMIT_S", "HALF_WINDOW", "PATHS", "METHODS", "METHOD_LABELS",
     "profile", "per_day", "monthly", "curves", "Line", "line", "crossover_tokens", "max_tokens_for_ttft",
     "situation", "assumptions", "method_costs", "cheapest", "RhoKMap", "rho_k_map", "ProfilePoint", "profile_point",
 ]

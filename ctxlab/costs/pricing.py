@@ -218,7 +218,7 @@ def monthly_cost(
 def ttft_seconds(uncached_tokens: float, cached_tokens: float = 0, *, retrieval: bool = False) -> float:
     """Simulated time to first token from the latency model in data/pricing.json.
 
-    A model calibrated on seed 000's figures, not a measurement: base + uncached tokens at
+    A model calibrated on the usage article's figures, not a measurement: base + uncached tokens at
     one rate + cached tokens at a faster rate (+ retrieval time for RAG).
     """
     nonneg("uncached_tokens", uncached_tokens)

@@ -11,9 +11,9 @@ real API:
 * :func:`layout` lists the blocks of a request in the order the cache reads them
   (tools -> system -> messages) and marks the breakpoints, so one sees what sits before
   a breakpoint and must stay byte-identical.
-* Seed 001's relative cost model (units of "the whole text sent once at the base input
+* The cost article's relative cost model (units of "the whole text sent once at the base input
   price"): :func:`total_costs`, :func:`meeting_call`, :func:`per_call_table` and the two
-  figures of the seed, :func:`plot_seed001`. The formulas themselves live in
+  figures of the cost article. The formulas themselves live in
   :mod:`ctxlab.costs.pricing`.
 * The three ways to cache (automatic, explicit, both) in single questions, conversations and
   an agent loop, on a manual clock: :mod:`ctxlab.labs._agent_loop`, re-exported here.
@@ -32,7 +32,7 @@ from ctxlab.labs._agent_loop import (PLACEMENTS, STRATEGIES, compare_placements,
                                      manual_clock, month_usd, run_agent, run_conversation, run_single, run_usd,
                                      tool_reply)
 
-#: seed 001's assumptions for its figures (relative units)
+#: the cost article's assumptions for its figures (relative units)
 COST_ARTICLE = {"w": 1.25, "r": 0.1, "rho": 0.3, "s": 0.02, "E": 0.05}
 
 
@@ -169,11 +169,11 @@ def layout(request: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-# ---------------------------------------------------------------- seed 001's model
+# ---------------------------------------------------------------- the cost article's model
 
 def total_costs(n: float, *, w: float = COST_ARTICLE["w"], r: float = COST_ARTICLE["r"], rho: float = COST_ARTICLE["rho"],
                 s: float = COST_ARTICLE["s"], E: float = COST_ARTICLE["E"]) -> dict[str, float]:
-    """Seed 001's totals after ``n`` calls, in units of the whole text sent once.
+    """The cost article's totals after ``n`` calls, in units of the whole text sent once.
 
     ``full``: the whole text every time (n); ``cache``: one write and n - 1 reads
     (w + (n - 1) r); ``retrieval``: the index once and rho + s per call (E + (rho + s) n).

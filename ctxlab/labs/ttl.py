@@ -30,7 +30,7 @@ from ctxlab.labs import _replay
 from ctxlab.labs._replay import Replay, Sent
 from ctxlab.sandbox import Sandbox
 
-#: seed 000's assumptions for one question: the question and instructions, and the answer
+#: the usage article's assumptions for one question: the question and instructions, and the answer
 QUESTION_TOKENS = 400
 OUTPUT_TOKENS = 700
 

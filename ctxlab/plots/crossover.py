@@ -54,7 +54,7 @@ class MonthlyCostPlot:
     window (lighter) and beyond the window itself (darker).
     """
 
-    def __init__(self, ax, points: int = 11, n_files: int = crossover.SEED_FILES, sticky_limits: bool = False):
+    def __init__(self, ax, points: int = 11, n_files: int = crossover.ARTICLE_FILES, sticky_limits: bool = False):
         self.ax = ax
         self.points = points  # the monthly costs are straight lines in the volume: a few points draw them
         self.n_files = n_files
@@ -168,7 +168,7 @@ class MonthlyCostPlot:
 
 
 def plot_monthly(doc_tokens: float = 197_000, p: compare.Profile | None = None, ax=None,
-                 n_files: int = crossover.SEED_FILES):
+                 n_files: int = crossover.ARTICLE_FILES):
     """The static version of the simulator's figure (pyplot, shown inline). Returns the plot object."""
     import matplotlib.pyplot as plt
 
@@ -184,10 +184,10 @@ def plot_monthly(doc_tokens: float = 197_000, p: compare.Profile | None = None, 
     return plot
 
 
-# ---------------------------------------------------------------- seed 001's rho-k map
+# ---------------------------------------------------------------- the cost article's rho-k map
 
 class RhoKPlot:
-    """Seed 001's plane coloured by the cheapest method, with rho_limit and r - s, updated in place.
+    """The cost article's plane coloured by the cheapest method, with rho_limit and r - s, updated in place.
 
     ``points`` are (label, k, rho) marks (for example a dollar profile placed with
     :func:`crossover.profile_point`); a k beyond the axis is drawn at its right edge.

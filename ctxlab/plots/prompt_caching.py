@@ -13,7 +13,7 @@ from ctxlab.labs.prompt_caching import COST_ARTICLE, meeting_call, total_costs
 def cost_curves(*, w: float = COST_ARTICLE["w"], r: float = COST_ARTICLE["r"], rho: float = COST_ARTICLE["rho"],
                  s: float = COST_ARTICLE["s"], E: float = COST_ARTICLE["E"], n_max: int = 10, k_max: int = 20,
                  ws: Sequence[float] = (1.25, 2.0)):
-    """Seed 001's two figures, drawn from the formulas (returns the matplotlib Figure).
+    """The cost article's two figures, drawn from the formulas (returns the matplotlib Figure).
 
     Left: total cost against the number of calls for the whole text every time, the cache
     and retrieval with share ``rho``. Right: per-call cost of the cache against the reuse

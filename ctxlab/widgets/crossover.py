@@ -177,7 +177,7 @@ class _Widget(TextFallback):
 
 
 class CrossoverSimulator(_Widget):
-    """Seed 000's "Move the line": move the traffic and the documents, watch the paths cross.
+    """The usage article's "Move the line": move the traffic and the documents, watch the paths cross.
 
     Controls: document volume (tokens), questions per day, where the cache hit rate comes from
     (``hit_mode``: ``"traffic"``, lesson 04's traffic model for the questions a day, or
@@ -190,7 +190,7 @@ class CrossoverSimulator(_Widget):
 
     def __init__(self, doc_tokens: int = 197_000, questions_per_day: int = 20, hit_rate: float | None = None,
                  model: str = pricing.DEFAULT_MODEL, rag_chunks: int = 8, db_monthly: float = 70.0, *,
-                 base: compare.Profile | None = None, n_files: int = crossover.SEED_FILES,
+                 base: compare.Profile | None = None, n_files: int = crossover.ARTICLE_FILES,
                  continuous_update: bool = True):
         super().__init__()
         self.base = base or compare.Profile()
