@@ -34,7 +34,7 @@ ctxlab.show_cost("06_metadata_filtering", client)   # what this lesson costs on 
 # この節の方式は**人が決めたキー**で選びます。キーに使えるのは、ファイルに付いているメタデータです。
 # 題材の規程には、カタログ（`data/rules/catalog.json`）に部署・文書の種類・年度・版・施行日・置き換えた旧版が付いています。
 #
-# 1 回に渡すファイル数の上限を `MAX_DOCS` と呼びます（使い分けの記事 と同じ 8 件）。部署ごとに、現行版が何件あるかを見ます。
+# 1 回に渡すファイル数の上限を `MAX_DOCS` と呼びます（使い分けの記事と同じ 8 件）。部署ごとに、現行版が何件あるかを見ます。
 
 # %%
 docs = corpus.load()                      # 現行版だけ
@@ -53,7 +53,7 @@ print(f"\nメタデータの例: {d.file} 部署={d.dept} 種類={d.doc_type} �
 #
 # ## 2. キーを質問から取り出す
 #
-# 使い分けの記事 の例は、質問に部署名（「人事」「経理」「情報システム」）が入っていればその部署、というものでした。
+# 使い分けの記事の例は、質問に部署名（「人事」「経理」「情報システム」）が入っていればその部署、というものでした。
 # 現場の 30 問で、部署名を含む質問がいくつあるか数えます。
 
 # %%
@@ -85,12 +85,12 @@ for qid in ("q01", "q21", "q06", "q14", "q27"):
 
 # %% [markdown]
 # 辞書で取れないとき（上の q27）は、質問をモデルに渡して部署を **1 語で**答えさせます（`metadata_filtering.classify`）。
-# 呼び出しが 1 回増えるぶん待ち時間が延びます（使い分けの記事 の目安を下に表示します）。それでもベクトル DB を建てて再インデックスを回し続けるより軽い作りです。
+# 呼び出しが 1 回増えるぶん待ち時間が延びます（使い分けの記事の目安を下に表示します）。それでもベクトル DB を建てて再インデックスを回し続けるより軽い作りです。
 # ただし、この分類は実 API のときだけ使います。オフラインの sandbox は文を抜き出すだけで分類はできないので、
 # 代わりに決めておいた固定セット（全社共通）を渡し、そう表示します。
 
 # %%
-print(f"分類の呼び出しで延びる時間（使い分けの記事 の値、この環境の測定ではない）: 約 {metadata_filtering.CLASSIFY_LATENCY_S} 秒")
+print(f"分類の呼び出しで延びる時間（使い分けの記事の値、この環境の測定ではない）: 約 {metadata_filtering.CLASSIFY_LATENCY_S} 秒")
 sel = metadata_filtering.select(qmap["q27"].question, client)
 print(f"q27 {qmap['q27'].question} → {sel.source}: {sel.note}")
 
@@ -154,7 +154,7 @@ else:
 #
 # - **filter recall** = 要るファイルが**すべて**残った質問の割合（答えられる質問だけで数える。規程に無い質問には要るファイルがない）
 # - 参考に、ファイル単位の filter recall（要るファイルのうち残ったものの割合）も出します
-# - 使い分けの記事 の線は **9 割**（`metadata_filtering.VIABLE_RECALL`）。切るなら絞りすぎで、固定セットを広げるか RAG に移ります
+# - 使い分けの記事の線は **9 割**（`metadata_filtering.VIABLE_RECALL`）。切るなら絞りすぎで、固定セットを広げるか RAG に移ります
 #
 # ここでは辞書と固定セットだけで測ります（モデルでの分類を使わないので、実 API でも同じ結果になります）。
 
@@ -292,7 +292,7 @@ for name, n in usage.most_common():
 print(f"{len(usage)} 種のセットに分かれた。ヒット率 {fixed.hit_rate:.0%}（{INTERVAL_S} 秒に 1 問のとき）")
 
 # %% [markdown]
-# 使い分けの記事 の表は、絞り込みの月額（$58）を「ヒット率 80%」の前提で出したと書いています。書き込みと読み出しの単価から逆算すると（02 の演習 2）、
+# 使い分けの記事の表は、絞り込みの月額（$58）を「ヒット率 80%」の前提で出したと書いています。書き込みと読み出しの単価から逆算すると（02 の演習 2）、
 # 実際に当たるヒット率は次のとおりです。セットごとにトラフィックが分かれると考えれば、ありうる値です。
 
 # %%
@@ -301,7 +301,7 @@ from ctxlab.costs import compare
 article_rows = compare.compare(197_000, 50).rows
 miss, hit = article_rows["filter_write"].cost, article_rows["filter_cached"].cost
 implied = (600 * miss - 58) / (600 * (miss - hit))
-print(f"使い分けの記事 の「絞り込み 月 $58」（月 600 問）が当たるヒット率: {implied:.0%}")
+print(f"使い分けの記事の「絞り込み 月 $58」（月 600 問）が当たるヒット率: {implied:.0%}")
 print(f"この再生で測った固定セットのヒット率:                 {fixed.hit_rate:.0%}")
 
 
@@ -321,7 +321,7 @@ print(f"固定セットだけのフィルタが返す組み合わせ: {report.di
 #
 # 関数 `my_filter(question)` を書き、渡すファイル名のリスト（`list` of `str`）を返してください。次をすべて満たすこと。
 #
-# - 答えられる質問での filter recall が **使い分けの記事 の線（`metadata_filtering.VIABLE_RECALL`）以上**。
+# - 答えられる質問での filter recall が **使い分けの記事の線（`metadata_filtering.VIABLE_RECALL`）以上**。
 #   辞書と部署別セットだけの `metadata_filtering.select_files` では届きません（4 の判定）
 # - 30 問に返すファイルの組み合わせが **`MAX_SETS` 種以下**（`filter_recall(...).distinct_sets`）。質問ごとに組み替えると、すぐに超えます
 # - 採点では、この 30 問とは**別の質問**（調整に使っていない言い回し）でも filter recall を測ります。30 問の言葉だけに合わせた辞書は、そこで落ちます
