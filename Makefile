@@ -71,9 +71,10 @@ learner-bundle: setup
 
 ## The learners' environment of a JupyterHub class (docs/instructor.md, section 3): a venv with
 ## the ctxlab wheel and the learners' server settings in PREFIX, without solutions or the key.
+## HUB_ENV_FLAGS: more flags of tools/hub_env.py, e.g. --pin jupyterhub==5.5.0 (the Dockerfile's).
 PREFIX ?= /opt/ctxlab-learner
 hub-learner-env: setup
-	$(PY) tools/hub_env.py --prefix $(PREFIX) --python $(PYTHON)
+	$(PY) tools/hub_env.py --prefix $(PREFIX) --python $(PYTHON) $(HUB_ENV_FLAGS)
 
 clean:
 	rm -rf $(VENV) node_modules .pytest_cache gradebook.db dist

@@ -1,8 +1,13 @@
 """Shared helpers of the benchmarks: run a callable several times, print median and p95."""
 from __future__ import annotations
 
+import argparse
+import os
 import statistics
 import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def measure(fn, runs: int = 7, warmup: int = 1) -> list[float]:
@@ -28,3 +33,18 @@ def report(name: str, times: list[float], goal_s: float | None = None, decimals:
     if goal_s is not None:
         line += f"   goal < {goal_s * 1000:.0f} ms: {'met' if med < goal_s else 'NOT met'} ({med / goal_s:.2f} of goal)"
     print(line)
+
+
+def lesson_args(doc: str) -> tuple[argparse.Namespace, list[Path]]:
+    """``--runs N [lesson ...]`` of the lesson benchmarks, with the offline environment set (no key,
+    no waits, no display); returns the arguments and the solution notebooks chosen (all by default)."""
+    ap = argparse.ArgumentParser(description=doc)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("lessons", nargs="*")
+    args = ap.parse_args()
+    os.environ.update(CTXLAB_OFFLINE="1", CTXLAB_TIME_SCALE="0", MPLBACKEND="Agg")
+    os.environ.pop("ANTHROPIC_API_KEY", None)
+    paths = sorted((ROOT / "solutions").glob("*/*.ipynb"))
+    if args.lessons:
+        paths = [p for p in paths if any(p.parent.name.startswith(x) for x in args.lessons)]
+    return args, paths

@@ -5,7 +5,6 @@ and 05-08 (goal < 30 s). Usage: python bench/bench_lessons.py [--runs N] [lesson
 """
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -16,7 +15,7 @@ import nbformat
 from nbclient import NotebookClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _util import p95  # noqa: E402
+from _util import lesson_args, p95  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 GROUPS = {"00-04": ("00", "01", "02", "03", "04"), "05-08": ("05", "06", "07", "08")}
@@ -31,15 +30,7 @@ def run_once(path: Path) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("lessons", nargs="*")
-    args = ap.parse_args()
-    os.environ.update(CTXLAB_OFFLINE="1", CTXLAB_TIME_SCALE="0", MPLBACKEND="Agg")
-    os.environ.pop("ANTHROPIC_API_KEY", None)
-    paths = sorted((ROOT / "solutions").glob("*/*.ipynb"))
-    if args.lessons:
-        paths = [p for p in paths if any(p.parent.name.startswith(x) for x in args.lessons)]
+    args, paths = lesson_args(__doc__)
     medians = {}
     for p in paths:
         times = [run_once(p) for _ in range(args.runs)]

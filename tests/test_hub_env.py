@@ -81,3 +81,14 @@ def test_it_refuses_a_prefix_in_the_checkout_or_a_foreign_folder(tmp_path):
     with pytest.raises(SystemExit, match="not made by this script"):
         hub_env.build(foreign, sys.executable, packages_from=Path(sys.prefix))
     assert (foreign / "something.txt").read_text(encoding="utf-8") == "keep me"
+
+
+def test_a_pin_replaces_the_course_pin_and_a_bad_pin_is_refused():
+    text = hub_env.requirements(["jupyterhub==5.5.0"])
+    assert "jupyterhub==5.5.0" in text.splitlines()
+    assert not [ln for ln in text.splitlines() if ln.startswith("jupyterhub==") and ln != "jupyterhub==5.5.0"]
+    assert hub_env.requirements() == hub_env.learner_bundle.learner_requirements()
+    with pytest.raises(SystemExit, match="name==version"):
+        hub_env.requirements(["jupyterhub>=5"])
+    with pytest.raises(SystemExit, match="not among the learner requirements"):
+        hub_env.requirements(["pytest==9.2.0"])   # a test tool: not in the learner's environment

@@ -102,7 +102,22 @@ def check(prefix: Path) -> dict:
     return probe
 
 
-def build(prefix: Path, python: str, packages_from: Path | None = None) -> dict:
+def requirements(pins: list[str] | None = None) -> str:
+    """The learner bundle's requirements, with ``pins`` (``name==version``) in place of the
+    course's pin of the same package (e.g. the JupyterHub of a Kubernetes chart's hub)."""
+    lines = learner_bundle.learner_requirements().splitlines()
+    for pin in pins or []:
+        name = pin.split("==")[0].strip().lower()
+        if "==" not in pin or not name:
+            raise SystemExit(f"--pin {pin!r}: write it as name==version, e.g. jupyterhub==5.5.0")
+        hits = [i for i, line in enumerate(lines) if line.split("==")[0].strip().lower() == name]
+        if not hits:
+            raise SystemExit(f"--pin {pin!r}: {name} is not among the learner requirements (requirements.txt)")
+        lines[hits[0]] = pin.strip()
+    return "\n".join(lines) + "\n"
+
+
+def build(prefix: Path, python: str, packages_from: Path | None = None, pins: list[str] | None = None) -> dict:
     prefix = Path(prefix).absolute()
     if prefix.resolve().is_relative_to(ROOT.resolve()):
         raise SystemExit(f"{prefix} is inside the checkout ({ROOT}): learners could reach it; choose e.g. /opt/ctxlab-learner")
@@ -117,12 +132,14 @@ def build(prefix: Path, python: str, packages_from: Path | None = None) -> dict:
     with tempfile.TemporaryDirectory(prefix="ctxlab-hubenv-") as tmp:
         wheel = learner_bundle.build_wheel(Path(tmp))
         if packages_from:
+            if pins:
+                raise SystemExit("--pin needs packages from PyPI: it cannot be used with --packages-from")
             _reuse(venv, Path(packages_from).absolute())
             _run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet",
                   "--no-deps", "--no-index", str(wheel)])
         else:
             reqs = Path(tmp) / "requirements.txt"
-            reqs.write_text(learner_bundle.learner_requirements(), encoding="utf-8")
+            reqs.write_text(requirements(pins), encoding="utf-8")
             _run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "-r", str(reqs), str(wheel)])
     for part in ("learner", "common"):
         shutil.copytree(DEPLOY / part, prefix / "jupyter" / part)
@@ -144,8 +161,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="the interpreter of the venv (default: python3 on PATH); one every account can run")
     ap.add_argument("--packages-from", type=Path, metavar="VENV",
                     help="reuse this venv's third-party packages instead of downloading them (no network)")
+    ap.add_argument("--pin", action="append", metavar="NAME==VERSION",
+                    help="install this version instead of requirements.txt's (repeatable), e.g. jupyterhub==5.5.0 "
+                         "for a Kubernetes hub of JupyterHub 5 (deploy/jupyterhub/Dockerfile)")
     args = ap.parse_args(argv)
-    probe = build(args.prefix, args.python, args.packages_from)
+    probe = build(args.prefix, args.python, args.packages_from, args.pin)
     print(f"learner environment: {args.prefix}")
     print(f"  python:  {args.prefix / 'venv' / 'bin' / 'python'} (ctxlab from {Path(probe['package']).parent})")
     print(f"  config:  {args.prefix / 'jupyter' / 'learner'}, {args.prefix / 'jupyter' / 'common'}")
