@@ -31,6 +31,9 @@ ifneq ($(wildcard package.json),)
 NODE_STAMP := node_modules/.package-lock.json
 $(NODE_STAMP): package.json package-lock.json
 	@if command -v npm >/dev/null 2>&1; then npm ci --no-audit --no-fund --loglevel=error; \
+	  node -e 'process.exit(parseInt(process.versions.node) < 20 ? 1 : 0)' || echo "note: Node.js $$(node --version) is older \
+	than the proxy's (configurable-http-proxy 5.2.0 asks for 20 or later); it ran the classroom on Debian 12's 18.20, \
+	but use Node.js 20+ for a class (docs/instructor.md, section 3, step 0)"; \
 	else echo "npm not found: the JupyterHub classroom test will be skipped (bash .ci/install-system-packages installs Node.js)"; fi
 endif
 

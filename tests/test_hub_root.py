@@ -71,3 +71,28 @@ def test_grading_the_root_s_own_submitted_folder_is_refused(tmp_path):
         workflow.grade(root / "submitted", root, ROOT)
     assert not (root / "gradebook.db").exists(), "it must stop before touching the root"
     assert os.listdir(root / "submitted" / "learner1") == ["00_start_here"]
+
+
+@pytest.mark.parametrize("who", ["grader", "learner"])
+def test_terminals_keep_the_path_the_hub_gives(who, tmp_path, monkeypatch):
+    """A server the hub starts has no tty, so jupyter_server_terminals opens every Terminal as a
+    login shell (``bash -l``), and Debian's /etc/profile resets PATH: ``nbgrader`` and ``ctxlab``
+    are then "command not found" in the formgrader's Terminal (seen on a fresh Debian 12). The
+    deploy settings make the Terminal a plain bash, which keeps the PATH of the server."""
+    import json
+
+    from jupyter_server.serverapp import ServerApp
+    from jupyter_server_terminals.app import TerminalsExtensionApp
+
+    monkeypatch.setenv("SHELL", "/bin/bash")
+    monkeypatch.setattr("sys.stdout.isatty", lambda: False, raising=False)
+
+    def shell(settings: dict) -> list[str]:
+        app = TerminalsExtensionApp()
+        app.serverapp = ServerApp(terminado_settings=settings, root_dir=str(tmp_path))
+        app.initialize_configurables()
+        return list(app.terminal_manager.shell_command)
+
+    assert shell({}) == ["/bin/bash", "-l"], "jupyter_server_terminals no longer adds -l: review this setting"
+    server = json.loads((DEPLOY / who / "jupyter_server_config.json").read_text())
+    assert shell(server["ServerApp"]["terminado_settings"]) == ["/bin/bash"]
