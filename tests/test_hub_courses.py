@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import requests
 
 import hubclass
 
@@ -98,6 +99,14 @@ def two_courses(tmp_path_factory):
             "a_on_b_page": room.api(a_in, "GET", f"/services/{B}/formgrader", allow_redirects=False).status_code,
             "l1_on_a": room.formgrader("GET", f"submissions/{NAME}", course=A, user=acc["l1"]).status_code,
         }
+        # each formgrader's own hub token (nbgrader's course check) reads its grading account, no one else
+        tokens = {c.id: room.server_environ(c.grader)["JUPYTERHUB_API_TOKEN"] for c in room.courses}
+        reads = {}
+        for who in (room.course(A).grader, room.course(B).grader, acc["l1"]):
+            r = requests.get(f"{room.url}/hub/api/users/{who}", headers={"Authorization": f"token {tokens[A]}"},
+                             timeout=30)
+            reads[who] = (r.status_code, r.json().get("groups") if r.status_code == 200 else None)
+        out["service_reads"] = reads
         for c in room.courses:   # the formgrader's "Release feedback" button
             r = room.formgrader("POST", f"assignment/{NAME}/release_feedback", course=c.id)
             assert r.status_code == 200 and r.json()["success"], r.text
@@ -159,6 +168,16 @@ def test_an_instructor_cannot_open_the_other_course_s_formgrader(two_courses):
     assert cross["a_on_b"] == 403 and cross["b_on_a"] == 403, cross
     assert cross["a_on_b_page"] == 403, cross
     assert cross["l1_on_a"] == 403, "a learner opened a formgrader"
+
+
+def test_a_formgrader_reads_only_its_own_grading_account(two_courses):
+    """The service role of a course lets its formgrader read its grading account's groups (how
+    nbgrader finds its course) and nobody else: not the other course's grader, not a learner."""
+    room = two_courses["room"]
+    reads = two_courses["service_reads"]
+    assert reads[room.course(A).grader] == (200, [f"formgrade-{A}"]), reads
+    assert reads[room.course(B).grader][0] == 404, reads   # JupyterHub: "Not authorizing access", as 404
+    assert reads[room.accounts["l1"]][0] == 404, reads
 
 
 def test_each_learner_gets_their_own_feedback_of_their_own_courses(two_courses):
