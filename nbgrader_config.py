@@ -2,9 +2,14 @@
 
 solutions/ holds the instructor (source) notebooks, course/ the released ones.
 """
+import os
+
 c = get_config()  # noqa: F821
 
-c.CourseDirectory.course_id = "ctxlab"
+# "ctxlab", or the course a JupyterHub formgrader serves (deploy/jupyterhub: one course id per
+# service). nbgrader reads this file (copied into a grading root) after JUPYTER_CONFIG_PATH, so
+# a fixed id here would be every formgrader's course.
+c.CourseDirectory.course_id = os.environ.get("CTXLAB_COURSE_ID") or "ctxlab"
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "course"
 # No db_url here: nbgrader's default is the absolute path <course root>/gradebook.db. A relative

@@ -21,6 +21,7 @@ Needs root (accounts, servers that run as them), useradd and the npm proxy; othe
 """
 from __future__ import annotations
 
+import copy
 import json
 import os
 import pwd
@@ -33,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import requests
@@ -98,6 +100,17 @@ def learner_env(dest: Path, base_python: str, env: dict[str, str]) -> str:
     return str(dest / "venv" / "bin" / "python")
 
 
+def skip_or_fail() -> None:
+    """Skip a classroom test where this machine cannot run it; in CI, fail instead."""
+    import pytest
+
+    reason = unavailable()
+    if reason and os.environ.get("CI"):
+        pytest.fail(f"CI must run the JupyterHub classroom test: {reason}")
+    if reason:
+        pytest.skip(reason)
+
+
 def unavailable() -> str | None:
     """Why this machine cannot run a real classroom, or None."""
     if os.name != "posix" or os.geteuid() != 0:
@@ -127,48 +140,84 @@ def _pids_of(user: str) -> list[int]:
 
 
 def _stop_pids(pids: list[int], grace: float = 10) -> None:
-    """SIGTERM each process by id, then SIGKILL what is still there after ``grace`` seconds."""
+    """SIGTERM each process by id, SIGKILL what is still there after ``grace`` seconds, and wait
+    (``grace`` again at most) until the killed ones are gone."""
     for pid in pids:
         try:
             os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
     deadline = time.time() + grace
-    for pid in pids:
-        while time.time() < deadline:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                break
-            time.sleep(0.1)
-        else:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+    while alive(pids) and time.time() < deadline:
+        time.sleep(0.1)
+    for pid in alive(pids):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    deadline = time.time() + grace
+    while alive(pids) and time.time() < deadline:   # a killed process is gone only once the kernel says so
+        time.sleep(0.1)
+
+
+@dataclass
+class Course:
+    """One course of the hub: its id (the formgrader service's name), accounts and port."""
+
+    id: str
+    grader: str
+    instructor: str
+    learners: list[str]
+    port: int
 
 
 class Classroom:
-    """One course on a real JupyterHub: ``learners``, ``instructor``, ``grader``, ``outsider``."""
+    """Courses on a real JupyterHub, and an ``outsider`` in none of them.
 
-    def __init__(self, n_learners: int = 3):
+    ``Classroom(n_learners=3)`` is one course (``ctxlab``, written as the one-course class
+    file): ``learners``, ``instructor``, ``grader``. ``Classroom(courses={"ctxlab-a": ["l1", "l2"],
+    "ctxlab-b": ["l1", "l3"]})`` writes a ``courses:`` class file: each course gets its own
+    grading account, instructor, grading root and formgrader port, and the learners named by
+    the same label are one account in every course they are listed in (``accounts[label]``).
+    ``instructor`` and ``grader`` are then the first course's; methods take ``course=`` (an id)."""
+
+    def __init__(self, n_learners: int = 3, courses: dict[str, list[str]] | None = None):
         tag = secrets.token_hex(3)
         self.base = Path(tempfile.mkdtemp(prefix=f"ctxlab-hub-{tag}-"))
         os.chmod(self.base, 0o755)          # the exchange inside must be reachable by every account
-        self.learners = [f"cx{tag}l{i + 1}" for i in range(n_learners)]
-        self.instructor, self.grader, self.outsider = f"cx{tag}in", f"cx{tag}gr", f"cx{tag}ot"
+        self.one_course_file = courses is None
+        courses = courses or {COURSE_ID: [f"l{i + 1}" for i in range(n_learners)]}
+        labels = list(dict.fromkeys(label for group in courses.values() for label in group))
+        self.accounts = {label: f"cx{tag}{label}" for label in labels}
+        self.learners = list(self.accounts.values())
+        self.courses = [Course(cid, f"cx{tag}c{i}gr" if len(courses) > 1 else f"cx{tag}gr",
+                               f"cx{tag}c{i}in" if len(courses) > 1 else f"cx{tag}in",
+                               [self.accounts[label] for label in group], _free_port())
+                        for i, (cid, group) in enumerate(courses.items())]
+        self.instructor, self.grader = self.courses[0].instructor, self.courses[0].grader
+        self.outsider = f"cx{tag}ot"
         self.users: list[str] = []
+        self.removed_users: list[str] = []   # deleted by close()
         self.passwords: dict[str, str] = {}
         self.tokens: dict[str, str] = {}
         self.proc: subprocess.Popen | None = None
         self.stopped: subprocess.Popen | None = None
         self.exchange = self.base / "exchange"
         self.state = self.base / "hub"
-        self.port, self.hub_port, self.api_port, self.fg_port = (_free_port() for _ in range(4))
+        self.port, self.hub_port, self.api_port = (_free_port() for _ in range(3))
+        self.fg_port = self.courses[0].port
         self.url = f"http://127.0.0.1:{self.port}"
-        self.python, self.python_env = "", {}   # the grading account's (the checkout's)
+        self.python, self.python_env = "", {}   # the grading accounts' (the checkout's)
         self.learner_env = self.base / "learner-env"
         self.learner_python = ""
+
+    def course(self, cid: str | None = None) -> Course:
+        """The course ``cid`` (default: the first)."""
+        return next(c for c in self.courses if c.id == cid) if cid else self.courses[0]
+
+    @property
+    def several(self) -> bool:
+        return len(self.courses) > 1
 
     # ----------------------------------------------------------------- accounts and folders
     def _add_user(self, name: str) -> None:
@@ -182,43 +231,53 @@ class Classroom:
     def home(self, user: str) -> Path:
         return Path(pwd.getpwnam(user).pw_dir)
 
+    def root_of(self, cid: str | None = None) -> Path:
+        """The grading root of a course (in its grading account's home)."""
+        return self.home(self.course(cid).grader) / "grading"
+
     @property
     def grading_root(self) -> Path:
-        return self.home(self.grader) / "grading"
+        return self.root_of()
 
     def as_user(self, user: str, cmd: list[str], cwd: Path | None = None, **env) -> subprocess.CompletedProcess:
         """Run a command as ``user`` (its own uid and gid, no supplementary groups)."""
         pw = pwd.getpwnam(user)
-        python = self.python if user in (self.grader, self.instructor) else self.learner_python
+        staff = {u for c in self.courses for u in (c.grader, c.instructor)}
+        python = self.python if user in staff else self.learner_python
         full_env = {"HOME": pw.pw_dir, "USER": user, "LANG": "C.UTF-8",
                     "PATH": os.pathsep.join([str(Path(python).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
                     **self.python_env, **env}
         return subprocess.run(cmd, cwd=cwd or pw.pw_dir, env=full_env, user=pw.pw_uid, group=pw.pw_gid,
                               extra_groups=[], capture_output=True, text=True)
 
-    def grader_env(self) -> dict[str, str]:
-        """The environment of a terminal in the formgrader service (as the hub config sets it)."""
+    def grader_env(self, cid: str | None = None) -> dict[str, str]:
+        """The environment of a terminal in a course's formgrader service (as the hub config sets it)."""
         deploy = ROOT / "deploy" / "jupyterhub" / "jupyter"
-        return {"CTXLAB_EXCHANGE": str(self.exchange), "CTXLAB_GRADING_ROOT": str(self.grading_root),
+        course = self.course(cid)
+        return {"CTXLAB_EXCHANGE": str(self.exchange), "CTXLAB_GRADING_ROOT": str(self.root_of(course.id)),
+                "CTXLAB_COURSE_ID": course.id, **({"CTXLAB_PATH_INCLUDES_COURSE": "1"} if self.several else {}),
                 "JUPYTER_CONFIG_PATH": os.pathsep.join([str(deploy / "grader"), str(deploy / "common")])}
 
-    def as_grader(self, cmd: list[str]) -> subprocess.CompletedProcess:
-        return self.as_user(self.grader, cmd, cwd=self.grading_root, **self.grader_env())
+    def as_grader(self, cmd: list[str], course: str | None = None) -> subprocess.CompletedProcess:
+        c = self.course(course)
+        return self.as_user(c.grader, cmd, cwd=self.root_of(c.id), **self.grader_env(c.id))
 
     def prepare(self, assignments: list[str] | None = None) -> None:
         self.python, self.python_env, base_python = course_python(self.base / "course-env")
         self.learner_python = learner_env(self.learner_env, base_python, self.python_env)
-        for name in [*self.learners, self.instructor, self.grader, self.outsider]:
+        staff = [u for c in self.courses for u in (c.instructor, c.grader)]
+        for name in [*self.learners, *staff, self.outsider]:
             self._add_user(name)
         self.exchange.mkdir()
         os.chmod(self.exchange, 0o777)      # the guide's step: chmod ugo+rwx (nbgrader checks it)
         self.state.mkdir(mode=0o700)
-        # the grading root, made by the grading account as the guide says (ctxlab grade --export)
-        proc = self.as_user(self.grader, [self.python, "-m", "ctxlab.cli", "grade", "--export", "--root", str(self.grading_root),
-                                          "--course", str(ROOT), "--quiet",
-                                          *[f"--assignment={a}" for a in assignments or []]])
-        if proc.returncode != 0:
-            raise RuntimeError(f"ctxlab grade --export failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+        for c in self.courses:   # each grading root, made by its grading account as the guide says
+            proc = self.as_user(c.grader, [self.python, "-m", "ctxlab.cli", "grade", "--export",
+                                           "--root", str(self.root_of(c.id)), "--course", str(ROOT), "--quiet",
+                                           *[f"--assignment={a}" for a in assignments or []]],
+                                CTXLAB_COURSE_ID=c.id)
+            if proc.returncode != 0:
+                raise RuntimeError(f"ctxlab grade --export failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
         klass = {
             "bind_url": self.url,
             "hub_bind_url": f"http://127.0.0.1:{self.hub_port}",
@@ -226,14 +285,16 @@ class Classroom:
             "grader_python": self.python,
             "learner_env": str(self.learner_env),
             "environment": self.python_env,
-            "grader": self.grader,
-            "grading_root": str(self.grading_root),
             "exchange": str(self.exchange),
-            "formgrader_port": self.fg_port,
-            "instructors": [self.instructor],
-            "learners": self.learners,
             "other_users": [self.outsider],
         }
+        entries = [{"id": c.id, "grader": c.grader, "grading_root": str(self.root_of(c.id)),
+                    "formgrader_port": c.port, "instructors": [c.instructor], "learners": c.learners}
+                   for c in self.courses]
+        if self.one_course_file:   # the class file written before courses: existed
+            klass.update({k: v for k, v in entries[0].items() if k != "id"})
+        else:
+            klass["courses"] = entries
         (self.state / "class.yaml").write_text(yaml.safe_dump(klass), encoding="utf-8")
 
     # ----------------------------------------------------------------- the hub
@@ -292,32 +353,39 @@ class Classroom:
         if waiting:
             raise AssertionError(f"{sorted(waiting)}: server not ready in {timeout} s:\n" + self.hub_log()[-3000:])
 
-    def wait_service(self, user: str, timeout: float = 120) -> None:
-        """Until the formgrader service answers the user (an instructor)."""
+    def wait_service(self, user: str, timeout: float = 120, course: str | None = None) -> None:
+        """Until a course's formgrader service answers the user (its instructor)."""
+        cid = self.course(course).id
         deadline = time.time() + timeout
         while time.time() < deadline:
             try:
-                r = self.api(user, "GET", f"/services/{COURSE_ID}/formgrader/api/status", timeout=10)
+                r = self.api(user, "GET", f"/services/{cid}/formgrader/api/status", timeout=10)
                 if r.status_code == 200:
                     return
             except requests.RequestException:
                 pass
             time.sleep(0.5)
-        raise AssertionError("the formgrader service did not answer:\n" + self.hub_log()[-3000:])
+        raise AssertionError(f"the formgrader service {cid} did not answer:\n" + self.hub_log()[-3000:])
 
     # ----------------------------------------------------------------- nbgrader through the hub
-    def assignments(self, user: str, action: str | None = None, assignment: str | None = None) -> dict:
-        """The Assignments tab's calls: list (GET) or fetch / submit / fetch_feedback (POST)."""
+    def assignments(self, user: str, action: str | None = None, assignment: str | None = None,
+                    course: str | None = None) -> dict:
+        """The Assignments tab's calls: list (GET) or fetch / submit / fetch_feedback (POST), for
+        ``course`` (default: the one course; with several, a list without it is every course's)."""
+        cid = course if course is not None else ("" if self.several else COURSE_ID)
         if action is None:
-            r = self.api(user, "GET", f"/user/{user}/assignments", params={"course_id": COURSE_ID})
+            r = self.api(user, "GET", f"/user/{user}/assignments", params={"course_id": cid})
         else:
             r = self.api(user, "POST", f"/user/{user}/assignments/{action}",
-                         params={"course_id": COURSE_ID, "assignment_id": assignment})
+                         params={"course_id": cid, "assignment_id": assignment})
         assert r.status_code == 200, f"{user} {action or 'list'}: {r.status_code} {r.text[:500]}"
         return r.json()
 
-    def formgrader(self, method: str, path: str, **kw) -> requests.Response:
-        return self.api(self.instructor, method, f"/services/{COURSE_ID}/formgrader/api/{path}", **kw)
+    def formgrader(self, method: str, path: str, course: str | None = None, user: str | None = None,
+                   **kw) -> requests.Response:
+        """A call to a course's formgrader API, as its instructor unless ``user`` is given."""
+        c = self.course(course)
+        return self.api(user or c.instructor, method, f"/services/{c.id}/formgrader/api/{path}", **kw)
 
     def server_process(self, user: str) -> tuple[list[str], dict[str, str]]:
         """The command line and environment of the user's Jupyter server process (what its
@@ -361,11 +429,12 @@ class Classroom:
         _stop_pids(sorted(set(left)))
         for name in self.users:
             subprocess.run(["userdel", "--remove", name], capture_output=True)
+        self.removed_users += self.users
         self.users = []
         log = self.state / "jupyterhub.log"
-        if log.exists():   # kept for a failing run: artifacts/hub/jupyterhub.log
+        if log.exists():   # kept for a failing run: artifacts/hub/jupyterhub.log (-courses.log: several)
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
-            shutil.copy(log, ARTIFACTS / "jupyterhub.log")
+            shutil.copy(log, ARTIFACTS / f"jupyterhub{'-courses' if self.several else ''}.log")
         shutil.rmtree(self.base, ignore_errors=True)
 
 
@@ -387,3 +456,46 @@ def feedback_score(html: str) -> tuple[float, float]:
     m = re.search(r"\(Score: ([\d.]+) / ([\d.]+)\)</h4>", html)
     assert m, "no score heading in the feedback page"
     return float(m.group(1)), float(m.group(2))
+
+
+def answered(fetched: dict, name: str, kind: str) -> dict:
+    """The fetched (released) notebook with the learner's answer cells: the solution's
+    (``kind`` "solution"), the partial variant's ("partial"), or none changed ("untouched")."""
+    if kind == "untouched":
+        return fetched
+    from graded_class import source
+    from nbfixtures import answer_cells, grade_id, make_variant
+
+    filled = make_variant(source(name), kind)[0]
+    by_id = {grade_id(filled.cells[i]): filled.cells[i].source for i in answer_cells(filled)}
+    nb = copy.deepcopy(fetched)
+    for cell in nb["cells"]:
+        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if gid in by_id:
+            cell["source"] = by_id[gid]
+    return nb
+
+
+def feedback_pages(room: Classroom, user: str, folder: str, dest: Path) -> list[Path]:
+    """The feedback pages fetch_feedback put in the learner's ``folder/feedback/<timestamp>/``,
+    copied (through the contents API) to ``dest-<n>.html``."""
+    pages = []
+    for stamp in contents(room, user, f"{folder}/feedback")["content"]:
+        for f in contents(room, user, stamp["path"])["content"]:
+            page = Path(f"{dest}-{len(pages)}.html")
+            page.write_text(contents(room, user, f["path"])["content"], encoding="utf-8")
+            pages.append(page)
+    return pages
+
+
+def alive(pids: list[int]) -> list[int]:
+    """Those of ``pids`` that are still running (a zombie, dead but not yet reaped, is not)."""
+    left = []
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != "Z":
+            left.append(pid)
+    return left

@@ -11,7 +11,6 @@ in the course cannot fetch. Run it alone: ``.venv/bin/pytest tests/test_hub.py -
 """
 from __future__ import annotations
 
-import copy
 import json
 import os
 import sys
@@ -22,7 +21,6 @@ import pytest
 
 import hubclass
 from graded_class import source
-from nbfixtures import answer_cells, grade_id, make_variant
 from test_feedback import html_text, secret_lines
 
 pytestmark = [pytest.mark.hub, pytest.mark.slow]
@@ -30,32 +28,9 @@ NAMES = ["00_start_here", "09_knowledge_check"]
 KINDS = ["solution", "partial", "untouched"]
 
 
-def _skip_or_fail():
-    reason = hubclass.unavailable()
-    if reason and os.environ.get("CI"):
-        pytest.fail(f"CI must run the JupyterHub classroom test: {reason}")
-    if reason:
-        pytest.skip(reason)
-
-
-def answered(fetched: dict, name: str, kind: str) -> dict:
-    """The fetched (released) notebook with the learner's answer cells: the solution's, the
-    partial variant's, or none changed."""
-    if kind == "untouched":
-        return fetched
-    filled = make_variant(source(name), kind)[0]
-    by_id = {grade_id(filled.cells[i]): filled.cells[i].source for i in answer_cells(filled)}
-    nb = copy.deepcopy(fetched)
-    for cell in nb["cells"]:
-        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if gid in by_id:
-            cell["source"] = by_id[gid]
-    return nb
-
-
 @pytest.fixture(scope="module")
 def hub_class(tmp_path_factory):
-    _skip_or_fail()
+    hubclass.skip_or_fail()
     room = hubclass.Classroom(n_learners=3)
     out: dict = {"room": room}
     try:
@@ -87,7 +62,7 @@ def hub_class(tmp_path_factory):
                 room.assignments(user, "fetch", name)
                 path = f"{name}/{name}.ipynb"
                 nb = hubclass.contents(room, user, path)["content"]
-                hubclass.save_notebook(room, user, path, answered(nb, name, kinds[user]))
+                hubclass.save_notebook(room, user, path, hubclass.answered(nb, name, kinds[user]))
                 res = room.assignments(user, "submit", name)
                 assert res["success"], res
         outsider = room.outsider
@@ -112,15 +87,8 @@ def hub_class(tmp_path_factory):
         for user in room.learners:
             for name in NAMES:
                 room.assignments(user, "fetch_feedback", name)
-                listing = hubclass.contents(room, user, f"{name}/feedback")["content"]
-                pages = []
-                for stamp in listing:
-                    for f in hubclass.contents(room, user, stamp["path"])["content"]:
-                        text = hubclass.contents(room, user, f["path"])["content"]
-                        dest = feedback_dir / f"{user}-{name}-{len(pages)}.html"
-                        dest.write_text(text, encoding="utf-8")
-                        pages.append(dest)
-                out.setdefault("feedback", {})[(user, name)] = pages
+                out.setdefault("feedback", {})[(user, name)] = hubclass.feedback_pages(
+                    room, user, name, feedback_dir / f"{user}-{name}")
         # what a learner can reach of another's feedback, as their own OS account
         a, b = room.learners[0], room.learners[1]
         b_page = next(room.home(b).glob(f"{NAMES[0]}/feedback/*/*.html"))
@@ -241,14 +209,8 @@ def test_zz_stopping_the_hub_leaves_no_process_account_or_folder(hub_class):
     room = hub_class["room"]
     assert hub_class["pids"] and all(hub_class["pids"][u] for u in room.learners), hub_class["pids"]
     room.close()
-    left = []
-    for pid in [p for pids in hub_class["pids"].values() for p in pids]:
-        try:
-            os.kill(pid, 0)
-            left.append(pid)
-        except ProcessLookupError:
-            pass
+    left = hubclass.alive([p for pids in hub_class["pids"].values() for p in pids])
     assert not left, f"processes left after the hub stopped: {left}"
     assert room.stopped is not None and room.stopped.poll() is not None
     assert not room.base.exists()
-    assert not any(Path("/home", u).exists() for u in room.users)
+    assert room.removed_users and not any(Path("/home", u).exists() for u in room.removed_users)
