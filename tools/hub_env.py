@@ -119,6 +119,8 @@ def requirements(pins: list[str] | None = None) -> str:
 
 def build(prefix: Path, python: str, packages_from: Path | None = None, pins: list[str] | None = None) -> dict:
     prefix = Path(prefix).absolute()
+    if pins and packages_from:   # checked before anything is removed or made
+        raise SystemExit("--pin needs packages from PyPI: it cannot be used with --packages-from")
     if prefix.resolve().is_relative_to(ROOT.resolve()):
         raise SystemExit(f"{prefix} is inside the checkout ({ROOT}): learners could reach it; choose e.g. /opt/ctxlab-learner")
     if prefix.exists() and any(prefix.iterdir()) and not (prefix / STAMP).exists():
@@ -132,8 +134,6 @@ def build(prefix: Path, python: str, packages_from: Path | None = None, pins: li
     with tempfile.TemporaryDirectory(prefix="ctxlab-hubenv-") as tmp:
         wheel = learner_bundle.build_wheel(Path(tmp))
         if packages_from:
-            if pins:
-                raise SystemExit("--pin needs packages from PyPI: it cannot be used with --packages-from")
             _reuse(venv, Path(packages_from).absolute())
             _run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet",
                   "--no-deps", "--no-index", str(wheel)])
