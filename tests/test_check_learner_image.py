@@ -82,6 +82,13 @@ def test_the_key_in_the_course_files_fails(tmp_path):
     assert any("salt" in p or "stored key" in p for p in problems), problems
 
 
+def test_a_solution_marker_in_the_course_files_fails(tmp_path):
+    nb = '{"cells": [{"source": "### BEGIN HIDDEN TESTS\\nassert x\\n### END HIDDEN TESTS"}]}'
+    engine = image(tmp_path, {**BASE, "opt/ctxlab-learner/jupyter/learner/00_start_here.ipynb": nb}, GOOD)
+    problems = cli.check("img", engine.split(), "5")
+    assert any("BEGIN HIDDEN TESTS" in p for p in problems), problems
+
+
 @pytest.mark.parametrize("change, expect", [
     ({"uid": 0}, "uid 0"),
     ({"package": "/src/ctxlab/__init__.py"}, "not in /opt/ctxlab-learner"),

@@ -7,8 +7,8 @@ knowledge check's key, a ctxlab imported from elsewhere.
 """
 from __future__ import annotations
 
-import shutil
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -37,39 +37,39 @@ def test_the_environment_imports_the_wheel_not_the_checkout(built):
     assert all(p.stat().st_mode & 0o005 == 0o005 for p in [prefix, prefix / "venv" / "bin"])
 
 
+@contextmanager
+def planted(path: Path, text: str):
+    """``path`` holds ``text`` while the block runs, and is gone after it."""
+    path.write_text(text, encoding="utf-8")
+    try:
+        yield path
+    finally:
+        path.unlink()
+
+
 def test_the_check_fails_on_a_solution_marker(built):
     prefix, _ = built
-    planted = prefix / "jupyter" / "learner" / "00_start_here.ipynb"
-    planted.write_text('{"cells": [{"source": "### BEGIN SOLUTION\\nx = 1\\n### END SOLUTION"}]}', encoding="utf-8")
-    try:
+    marker = '{"cells": [{"source": "### BEGIN SOLUTION\\nx = 1\\n### END SOLUTION"}]}'
+    with planted(prefix / "jupyter" / "learner" / "00_start_here.ipynb", marker):
         with pytest.raises(SystemExit, match="BEGIN SOLUTION"):
             hub_env.check(prefix)
-    finally:
-        planted.unlink()
 
 
 def test_the_check_fails_on_the_knowledge_check_key(built):
     prefix, _ = built
-    planted = prefix / "jupyter" / "common" / "notes.yaml"
-    shutil.copy(KEY, planted)
-    try:
+    with planted(prefix / "jupyter" / "common" / "notes.yaml", KEY.read_text(encoding="utf-8")):
         with pytest.raises(SystemExit, match="knowledge check's key"):
             hub_env.check(prefix)
-    finally:
-        planted.unlink()
     hub_env.check(prefix)   # and passes again once it is gone
 
 
-def test_the_check_fails_when_ctxlab_comes_from_elsewhere(built, tmp_path):
+def test_the_check_fails_when_ctxlab_comes_from_elsewhere(built):
     prefix, _ = built
     site = next((prefix / "venv" / "lib").glob("python3*/site-packages"))
-    first = site / "aa_checkout.pth"   # sorted before the wheel: the checkout's ctxlab wins
-    first.write_text(f"import sys; sys.path.insert(0, {str(ROOT)!r})\n", encoding="utf-8")
-    try:
+    # sorted before the wheel: the checkout's ctxlab wins
+    with planted(site / "aa_checkout.pth", f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"):
         with pytest.raises(SystemExit, match="not from the learner environment"):
             hub_env.check(prefix)
-    finally:
-        first.unlink()
 
 
 def test_it_refuses_a_prefix_in_the_checkout_or_a_foreign_folder(tmp_path):

@@ -5,8 +5,9 @@
 It fails unless, in the image:
 
 - no file or folder of the checkout's answers is anywhere (``solutions/``, ``*.key.yaml``,
-  ``tests/``, a ``.git``), and the knowledge check's key cannot be recovered from the course's
-  files (``ctxlab release --graded``'s search, on the exported file system);
+  ``tests/``, a ``.git``), and the course's files hold no solution or hidden-test marker and
+  no recoverable form of the knowledge check's key (the search ``make hub-learner-env`` runs,
+  :func:`hub_env.answers_in`, on the exported file system);
 - ctxlab and its data import from the learner environment, as uid 1000 (jovyan), with no key
   and the offline sandbox answering;
 - ``jupyterhub-singleuser`` starts, with the JupyterHub version given by ``--jupyterhub``
@@ -27,10 +28,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from ctxlab.grading.release import graded_bank
-from ctxlab.quiz.graded import key_leaks
+import hub_env
 
-ROOT = Path(__file__).resolve().parent.parent
 PREFIX = "opt/ctxlab-learner"
 FORBIDDEN = ("solutions", "tests", ".git")
 _PROBE = """
@@ -90,8 +89,7 @@ def check(image: str, engine: list[str], jupyterhub_major: str | None) -> list[s
         if package is None:
             problems.append(f"no ctxlab package under /{PREFIX}/venv: build the image from deploy/jupyterhub/Dockerfile")
         else:
-            bank = graded_bank(ROOT)
-            problems += key_leaks([package, Path(tmp) / "fs" / PREFIX / "jupyter"], bank) if bank else []
+            problems += hub_env.answers_in(package, Path(tmp) / "fs" / PREFIX / "jupyter")
     run = engine_run(engine, "run", "--rm", "--network", "none", image, "python", "-c", _PROBE)
     if run.returncode != 0:
         return problems + [f"the lesson probe failed in the image:\n{run.stderr[-2000:]}"]

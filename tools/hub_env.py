@@ -78,6 +78,22 @@ def copy_scripts(bin_dir: Path, venv: Path) -> None:
             target.chmod(0o755)
 
 
+def answers_in(package: Path, settings: Path) -> list[str]:
+    """Where the course's files of a learner environment (the installed ctxlab ``package``, its
+    data, the server ``settings``) hold an answer: a solution or hidden-test marker, or the
+    knowledge check's key in any recoverable form. Also run on an image's files
+    (tools/check_learner_image.py)."""
+    found = []
+    for path in (p for root in (package, settings) for p in root.rglob("*") if p.is_file()):
+        # ctxlab's own grading code names the markers; no data or setting may hold one
+        if path.suffix in (".ipynb", ".json", ".yaml", ".txt", ".md") or (path.suffix == ".py" and package not in path.parents):
+            text = path.read_text(encoding="utf-8", errors="ignore")
+            found += [f"{path}: holds {m!r}" for m in learner_bundle.MARKERS if m in text][:1]
+    bank = graded_bank(ROOT)
+    leaks = key_leaks([package, settings], bank) if bank else []
+    return found + [f"the knowledge check's key: {leak}" for leak in leaks]
+
+
 def check(prefix: Path) -> dict:
     """What PREFIX's Python imports; fails unless ctxlab and its data come from PREFIX, and when
     the course's files in PREFIX (the package, its data, the settings) hold an answer."""
@@ -87,18 +103,9 @@ def check(prefix: Path) -> dict:
     for what in ("package", "data"):
         if not Path(probe[what]).resolve().is_relative_to(real):
             raise SystemExit(f"{prefix}: ctxlab's {what} comes from {probe[what]}, not from the learner environment")
-    package = Path(probe["package"]).parent
-    ours = [package, prefix / "jupyter"]
-    for path in (p for root in ours for p in root.rglob("*") if p.is_file()):
-        if path.suffix in (".ipynb", ".json", ".yaml", ".txt", ".md") or (path.suffix == ".py" and package not in path.parents):
-            text = path.read_text(encoding="utf-8", errors="ignore")
-            hit = next((m for m in learner_bundle.MARKERS if m in text), None)
-            if hit:   # ctxlab's own grading code names the markers; no data or setting may hold one
-                raise SystemExit(f"{path} holds {hit!r}: it must not be in the learner environment")
-    bank = graded_bank(ROOT)
-    leaks = key_leaks(ours, bank) if bank else []
-    if leaks:
-        raise SystemExit("the learner environment holds the knowledge check's key:\n  - " + "\n  - ".join(leaks))
+    answers = answers_in(Path(probe["package"]).parent, prefix / "jupyter")
+    if answers:
+        raise SystemExit("the learner environment holds answers:\n  - " + "\n  - ".join(answers))
     return probe
 
 
