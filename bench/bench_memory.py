@@ -27,7 +27,6 @@ from nbclient import NotebookClient
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _util import lesson_args  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 _PEAK = "print([l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0])"
 
 
