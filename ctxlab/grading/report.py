@@ -41,6 +41,8 @@ class Report:
     #: what ctxlab.grading.lms_export wrote for the LMS (see format_summary)
     exports: dict | None = None
     sandbox: bool = True   # False: graded with --no-sandbox
+    #: which bubblewrap ran the kernels (isolation.sandbox_tool), None without the sandbox
+    sandbox_tool: str | None = None
 
     def who(self, learner: str | None) -> str:
         name = self.names.get(learner or "", "")
@@ -117,6 +119,8 @@ def format_summary(report: Report, limit: int = 20) -> str:
     if report.run is not None and report.run.outcomes and not report.sandbox:
         lines.append("警告: --no-sandbox で採点しました。受講者のコードが教員の権限で動き、ファイル・鍵・gradebook・"
                      "ネットワークに届きました（CSV の notes にも記録）")
+    if report.run is not None and report.run.outcomes and report.sandbox and report.sandbox_tool:
+        lines.append(f"サンドボックス: {report.sandbox_tool}")
     if report.regenerated:
         lines.append(f"課題を生成しました（generate_assignment）: {', '.join(report.regenerated)}")
     run = report.run

@@ -29,7 +29,7 @@ from ctxlab.grading import _nbgrader, lms_export
 from ctxlab.grading._nbgrader import SOURCE_DIR, gradebook_url, place_submission, rmtree, sync_course_root
 from ctxlab.grading.lms import (Issue, Person, check_notebook, extract_zip, key_learners, load_issues, newest,
                                 read_roster, save_issues, save_lms_ids, scan)
-from ctxlab.grading.isolation import INSTALL_HINT, limits_config_args, unavailable_reason
+from ctxlab.grading.isolation import INSTALL_HINT, limits_config_args, sandbox_tool, unavailable_reason
 from ctxlab.grading.parallel import grade_parallel
 from ctxlab.grading.release import assignments as all_assignments
 from ctxlab.grading.report import Report, export_csv, format_summary
@@ -315,6 +315,7 @@ def grade(upload: Path | None, root: Path, course: Path = REPO_ROOT, workers: in
         if upload is not None:
             report = intake(Path(upload), root, known, force=force, course_assignments=everything, roster=people)
             report.sandbox = sandbox
+            report.sandbox_tool = sandbox_tool() if sandbox else None
             report.run = grade_parallel(root, report.placed, workers=workers, config_args=args,
                                         feedback=feedback, progress=progress)
             keep_manual_grades(root, report.manual_kept)
