@@ -47,7 +47,7 @@ lab: setup
 ## The test files run in TEST_WORKERS parallel workers (pytest-xdist; tests/conftest.py keeps the files
 ## that share one graded class on one worker and starts the longest first): TEST_WORKERS=0 runs serially.
 TEST_WORKERS ?= 3
-XDIST = $(if $(filter 0,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist loadgroup)
+XDIST = $(if $(filter 0,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist loadfile)
 test: setup
 	$(PY) -m pytest $(XDIST)
 

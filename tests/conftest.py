@@ -29,38 +29,81 @@ def graded_class(tmp_path_factory) -> dict:
 
 
 
+def pytest_configure(config):
+    """One id for the whole run, set before xdist starts its workers (they inherit it): what the
+    workers share for this run only lives in folders named by it (tests/hubclass.py shared_envs)."""
+    if not hasattr(config, "workerinput"):
+        import uuid
+
+        os.environ["CTXLAB_TEST_RUN"] = uuid.uuid4().hex[:12]
+
+
+def pytest_unconfigure(config):
+    if not hasattr(config, "workerinput") and os.environ.get("CTXLAB_TEST_RUN"):
+        import shutil
+        import tempfile
+
+        shutil.rmtree(Path(tempfile.gettempdir()) / f"ctxlab-hub-envs-{os.environ['CTXLAB_TEST_RUN']}",
+                      ignore_errors=True)
+
+
 # --------------------------------------------------------------------------- parallel workers
-# `make test` runs the files in parallel (pytest-xdist, --dist loadgroup): each file is one unit of
-# work, so its module fixtures are built once, on one worker. Files that read one expensive
-# session fixture form one unit (the fixture is then built once per run, not once per worker).
+# `make test` runs the files in parallel (pytest-xdist, `--dist loadfile`): each file is one unit of
+# work, so its module fixtures are built once, on one worker. Files that read one expensive session
+# fixture form one unit (the fixture is then built once per run, not once per worker): the
+# scheduler below. (xdist's own `loadgroup` cannot do it with pytest 9: it renames test ids
+# through an attribute that pytest 9 no longer reads.)
 SHARED = {
-    # the class graded once per session (graded_class, ~2 min of nbgrader autograde)
+    # the class graded once per session (graded_class: the suite's longest fixture)
     "graded_class": ("test_grading_e2e.py", "test_feedback.py", "test_attacks.py", "test_assessment.py"),
 }
-#: the longest units first, so that no long file starts last (the order of the sum of each unit's
-#: test times in a serial run, docs/benchmarks.md "Where the test time goes"); the rest follow in
-#: file order. Only the schedule depends on this list: every test runs whatever it says.
+#: the longest units first, so that no long file starts last (from the sums of each unit's test
+#: times, docs/benchmarks.md "Where the test time goes"); the rest follow in file order. Only the
+#: schedule depends on this list: every test runs whatever it says.
 HEAVY_FIRST = (
-    "test_hub_courses.py", "graded_class", "test_hub.py", "test_online.py", "test_notebooks.py",
-    "browser/test_hub_assignments.py", "test_grading_twins.py", "test_placement_exercise.py",
+    "graded_class", "test_hub_courses.py", "test_hub.py", "test_online.py", "test_notebooks.py",
+    "test_lesson_pairs.py", "test_lms.py", "test_shortcuts.py", "browser/test_hub_assignments.py",
+    "test_grading_twins.py", "test_learner_bundle.py",
 )
+GRADED_CLASS_TIMEOUT_S = 1800
+#: fixtures whose tests run nbgrader, jupytext or pip, so they are "slow" (not in `make test-fast`)
+SLOW_FIXTURES = {
+    "scratch": "tests/test_lesson_pairs.py: make notebooks (jupytext, nbgrader) on a copy of the course",
+    "venv_path": "tests/test_lms.py: ctxlab grade, nbgrader's gradebook",
+    "built": "tests/test_hub_env.py: builds the learners' environment with pip",
+}
 
 
-def _unit(item) -> str:
-    rel = Path(str(item.path)).relative_to(ROOT / "tests").as_posix()
-    for group, files in SHARED.items():
-        if rel in files:
-            return group
-    return rel
+def unit(nodeid: str) -> str:
+    """The unit of work of a test id: its file (relative to tests/), or its SHARED group."""
+    rel = nodeid.split("::")[0].removeprefix("tests/")
+    return next((group for group, files in SHARED.items() if rel in files), rel)
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     rank = {name: i for i, name in enumerate(HEAVY_FIRST)}
-    units = {id(item): _unit(item) for item in items}
     for item in items:
-        item.add_marker(pytest.mark.xdist_group(units[id(item)]))
-    items.sort(key=lambda item: rank.get(units[id(item)], len(rank)))   # stable: file order within a unit
+        if SLOW_FIXTURES.keys() & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+        if "graded_class" in getattr(item, "fixturenames", ()):
+            # the first of these tests pays for grading the whole class (pytest-timeout counts the
+            # fixture's setup): minutes on a quiet machine, more beside two other busy workers
+            item.add_marker(pytest.mark.timeout(GRADED_CLASS_TIMEOUT_S))
+    items.sort(key=lambda item: rank.get(unit(item.nodeid), len(rank)))   # stable: file order within a unit
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile``, with the files of a SHARED group as one unit."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class UnitScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return unit(nodeid)
+
+    return UnitScheduling(config, log)
 
 
 # --------------------------------------------------------------------------- what was skipped

@@ -100,6 +100,30 @@ def learner_env(dest: Path, base_python: str, env: dict[str, str]) -> str:
     return str(dest / "venv" / "bin" / "python")
 
 
+def shared_envs() -> tuple[str, dict[str, str], Path, str]:
+    """The grading accounts' Python (:func:`course_python`) and the learners' environment
+    (:func:`learner_env`), built once per test run and used by every classroom of the run, in
+    every parallel worker: the first to need them builds them under a lock, the others wait and
+    reuse them. They live in ``/tmp/ctxlab-hub-envs-RUN`` (readable by every account; RUN is
+    CTXLAB_TEST_RUN, which tests/conftest.py sets for the run and removes the folder with at its
+    end). Returns (python, its environment, the learners' environment folder, its Python)."""
+    import fcntl
+
+    run = os.environ.get("CTXLAB_TEST_RUN") or f"pid{os.getpid()}"
+    base = Path(tempfile.gettempdir()) / f"ctxlab-hub-envs-{run}"
+    base.mkdir(exist_ok=True)
+    os.chmod(base, 0o755)
+    built = base / "built.json"
+    with open(base / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)    # released when the file closes
+        if not built.exists():
+            python, env, base_python = course_python(base / "course-env")
+            learner_python = learner_env(base / "learner-env", base_python, env)
+            built.write_text(json.dumps({"python": python, "env": env, "learner_python": learner_python}))
+        info = json.loads(built.read_text())
+    return info["python"], info["env"], base / "learner-env", info["learner_python"]
+
+
 def skip_or_fail() -> None:
     """Skip a classroom test where this machine cannot run it; in CI, fail instead."""
     import pytest
@@ -208,7 +232,7 @@ class Classroom:
         self.fg_port = self.courses[0].port
         self.url = f"http://127.0.0.1:{self.port}"
         self.python, self.python_env = "", {}   # the grading accounts' (the checkout's)
-        self.learner_env = self.base / "learner-env"
+        self.learner_env = self.base / "learner-env"   # prepare(): the run's shared one (shared_envs)
         self.learner_python = ""
 
     def course(self, cid: str | None = None) -> Course:
@@ -263,8 +287,7 @@ class Classroom:
         return self.as_user(c.grader, cmd, cwd=self.root_of(c.id), **self.grader_env(c.id))
 
     def prepare(self, assignments: list[str] | None = None) -> None:
-        self.python, self.python_env, base_python = course_python(self.base / "course-env")
-        self.learner_python = learner_env(self.learner_env, base_python, self.python_env)
+        self.python, self.python_env, self.learner_env, self.learner_python = shared_envs()
         staff = [u for c in self.courses for u in (c.instructor, c.grader)]
         for name in [*self.learners, *staff, self.outsider]:
             self._add_user(name)

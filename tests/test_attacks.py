@@ -237,6 +237,7 @@ def test_no_sandbox_is_said_in_the_summary_and_the_csv_notes(tmp_path):
     assert json.loads((tmp_path / "issues.json").read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow  # starts a kernel and waits out its 45 s wall-time limit
 @pytest.mark.skipif(isolation.unavailable_reason() is not None, reason="bubblewrap is not usable here")
 def test_wall_time_limit_stops_the_kernel(tmp_path):
     """A kernel that outlives its wall-time limit is killed from outside (a learner's code

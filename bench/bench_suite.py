@@ -1,0 +1,104 @@
+"""Where the test suite's time goes, and how long a fresh clone's `make test` takes.
+
+    python bench/bench_suite.py [--runs N] [--workers N] [--fast] [--fresh] [--top 40]
+
+Each run executes the suite (``make test``, or ``make test-fast`` with ``--fast``) and prints its wall
+time, the CPU time of everything it started (user + sys of the whole process tree: the floor of
+the wall time on this machine is that CPU divided by the number of cores), and, from pytest's
+JUnit report, the longest tests and the units of work that the parallel workers share out
+(a file, or the files that share the graded class: tests/conftest.py), with their summed times.
+``--fresh`` clones this checkout's HEAD into a temporary folder first and times ``make test``
+there, setup (the venv and npm) included, as a new user would run it. With several runs the
+medians are printed. No figure is asserted: docs/benchmarks.md records them.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _util import ROOT  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "tests"))
+from conftest import unit  # noqa: E402
+
+
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def unit_of(classname: str) -> str:
+    return unit(classname.replace(".", "/") + ".py")
+
+
+def run_once(args, where: Path, junit: Path) -> dict:
+    target = "test-fast" if args.fast else "test"
+    cmd = ["make", target, f"TEST_WORKERS={args.workers}", f"PYTHON={args.python}"]
+    env = {**os.environ, "PYTEST_ADDOPTS": f"--junitxml={junit} " + os.environ.get("PYTEST_ADDOPTS", "")}
+    cpu0, t0 = _children_cpu(), time.perf_counter()
+    proc = subprocess.run(cmd, cwd=where, env=env, capture_output=True, text=True)
+    wall, cpu = time.perf_counter() - t0, _children_cpu() - cpu0
+    tail = proc.stdout.strip().splitlines()[-1:] or [""]
+    return {"wall": wall, "cpu": cpu, "rc": proc.returncode, "last": tail[0], "out": proc.stdout[-3000:]}
+
+
+def durations(junit: Path) -> tuple[list[tuple[float, str]], dict[str, float]]:
+    tests, units = [], collections.Counter()
+    for tc in ET.parse(junit).iter("testcase"):
+        t = float(tc.get("time") or 0)
+        tests.append((t, f"{tc.get('classname')}::{tc.get('name')}"))
+        units[unit_of(tc.get("classname"))] += t
+    return sorted(tests, reverse=True), dict(units)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--workers", default="3", help="TEST_WORKERS (0: serial)")
+    ap.add_argument("--fast", action="store_true", help="make test-fast instead of make test")
+    ap.add_argument("--fresh", action="store_true", help="a fresh clone of HEAD, setup included")
+    ap.add_argument("--python", default="python3", help="the Python make setup builds the venv from")
+    ap.add_argument("--top", type=int, default=40)
+    args = ap.parse_args()
+    runs = []
+    for i in range(args.runs):
+        with tempfile.TemporaryDirectory(prefix="ctxlab-bench-suite-") as tmp:
+            where = ROOT
+            if args.fresh:
+                where = Path(tmp) / "clone"
+                subprocess.run(["git", "clone", "-q", str(ROOT), str(where)], check=True)
+            junit = Path(tmp) / "junit.xml"
+            r = run_once(args, where, junit)
+            r["tests"], r["units"] = durations(junit) if junit.exists() else ([], {})
+            runs.append(r)
+            print(f"run {i + 1}: {'fresh clone, setup included, ' if args.fresh else ''}make "
+                  f"{'test-fast' if args.fast else 'test'} TEST_WORKERS={args.workers}: wall {r['wall']:.0f} s, "
+                  f"CPU {r['cpu']:.0f} s (floor on {os.cpu_count()} cores: {r['cpu'] / os.cpu_count():.0f} s), "
+                  f"exit {r['rc']}: {r['last']}")
+            if r["rc"] != 0:
+                print(r["out"])
+    if len(runs) > 1:
+        print(f"median of {len(runs)}: wall {statistics.median(r['wall'] for r in runs):.0f} s, "
+              f"CPU {statistics.median(r['cpu'] for r in runs):.0f} s")
+    last = runs[-1]
+    if last["tests"]:
+        print(f"\nunits of work (sum of their tests' times, last run; the total is {sum(last['units'].values()):.0f} s):")
+        for unit, t in sorted(last["units"].items(), key=lambda kv: -kv[1])[:20]:
+            print(f"  {t:7.1f} s  {unit}")
+        print(f"\nthe {args.top} longest tests (setup, call and teardown together, last run):")
+        for t, name in last["tests"][:args.top]:
+            print(f"  {t:7.1f} s  {name}")
+
+
+if __name__ == "__main__":
+    main()
