@@ -44,9 +44,10 @@ lab: setup
 	$(VENV)/bin/jupyter-lab --ServerApp.root_dir=course --port=$(PORT) $(ROOT_FLAG)
 
 ## Run the whole test suite (unit, notebooks, nbgrader round trip, browser when Chromium is installed).
-## The test files run in TEST_WORKERS parallel workers (pytest-xdist; tests/conftest.py keeps the files
-## that share one graded class on one worker and starts the longest first): TEST_WORKERS=0 runs serially.
-TEST_WORKERS ?= 3
+## TEST_WORKERS=N runs the test files in N parallel workers (pytest-xdist; tests/conftest.py keeps the files
+## that share one graded class on one worker and starts the longest first). Serial by default: on 2 cores
+## the suite already keeps both busy, and more workers only oversubscribe them (docs/benchmarks.md).
+TEST_WORKERS ?= 0
 XDIST = $(if $(filter 0,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist loadfile)
 test: setup
 	$(PY) -m pytest $(XDIST)

@@ -49,7 +49,8 @@ def run_once(args, where: Path, junit: Path) -> dict:
     proc = subprocess.run(cmd, cwd=where, env=env, capture_output=True, text=True)
     wall, cpu = time.perf_counter() - t0, _children_cpu() - cpu0
     tail = proc.stdout.strip().splitlines()[-1:] or [""]
-    return {"wall": wall, "cpu": cpu, "rc": proc.returncode, "last": tail[0], "out": proc.stdout[-3000:]}
+    return {"wall": wall, "cpu": cpu, "rc": proc.returncode, "last": tail[0], "out": proc.stdout[-3000:],
+            "full": proc.stdout + proc.stderr}
 
 
 def durations(junit: Path) -> tuple[list[tuple[float, str]], dict[str, float]]:
@@ -73,6 +74,7 @@ def main() -> None:
     runs = []
     for i in range(args.runs):
         with tempfile.TemporaryDirectory(prefix="ctxlab-bench-suite-") as tmp:
+            os.chmod(tmp, 0o755)   # the classroom tests' accounts must reach the clone
             where = ROOT
             if args.fresh:
                 where = Path(tmp) / "clone"
@@ -86,7 +88,9 @@ def main() -> None:
                   f"CPU {r['cpu']:.0f} s (floor on {os.cpu_count()} cores: {r['cpu'] / os.cpu_count():.0f} s), "
                   f"exit {r['rc']}: {r['last']}")
             if r["rc"] != 0:
-                print(r["out"])
+                log = Path(tempfile.gettempdir()) / f"bench_suite-run{i + 1}.log"
+                log.write_text(r["full"], encoding="utf-8")
+                print(r["out"] + f"\n(the whole output: {log})")
     if len(runs) > 1:
         print(f"median of {len(runs)}: wall {statistics.median(r['wall'] for r in runs):.0f} s, "
               f"CPU {statistics.median(r['cpu'] for r in runs):.0f} s")

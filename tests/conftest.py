@@ -93,6 +93,7 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: rank.get(unit(item.nodeid), len(rank)))   # stable: file order within a unit
 
 
+@pytest.hookimpl(optionalhook=True)   # xdist's hook: absent when xdist is off (-p no:xdist)
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadfile``, with the files of a SHARED group as one unit."""
     if config.getvalue("dist") != "loadfile":
