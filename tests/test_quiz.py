@@ -364,8 +364,31 @@ def test_widget_feedback_progress_and_score(bank):
     assert "01_count_tokens: 0 / 1" in quiz.choice_list.value
     assert quiz.score().wrong == ("q1",)
     assert quiz.answers == dict({"q1": wrong}, **{q.id: q.correct_id() for q in bank.questions[1:]})
+    # 「最初から」 asks first: 「やめる」 keeps every answer, the confirmation clears them
     quiz.restart_button.click()
+    assert "9 問の答えを消して" in quiz.feedback.value and len(quiz.answers) == 9 and quiz.finished
+    assert quiz.buttons.children == (quiz.confirm_button, quiz.cancel_button)
+    quiz.cancel_button.click()
+    assert len(quiz.answers) == 9 and quiz.finished and quiz.buttons.children == (quiz.restart_button,)
+    quiz.restart_button.click()
+    quiz.confirm_button.click()
     assert quiz.answers == {} and "01 / 09" in quiz.progress.value and not quiz.finished
+
+
+def test_final_screen_names_the_variable_that_holds_the_widget(bank):
+    from IPython.testing.globalipapp import get_ipython as start_ipython
+    shell = start_ipython()
+    check = Quiz(bank)
+    shell.user_ns["check"] = check
+    try:
+        for q in bank.questions:
+            check.select(q.correct_id())
+            check.submit()
+            check.next()
+        assert "<code>check.answers</code>" in check.feedback.value
+        assert "quiz.answers" not in check.feedback.value
+    finally:
+        del shell.user_ns["check"]
 
 
 def test_widget_without_selection_and_navigation(bank):

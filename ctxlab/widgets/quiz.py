@@ -21,7 +21,9 @@ nbgrader autograde) without blocking. Tests drive it the same way a learner does
 ``quiz.select("b"); quiz.submit_button.click(); quiz.next_button.click()``.
 
 Judged, the first answer to a question counts (the choices lock once answered); 「最初から」 on
-the final screen (or :meth:`Quiz.restart`) clears the answers. The widget checks an answer
+the final screen asks first (「答えを消して最初から」 or 「やめる」), then clears the answers
+(:meth:`Quiz.restart` clears them at once). The final screen names the variable that holds the
+widget in the learner's namespace (``check`` in the lessons, ``quiz`` in the knowledge check). The widget checks an answer
 with :meth:`ctxlab.quiz.Question.is_correct`, so the bank never holds the key in plain text.
 A front end that cannot draw widgets shows :meth:`Quiz.as_text` (the text/plain of the display).
 """
@@ -88,12 +90,17 @@ class Quiz(TextFallback):
         self.submit_button = widgets.Button(description="回答", button_style="primary",
                                             tooltip="選んだ選択肢で答える（Enter）")
         self.next_button = widgets.Button(description="次へ", tooltip="次の問題へ（Enter）")
-        self.restart_button = widgets.Button(description="最初から", tooltip="答えを消して 1 問目から")
+        self.restart_button = widgets.Button(description="最初から", tooltip="答えを消して 1 問目から（確認します）")
+        self.confirm_button = widgets.Button(description="答えを消して最初から", button_style="danger",
+                                             tooltip="記録した答えをすべて消します")
+        self.cancel_button = widgets.Button(description="やめる", tooltip="答えはそのまま")
         self.feedback = widgets.HTML(layout=widgets.Layout(width="100%"))
 
         self.submit_button.on_click(lambda _: self.submit())
         self.next_button.on_click(lambda _: self.next())
-        self.restart_button.on_click(lambda _: self.restart())
+        self.restart_button.on_click(lambda _: self.ask_restart())
+        self.confirm_button.on_click(lambda _: self.restart())
+        self.cancel_button.on_click(lambda _: self._show())
         self.choices.observe(self._on_select, names="value")
 
         self.buttons = widgets.HBox([self.submit_button, self.next_button])
@@ -187,7 +194,7 @@ class Quiz(TextFallback):
         self.choices.options = []
         self.choices.disabled = True
         self.buttons.children = (self.restart_button,)
-        self.feedback.value = ("<p style='margin:0.3em 0'>答えは <code>quiz.answers</code> に入っています。"
+        self.feedback.value = (f"<p style='margin:0.3em 0'>答えは <code>{self._answers_name()}</code> に入っています。"
                                "正解の数より、なぜそう判断できるかを自分の言葉で説明できることが合格の条件です。</p>")
 
     def _show_recorded(self) -> None:
@@ -197,8 +204,18 @@ class Quiz(TextFallback):
         self.choices.options = []
         self.choices.disabled = True
         self.buttons.children = (self.restart_button,)
-        self.feedback.value = (f"<p style='margin:0.3em 0'>答えは <code>quiz.answers</code> に入っています。"
+        self.feedback.value = (f"<p style='margin:0.3em 0'>答えは <code>{self._answers_name()}</code> に入っています。"
                                f"{RECORDED_NOTE}</p>")
+
+    def _answers_name(self) -> str:
+        """``<variable>.answers``, with the name this widget has in the learner's namespace."""
+        try:
+            from IPython import get_ipython
+            namespace = get_ipython().user_ns
+        except Exception:  # no IPython (tests, scripts)
+            namespace = {}
+        names = sorted(n for n, v in list(namespace.items()) if v is self and not n.startswith("_"))
+        return f"{names[0]}.answers" if names else "answers（このクイズの変数の .answers）"
 
     def _recorded_text(self) -> str:
         return f"{len(self.bank)} 問中 {sum(q.id in self.answers for q in self.bank)} 問に回答（記録のみ）"
@@ -252,8 +269,19 @@ class Quiz(TextFallback):
         self.position = position
         self._show()
 
+    def ask_restart(self) -> None:
+        """What 「最初から」 does: ask before the recorded answers are cleared."""
+        n = len(self.answers)
+        if not n:
+            self.restart()
+            return
+        self.feedback.value = (f"<div role='alert' style='border-left:4px solid #b00020;padding-left:0.6em'>"
+                               f"<p style='margin:0.3em 0'>記録した {n} 問の答えを消して 1 問目に戻ります。よろしいですか？</p></div>")
+        self.buttons.children = (self.confirm_button, self.cancel_button)
+        self._focus(self.cancel_button)
+
     def restart(self) -> None:
-        """Clear the answers and show the first question."""
+        """Clear the answers and show the first question (no question asked: the buttons ask first)."""
         self.answers.clear()
         self.position = 0
         self._show()
