@@ -279,6 +279,21 @@ def test_viewer_without_citations_and_its_display_bundle(resp, docs):
     assert "<mark" in bundle["text/html"] and bundle["text/html"] == v.html
 
 
+def test_viewer_from_responses_labels_each_citation_with_its_question(resp, docs):
+    n = len(citations.collect(resp))
+    assert n >= 1
+    v = CitationViewer.from_responses([resp, resp], docs, questions=["質問A", "質問B"])
+    assert len(v.cites) == 2 * n and v.index == 0 and v.question == "質問A"
+    assert "Q1「質問A」の回答の引用" in v.html and v.dropdown.options[0][0].startswith("1. Q1 ")
+    v.select(n)
+    assert v.question == "質問B" and "Q2「質問B」" in v.html
+    assert CitationViewer(citations.collect(resp), docs).question is None
+    with pytest.raises(ValueError, match="one question per response"):
+        CitationViewer.from_responses([resp], docs, questions=["a", "b"])
+    with pytest.raises(ValueError, match="one question per citation"):
+        CitationViewer(citations.collect(resp), docs, questions=["a"] * (n + 1))
+
+
 def test_article_document_cites_whole_articles():
     from ctxlab import corpus
     from ctxlab.api.client import make_client

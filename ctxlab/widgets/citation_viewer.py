@@ -4,6 +4,7 @@
 
     from ctxlab.widgets.citation_viewer import CitationViewer
     viewer = CitationViewer(citations.collect(resp), docs)
+    viewer = CitationViewer.from_responses([resp1, resp2], docs, questions=[q1, q2])  # each citation's question shown
     viewer                    # in JupyterLab: a dropdown, ◀ ▶ buttons and the highlighted text
     viewer.select(2)          # the state lives in the kernel: viewer.index, viewer.current, viewer.html
 
@@ -21,6 +22,7 @@ from typing import Any, Sequence
 import ipywidgets as widgets
 
 from ctxlab.api.messages import doc_name, doc_text, field_of as _get
+from ctxlab.labs.citations import collect
 from ctxlab.widgets._fallback import TextFallback, how_to, html_to_text
 
 __all__ = ["highlight_html", "CitationViewer", "MARK_STYLE"]
@@ -66,9 +68,14 @@ class CitationViewer(TextFallback):
     and :meth:`prev` move it, as the dropdown and buttons do.
     """
 
-    def __init__(self, cites: Sequence[Any], docs: Sequence[Any], *, context: int = 160):
+    def __init__(self, cites: Sequence[Any], docs: Sequence[Any], *, context: int = 160,
+                 questions: Sequence[str] | None = None):
         self.cites = list(cites)
         self.docs = list(docs)
+        if questions is not None and len(questions) != len(self.cites):
+            raise ValueError(f"questions holds {len(questions)} labels for {len(self.cites)} citations: "
+                             "give one question per citation (CitationViewer.from_responses does it for you)")
+        self.questions = list(questions) if questions is not None else None
         self.context = context
         self.index = 0
         options = [(self._option_label(i, c), i) for i, c in enumerate(self.cites)]
@@ -85,11 +92,36 @@ class CitationViewer(TextFallback):
         self.next_button.on_click(lambda _: self.next())
         self._redraw()
 
+    @classmethod
+    def from_responses(cls, responses: Sequence[Any], docs: Sequence[Any], *, questions: Sequence[str],
+                       context: int = 160) -> "CitationViewer":
+        """A viewer over the citations of several responses, each citation labelled with the
+        question its response answered (``questions[i]`` for ``responses[i]``)."""
+        if len(questions) != len(responses):
+            raise ValueError(f"{len(responses)} responses but {len(questions)} questions: one question per response")
+        cites, labels = [], []
+        for resp, q in zip(responses, questions):
+            found = collect(resp)
+            cites += found
+            labels += [q] * len(found)
+        return cls(cites, docs, context=context, questions=labels)
+
+    @property
+    def question(self) -> str | None:
+        """The question whose answer carries the citation shown now (None when not given)."""
+        return self.questions[self.index] if self.questions and self.cites else None
+
     # -- labels and HTML ---------------------------------------------------
     def _option_label(self, i: int, c: Any) -> str:
         k = _get(c, "document_index")
         name = doc_name(self.docs[k]) if isinstance(k, int) and 0 <= k < len(self.docs) else f"文書 {k}"
-        return f"{i + 1}. {name}  文字 {_get(c, 'start_char_index')}–{_get(c, 'end_char_index')}"
+        q = f"Q{self._question_number(i)} " if self.questions else ""
+        return f"{i + 1}. {q}{name}  文字 {_get(c, 'start_char_index')}–{_get(c, 'end_char_index')}"
+
+    def _question_number(self, i: int) -> int:
+        """1-based number of citation ``i``'s question among the distinct questions, in order."""
+        order = list(dict.fromkeys(self.questions))
+        return order.index(self.questions[i]) + 1
 
     def html_for(self, i: int) -> str:
         """The HTML the viewer shows for citation ``i`` (contains ``<mark>`` when the range is valid)."""
@@ -99,6 +131,8 @@ class CitationViewer(TextFallback):
         k = _get(c, "document_index")
         start, end = _get(c, "start_char_index"), _get(c, "end_char_index")
         heading = f"[{i + 1}/{len(self.cites)}] "
+        if self.questions:
+            heading = f"Q{self._question_number(i)}「{self.questions[i]}」の回答の引用 " + heading
         if not isinstance(k, int) or not 0 <= k < len(self.docs):
             return (f'<div style="color:#b00020">{html.escape(heading)}document_index={html.escape(str(k))} '
                     f"に当たる文書がありません（リクエストで送った文書は {len(self.docs)} 件）。</div>")

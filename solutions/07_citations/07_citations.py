@@ -102,17 +102,17 @@ for name, r in [("引用あり 1 問目", resp), ("引用あり 2 問目", more[
 #
 # 文字の範囲が返るので、画面の側でその位置を強調表示できます。利用者は回答をうのみにせず、原文を自分で読んで確かめられます。
 # `CitationViewer` は引用を 1 件ずつ、前後の文と一緒に、引用された範囲に印を付けて表示します。
-# ドロップダウンか ◀ ▶ で引用を切り替えてください。状態はカーネルにあり、`viewer.index` や `viewer.current` で読めます。
+# ドロップダウンか ◀ ▶ で引用を切り替えてください。どの質問の回答の引用かも表示されます。
+# 状態はカーネルにあり、`viewer.index`・`viewer.question`・`viewer.current` で読めます。
 
 # %%
 responses = [resp] + more
-cites = [c for r in responses for c in citations.collect(r)]
-viewer = CitationViewer(cites, docs)
+viewer = CitationViewer.from_responses(responses, docs, questions=QUESTIONS)
+cites = viewer.cites
 viewer
 
 # %%
-viewer.select(len(cites) - 1)
-print(f"表示中: {viewer.index + 1} 件目 / {len(cites)} 件  {viewer.current.document_title}")
+print(f"表示中: {viewer.index + 1} 件目 / {len(cites)} 件  質問「{viewer.question}」  {viewer.current.document_title}")
 print("強調表示の <mark> がある:", "<mark" in viewer.html)
 
 # %% [markdown]
