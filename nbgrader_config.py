@@ -43,6 +43,26 @@ c.Autograde.autograde_preprocessors = [
     "ctxlab.grading.preprocessors.InsertRubrics",
 ]
 
+# A released lesson runs top to bottom before its exercises are solved: each stub names its
+# exercise and how to go on, and answer and test cells carry the raises-exception tag, so Run All
+# goes on past them (ctxlab/grading/preprocessors.py LearnerRunAll, right after ClearSolutions;
+# the rest is nbgrader 0.9.6's default list).
+c.GenerateAssignment.preprocessors = [
+    "nbgrader.preprocessors.IncludeHeaderFooter",
+    "nbgrader.preprocessors.InstantiateTests",
+    "nbgrader.preprocessors.LockCells",
+    "nbgrader.preprocessors.ClearSolutions",
+    "ctxlab.grading.preprocessors.LearnerRunAll",
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.CheckCellMetadata",
+    "nbgrader.preprocessors.ComputeChecksums",
+    "nbgrader.preprocessors.SaveCells",
+    "nbgrader.preprocessors.ClearHiddenTests",
+    "nbgrader.preprocessors.ClearMarkScheme",
+    "nbgrader.preprocessors.ComputeChecksums",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+
 # Feedback must not reveal hidden tests (nbgrader shows them unless they are cleared).
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",

@@ -66,6 +66,30 @@ def test_release_has_no_solutions_or_hidden_tests(path):
                 assert line.strip() not in "".join(c["source"]), f"hidden test leaked: {line.strip()}"
 
 
+@pytest.mark.parametrize("path", RELEASED, ids=lambda p: p.parent.name)
+def test_release_goes_on_past_unsolved_exercises(path):
+    """Run All does not stop at an unsolved exercise: every answer and test cell carries the
+    raises-exception tag, and every stub says which exercise waits (an exercise heading of the
+    lesson) and how to go on. (That a whole untouched release runs: test_grading_e2e.py.)"""
+    import re
+
+    from ctxlab.grading.preprocessors import RUN_ON
+
+    nb = nbformat.read(path, as_version=4)
+    headings = set(re.findall(r"^#{2,4}\s*(演習 \d+)", "\n".join(c.source for c in nb.cells if c.cell_type == "markdown"), re.M))
+    stubs = 0
+    for c in nb.cells:
+        meta = c.metadata.get("nbgrader", {})
+        if c.cell_type != "code" or not (meta.get("solution") or meta.get("grade")):
+            continue
+        assert RUN_ON in c.metadata.get("tags", []), f"{meta.get('grade_id')}: no {RUN_ON} tag"
+        assert "NotImplementedError()" not in c.source, f"{meta.get('grade_id')}: a bare stub"
+        for named in re.findall(r"NotImplementedError\('(演習 \d+) はまだ解かれていません", c.source):
+            assert named in headings, f"{meta.get('grade_id')}: the stub names {named}, not a heading of the lesson"
+            stubs += 1
+    assert stubs == sum("NotImplementedError(" in c.source for c in nb.cells if c.cell_type == "code")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("path", SOLUTIONS, ids=lambda p: p.parent.name)
 def test_solution_notebook_runs_offline(path, tmp_path):

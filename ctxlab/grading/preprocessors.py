@@ -287,3 +287,43 @@ class DropRubrics(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         nb.cells = [c for c in nb.cells if RUBRIC_KEY not in c.metadata]
         return nb, resources
+
+
+#: the stub nbgrader's ClearSolutions leaves in a code answer (its default ``code_stub``)
+STUB = "raise NotImplementedError()"
+PENDING = ("{exercise} はまだ解かれていません: 「# YOUR CODE HERE」の行を答えに書き換えてから、"
+           "このセルと確認のセルを実行し直してください（解かずに先へ進んでも Run All は止まりません）。")
+#: JupyterLab, the classic notebook and nbclient go on past an error in a cell with this tag
+RUN_ON = "raises-exception"
+_EXERCISE = re.compile(r"^#{2,4}\s*(演習\s*\d+)", re.M)
+
+
+class LearnerRunAll(NbGraderPreprocessor):
+    """A released lesson runs top to bottom before its exercises are solved.
+
+    In ``GenerateAssignment.preprocessors`` right after ``ClearSolutions``. Each stub that
+    ClearSolutions left (``raise NotImplementedError()``) gets a message in Japanese naming the
+    exercise it belongs to (the closest ``### 演習 N`` heading above) and saying how to go on;
+    each answer cell and each autograded test cell gets the ``raises-exception`` tag, so Run All
+    in JupyterLab goes on past an unsolved exercise instead of stopping there. Grading is
+    unchanged: nbgrader executes every cell anyway and scores a test cell by its error.
+    """
+
+    def preprocess(self, nb, resources):
+        exercise = None
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                found = _EXERCISE.findall(cell.source)
+                if found:
+                    exercise = re.sub(r"\s+", " ", found[-1])
+                continue
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type != "code" or not (meta.get("solution") or meta.get("grade")):
+                continue
+            if meta.get("solution") and STUB in cell.source:
+                message = PENDING.format(exercise=exercise or "この演習")
+                cell.source = cell.source.replace(STUB, f"raise NotImplementedError({message!r})")
+            tags = list(cell.metadata.get("tags", []))
+            if RUN_ON not in tags:
+                cell.metadata["tags"] = tags + [RUN_ON]
+        return nb, resources

@@ -72,6 +72,7 @@ quiz
 # %% nbgrader={"grade": false, "grade_id": "answers", "locked": false, "schema_version": 3, "solution": true, "task": false}
 # クイズの答えをそのまま使う:       answers = dict(quiz.answers)
 # 手で書く: 問題 id → 選択肢の id の辞書（9 問ぶん）
+answers = {}  # 書き換えるまでは空（未回答）: 下のセルは未回答として進みます
 ### BEGIN SOLUTION
 answers = {
     "q1": "c",
