@@ -1,0 +1,30 @@
+"""Run All in JupyterLab on a lesson with no exercise solved: it goes on to the last cell.
+
+The release tags answer and test cells ``raises-exception`` (ctxlab/grading/preprocessors.py
+LearnerRunAll), which JupyterLab honours: an unsolved exercise's check fails with its one-line
+message and the cells below still run (the check questions at the end included).
+"""
+import re
+
+import pytest
+
+from .conftest import open_notebook, run_all, shot
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def test_run_all_goes_on_past_unsolved_exercises(page, lab):
+    open_notebook(page, lab, "03_prompt_caching/03_prompt_caching.ipynb")
+    run_all(page)
+    prompts = page.locator(".jp-Notebook:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt").all_text_contents()
+    skipped = [i for i, t in enumerate(prompts) if not re.search(r"\[\d+\]", t)]
+    assert not skipped, f"code cells left unexecuted after Run All: {skipped} of {len(prompts)}"
+    waiting = page.locator(".jp-OutputArea-output", has_text="はまだ解かれていません")
+    assert waiting.count() >= 3, f"each unsolved exercise says so: {waiting.count()} messages"
+    text = waiting.first.text_content()
+    assert "演習 1 はまだ解かれていません" in text and "Run All は止まりません" in text, text[-400:]
+    waiting.first.scroll_into_view_if_needed()
+    shot(page, "03_run_all_unsolved")
+    # the check questions at the end were drawn: the last code cell has an output
+    last = page.locator(".jp-Notebook:not(.lm-mod-hidden) .jp-CodeCell").last
+    assert last.locator(".jp-OutputArea-output").count() > 0, "the lesson's last cell has no output"
