@@ -17,7 +17,7 @@ $(shell rm -rf $(VENV))
 endif
 endif
 
-.PHONY: setup lab test test-fast release notebooks bench grade learner-bundle hub-learner-env clean
+.PHONY: setup lab test test-fast release notebooks bench grade learner-bundle hub-learner-env site site-serve clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -84,5 +84,16 @@ PREFIX ?= /opt/ctxlab-learner
 hub-learner-env: setup
 	$(PY) tools/hub_env.py --prefix $(PREFIX) --python $(PYTHON) $(HUB_ENV_FLAGS)
 
+## The course as a static site in site/ (docs/site.md): the released lessons executed offline once
+## (reused from build/site/ while unchanged), the guide as pages, Japanese search; then checked for
+## answers and broken links. `make site-serve` shows it on http://127.0.0.1:$(SITE_PORT)/
+SITE_PORT ?= 8000
+site: setup
+	$(PY) tools/build_site.py --check
+
+site-serve: site
+	@echo "サイト: http://127.0.0.1:$(SITE_PORT)/ （Ctrl+C で止める）"
+	$(PY) -m http.server $(SITE_PORT) --directory site --bind 127.0.0.1
+
 clean:
-	rm -rf $(VENV) node_modules .pytest_cache gradebook.db dist
+	rm -rf $(VENV) node_modules .pytest_cache gradebook.db dist site build/site
