@@ -205,8 +205,9 @@ def write_sources(src: Path, names: list[str], work: Path) -> None:
 def sphinx_build(src: Path, out: Path) -> None:
     if out.exists():
         shutil.rmtree(out)
+    # run in the source folder: myst-nb writes its jupyter_execute/ folder of outputs in the working folder
     proc = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-j", "auto", str(src), str(out)],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, cwd=src)
     if proc.returncode:
         raise SystemExit("sphinx-build failed:\n" + proc.stdout[-3000:] + proc.stderr[-3000:])
     shutil.rmtree(out / ".doctrees", ignore_errors=True)

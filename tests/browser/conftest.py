@@ -7,6 +7,7 @@ how to enable them; in CI (.ci/run installs Chromium) a missing browser is an er
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -47,10 +48,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def lab(tmp_path_factory):
-    """(base_url, token, root) of a running JupyterLab on a scratch copy of course/."""
-    root = tmp_path_factory.mktemp("lab")
+@contextlib.contextmanager
+def running_lab(root: Path):
+    """A JupyterLab on a scratch copy of course/ in ``root``: yields (base_url, token, root) and
+    stops the server by its PID at the end (also used by bench/bench_widget_browser.py)."""
     shutil.copytree(ROOT / "course", root, dirs_exist_ok=True)
     port, token = _free_port(), secrets.token_hex(16)
     settings = root / ".lab-settings" / "@jupyterlab" / "apputils-extension"
@@ -96,6 +97,13 @@ def lab(tmp_path_factory):
         except (ProcessLookupError, subprocess.TimeoutExpired):
             os.killpg(proc.pid, signal.SIGKILL)
         log.close()
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory):
+    """(base_url, token, root) of a running JupyterLab on a scratch copy of course/."""
+    with running_lab(tmp_path_factory.mktemp("lab")) as running:
+        yield running
 
 
 @pytest.fixture(scope="session")
