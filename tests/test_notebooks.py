@@ -76,6 +76,8 @@ def test_release_goes_on_past_unsolved_exercises(path):
     from ctxlab.grading.preprocessors import RUN_ON
 
     nb = nbformat.read(path, as_version=4)
+    first = nb.cells[0].source
+    assert "Run All" in first and "最初のセルから実行し直して" in first, f"{path.parent.name}: the first cell does not say how Run All and a restart behave"
     headings = set(re.findall(r"^#{2,4}\s*(演習 \d+)", "\n".join(c.source for c in nb.cells if c.cell_type == "markdown"), re.M))
     stubs = 0
     for c in nb.cells:

@@ -19,6 +19,11 @@
 # - 「エージェントに何を覚えさせるか：長いコンテキスト・RAG・Prompt Caching をコストで選ぶ」（**コストの記事**）: 使い回し回数 k と引く割合 ρ の式
 # - Ercan Ermiş による長文コンテキストの記事、ercanermis.com（**長文コンテキストの記事**）: 位置による劣化と長さによる劣化、送る量の決め方
 # - 「Introducing Contextual Retrieval」Anthropic Engineering Blog（**Contextual Retrieval の記事**）: 文脈つきチャンクと recall@20
+#
+# **進め方** 上から順にセルを実行します（Run All でも構いません）。演習を解く前でも Run All は最後まで進み、解いていない演習は
+# その確認のセルが「演習 N はまだ解かれていません」と 1 行で知らせます（採点では、ここにない非公開のテストも実行されます）。
+# カーネルを再起動したときや、保存したノートブックを開き直したときは、変数もウィジェットも消えています
+# （`NameError` や「model not found」と出ます）: 最初のセルから実行し直してください。
 
 # %%
 import ctxlab
