@@ -405,6 +405,12 @@ got = diagnose([u(tail=3000)] * 3)
 assert got == "nothing_cached", f"書き込みも読み出しも 0: 'nothing_cached' のはずが {got!r}"
 got = diagnose([u(read=9000)] * 2)
 assert got == "hit", f"毎回読み出し: 'hit' のはずが {got!r}"
+try:
+    diagnose([u(write=9000)])
+except ValueError:
+    pass
+else:
+    raise AssertionError("呼び出しが 1 回では判定できません: 課題のとおり ValueError を投げてください")
 for name, calls in [("2 節", cached), ("5.1 時刻", clock_calls), ("5.1 直した版", fixed_calls), ("5.4 短い", short_calls)]:
     print(f"{name}: {diagnose([r.usage for r in calls])}")
 ### BEGIN HIDDEN TESTS
@@ -553,6 +559,8 @@ print(f"2〜3 節の 3 回: 読み出し / 書き込み = {reads / writes:.2f} �
 # - 同額（ちょうど損益分岐）は「安くなった」に数えません。
 # - `r` が 1 以上なら何回送っても安くならないので `ValueError`、`w` か `r` が負なら `ValueError` を投げてください。
 # - 価格表にないモデルでも使えるようにします。たとえば読み出しが 0.1 倍より安いモデルでも、同じ関数で答えが出るはずです。
+# - この節の上で使った `formulas.first_paying_call`（と `formulas.breakeven_reuses`）は、この演習の答えそのものです。呼ばずに自分で計算してください（採点では使えません）。
+# - 下の確認のセルは、ちょうど同額になる場合・`ValueError`・ライブラリを呼んでいないことを確かめます。採点ではさらに非公開のテスト（境界の値、型）が走ります。
 
 # %% nbgrader={"grade": false, "grade_id": "first_paying_call", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def first_paying_call(w, r):
@@ -582,6 +590,25 @@ got = first_paying_call(1.25, 0.1)
 assert got == 2, f"5 分 TTL（w = 1.25, r = 0.1）は 2 回目から安いはず: {got!r}"
 got = first_paying_call(2.0, 0.1)
 assert got == 3, f"1 時間 TTL（w = 2.0, r = 0.1）は 3 回目から安いはず: {got!r}"
+got = first_paying_call(2.0, 0.5)
+assert got == 4, (f"w = 2.0, r = 0.5 は 3 回目でちょうど同額（3.0 = 3.0）: 同額は安くなったに数えないので 4 のはず: {got!r}"
+                  "（割り算の結果を切り上げると、ちょうど割り切れるときに 1 回ずれます）")
+for w_, r_ in [(1.25, 1.0), (-1.0, 0.1)]:
+    try:
+        first_paying_call(w_, r_)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError(f"w={w_}, r={r_}: 課題のとおり ValueError を投げてください（r が 1 以上、または負の倍率）")
+_library = formulas.first_paying_call
+formulas.first_paying_call = None   # the library's answer is not yours: calling it fails here, as at grading
+try:
+    first_paying_call(1.25, 0.1)
+except TypeError as e:
+    raise AssertionError("ctxlab.costs.formulas.first_paying_call を呼ばずに、自分で計算してください"
+                         "（採点ではライブラリの同じ関数は使えません）") from e
+finally:
+    formulas.first_paying_call = _library
 for m in pricing.models().values():
     print(f"{m.display_name:18s} 5m: {first_paying_call(m.write_multiplier('5m'), m.cache_read_multiplier)} 回目から"
           f" / 1h: {first_paying_call(m.write_multiplier('1h'), m.cache_read_multiplier)} 回目から")
