@@ -80,4 +80,94 @@ def first_paying_call(w, r):
 '''),
         ],
     },
+    "10_rag_lab": {
+        "rrf-tests": [
+            Wrong("sorted from the lowest score", '''
+def rrf(rankings, k=60):
+    score = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking, start=1):
+            score[item] = score.get(item, 0.0) + 1.0 / (k + rank)
+    return sorted(score, key=lambda item: score[item])
+'''),
+            Wrong("keeps only the ids every ranking has", '''
+def rrf(rankings, k=60):
+    score = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking, start=1):
+            score[item] = score.get(item, 0.0) + 1.0 / (k + rank)
+    common = set.intersection(*(set(r) for r in rankings)) if rankings else set()
+    return sorted(common, key=lambda item: -score[item])
+'''),
+            Wrong("calls the library's twin", '''
+def rrf(rankings, k=60):
+    return retrieval.rrf(rankings, k=k)
+'''),
+            Wrong("ranks counted from 0", '''
+def rrf(rankings, k=60):
+    score = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking):
+            score[item] = score.get(item, 0.0) + 1.0 / (k + rank)
+    return sorted(score, key=lambda item: -score[item])
+'''),
+        ],
+        "failure-tests": [
+            Wrong("returns recall, not 1 − recall", '''
+def one_minus_recall_at_k(rankings, questions, texts, files, k=20):
+    if k < 1:
+        raise ValueError("k")
+    values = []
+    for ranking, q in zip(rankings, questions):
+        facts = set(q.key_facts)
+        if not facts:
+            continue
+        found = set()
+        for i in list(ranking)[:k]:
+            if files[i] in q.gold_files:
+                found |= rag_lab.facts_held(texts[i], facts)
+        values.append(len(found) / len(facts))
+    if not values:
+        raise ValueError("no answerable question")
+    return sum(values) / len(values)
+'''),
+            Wrong("looks at the whole ranking, not the top k", '''
+def one_minus_recall_at_k(rankings, questions, texts, files, k=20):
+    if k < 1:
+        raise ValueError("k")
+    values = []
+    for ranking, q in zip(rankings, questions):
+        facts = set(q.key_facts)
+        if not facts:
+            continue
+        found = set()
+        for i in list(ranking):
+            if files[i] in q.gold_files:
+                found |= rag_lab.facts_held(texts[i], facts)
+        values.append(len(found) / len(facts))
+    if not values:
+        raise ValueError("no answerable question")
+    return 1 - sum(values) / len(values)
+'''),
+            Wrong("no ValueError for k < 1", '''
+def one_minus_recall_at_k(rankings, questions, texts, files, k=20):
+    values = []
+    for ranking, q in zip(rankings, questions):
+        facts = set(q.key_facts)
+        if not facts:
+            continue
+        found = set()
+        for i in list(ranking)[:k]:
+            if files[i] in q.gold_files:
+                found |= rag_lab.facts_held(texts[i], facts)
+        values.append(len(found) / len(facts))
+    return 1 - sum(values) / len(values) if values else 1.0
+'''),
+            Wrong("calls the library's twin", '''
+def one_minus_recall_at_k(rankings, questions, texts, files, k=20):
+    return 1 - lab.recall("bm25_articles", k)
+'''),
+        ],
+    },
 }
+

@@ -381,6 +381,7 @@ for text in ("有給休暇の繰越上限", "給与の支払日"):
 # - 戻り値は、融合スコアの高い順に並べたチャンク番号の `list` です。どれかのランキングに現れた番号をすべて 1 回ずつ含めます。
 # - `retrieval.rrf`（`rag_lab.rrf`）はこの計算そのものなので、採点のときは使えません（呼ぶとエラーになります）。
 # - 順位は 1 から数えます。同点の並びは問いません。
+# - 下の確認のセルは、並び・型・全部の番号が入ること・ライブラリを呼んでいないことを確かめます。採点ではさらに非公開のテスト（空の入力、文字列の番号、`k` で並びが変わる例）が走ります。
 #
 # できたら、`lab.recall_with(rrf)` が、文脈付き条文チャンクの「形態素 BM25」と「文字 bigram BM25」の順位をあなたの `rrf` で融合し、
 # recall@20 を測ります。基準線（文脈なしの BM25・条文チャンク）を超えれば合格です。
@@ -406,8 +407,17 @@ def rrf(rankings, k=60):
 # </details>
 
 # %% nbgrader={"grade": true, "grade_id": "rrf-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-fused = rrf([[1, 2, 3], [3, 1, 2]])
+from ctxlab.labs._twins import twins_disabled
+with twins_disabled(globals(), retrieval.rrf):   # as at grading: the library's rrf raises inside this block
+    fused = rrf([[1, 2, 3], [3, 1, 2]])
+    only = rrf([[4], [5, 4]])
 assert type(fused) is list, f"list を返してください: {type(fused).__name__}"
+assert sorted(only) == [4, 5], f"どれかのランキングに現れた番号は、すべて 1 回ずつ入れてください: {only!r}"
+a = ["x"] + [f"a{i}" for i in range(6)] + ["y"]                                  # x is 1st, y is 8th
+b = [f"b{i}" for i in range(11)] + ["y"] + [f"c{i}" for i in range(9)] + ["x"]   # y is 12th, x is 22nd
+close = rrf([a, b])
+assert close.index("y") < close.index("x"), ("k = 60 では y（8 位と 12 位）が x（1 位と 22 位）をわずかに上回るはずです。"
+                                              "順位を 1 から数えていますか（0 から数えると、この 2 つの並びが入れ替わります）")
 assert list(fused) == [1, 3, 2], f"1 は 1 位と 2 位、3 は 3 位と 1 位、2 は 2 位と 3 位なので [1, 3, 2] のはずです: {list(fused)}"
 mine, baseline = lab.recall_with(rrf, K), lab.recall(rag_lab.BASELINE, K)
 print(f"あなたの rrf で融合: 1 − recall@{K} = {1 - mine:.1%}　基準線（{rag_lab.METHODS[rag_lab.BASELINE].label}）: {1 - baseline:.1%}")
@@ -556,6 +566,7 @@ print(f"どの方式でも recall@{K} が 1 に届かない whole の質問: {',
 # - 質問の recall@k = 上位 k 件の関連チャンクに含まれた key facts の割合（同じ事実は 1 回だけ数える）。
 # - `key_facts` のない質問（記載のない質問）は除いて平均し、1 − 平均 を `float` で返します。残る質問がなければ、また `k` が 1 未満なら `ValueError` を投げてください。
 # - `lab.recall` や `retrieval.fact_recall` はこの計算そのものなので、採点のときは使えません（呼ぶとエラーになります）。`rag_lab.facts_held` は使えます。
+# - 下の確認のセルは、この節の表の値（k = 20 と k = 1）・`ValueError`・ライブラリを呼んでいないことを確かめます。採点ではさらに非公開のテスト（小さな手作りの例、記載のない質問だけのとき）が走ります。
 
 # %% nbgrader={"grade": false, "grade_id": "one_minus_recall_at_k", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def one_minus_recall_at_k(rankings, questions, texts, files, k=20):
@@ -588,11 +599,22 @@ def one_minus_recall_at_k(rankings, questions, texts, files, k=20):
 # </details>
 
 # %% nbgrader={"grade": true, "grade_id": "failure-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+from ctxlab.labs._twins import twins_disabled
+from ctxlab.retrieval import metrics as _metrics
 name = "bm25_articles"
-mine = one_minus_recall_at_k(lab.rankings(name), lab.questions, lab.texts(name), lab.files(name), K)
+with twins_disabled(globals(), _metrics.fact_recall, (rag_lab.Lab, "recall")):   # as at grading: no library recall
+    mine = one_minus_recall_at_k(lab.rankings(name), lab.questions, lab.texts(name), lab.files(name), K)
+    at_1 = one_minus_recall_at_k(lab.rankings(name), lab.questions, lab.texts(name), lab.files(name), 1)
 assert type(mine) in (float, int), f"float を返してください: {type(mine).__name__}"
 print(f"あなたの計算: {mine:.4f}　Lab の値: {1 - lab.recall(name, K):.4f}")
 assert abs(mine - (1 - lab.recall(name, K))) < 1e-9, "この節の表の値と一致しません。正解のファイル以外のチャンクを数えていないか、事実を重複して数えていないか確かめてください"
+assert abs(at_1 - (1 - lab.recall(name, 1))) < 1e-9, "k = 1 の値が合いません。上位 k 件だけを見ていますか"
+try:
+    one_minus_recall_at_k(lab.rankings(name), lab.questions, lab.texts(name), lab.files(name), 0)
+except ValueError:
+    pass
+else:
+    raise AssertionError("k が 1 未満なら、課題のとおり ValueError を投げてください")
 ### BEGIN HIDDEN TESTS
 from ctxlab.labs._twins import exact_type, twins_disabled
 from ctxlab.retrieval import metrics as _metrics
