@@ -33,9 +33,11 @@ def hidden_path(tmp_path_factory) -> str:
     program on PATH except bwrap (built once for the module: /usr/bin alone has thousands)."""
     tools = tmp_path_factory.mktemp("bin-without-bwrap")
     for folder in os.environ.get("PATH", "").split(os.pathsep):
-        if not folder or not Path(folder).is_dir():
+        try:   # a folder on PATH that this user cannot read (another user's) holds nothing it can run
+            programs = list(Path(folder).iterdir()) if folder else []
+        except OSError:
             continue
-        for prog in Path(folder).iterdir():
+        for prog in programs:
             if prog.name != "bwrap" and not (tools / prog.name).exists() and os.access(prog, os.X_OK):
                 (tools / prog.name).symlink_to(prog)
     return os.pathsep.join([str(BIN), str(tools)])
