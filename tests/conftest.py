@@ -28,6 +28,17 @@ def graded_class(tmp_path_factory) -> dict:
     return graded_class.build(tmp_path_factory.mktemp("class"))
 
 
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> Path:
+    """The course site (tools/build_site.py) built once for the session: lessons executed
+    offline (reused from build/site/ while unchanged), then Sphinx. Returns the site folder."""
+    import build_site
+
+    out = tmp_path_factory.mktemp("site") / "site"
+    build_site.build(out, ROOT / "build" / "site")
+    return out
+
+
 
 def pytest_configure(config):
     """One id for the whole run, set before xdist starts its workers (they inherit it): what the
@@ -56,6 +67,8 @@ def pytest_unconfigure(config):
 SHARED = {
     # the class graded once per session (graded_class: the suite's longest fixture)
     "graded_class": ("test_grading_e2e.py", "test_feedback.py", "test_attacks.py", "test_assessment.py"),
+    # the course site, built once per session (built_site: executes every released lesson)
+    "built_site": ("test_site.py", "browser/test_site.py"),
 }
 #: the longest units first, so that no long file starts last (from the sums of each unit's test
 #: times, docs/benchmarks.md "Where the test time goes"); the rest follow in file order. Only the
@@ -71,6 +84,7 @@ SLOW_FIXTURES = {
     "scratch": "tests/test_lesson_pairs.py: make notebooks (jupytext, nbgrader) on a copy of the course",
     "venv_path": "tests/test_lms.py: ctxlab grade, nbgrader's gradebook",
     "built": "tests/test_hub_env.py: builds the learners' environment with pip",
+    "built_site": "tests/test_site.py: executes every released lesson and runs Sphinx",
 }
 
 
