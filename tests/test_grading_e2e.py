@@ -40,6 +40,37 @@ def autograded_nb(root: Path, learner: str, name: str):
     return nbformat.read(root / "autograded" / learner / name / f"{name}.ipynb", as_version=4)
 
 
+def test_an_untouched_release_runs_top_to_bottom_and_each_waiting_exercise_says_so(graded):
+    """Run All on a lesson with no exercise solved: every cell runs (nbgrader executed the
+    untouched release of every lesson), the only failures are in the answer and test cells that
+    carry the raises-exception tag (JupyterLab's Run All goes on past them), and each failure is
+    the stub's one-line message naming its exercise, or a visible test's own message (09's
+    answers are empty until written) -- never an error in a narrative cell."""
+    from ctxlab.grading.preprocessors import RUN_ON
+
+    root = graded["root"]
+    for name in ASSIGNMENTS:
+        release = nbformat.read(root / "course" / name / f"{name}.ipynb", as_version=4)
+        tagged = {c.metadata["nbgrader"]["grade_id"] for c in release.cells
+                  if RUN_ON in c.metadata.get("tags", []) and "nbgrader" in c.metadata}
+        assert tagged, f"{name}: no answer or test cell carries the {RUN_ON} tag"
+        untagged = [c for c in release.cells if c.cell_type == "code" and
+                    (c.metadata.get("nbgrader", {}).get("grade") or c.metadata.get("nbgrader", {}).get("solution"))
+                    and RUN_ON not in c.metadata.get("tags", [])]
+        assert not untagged, f"{name}: answer/test cells without the tag: {[c.source[:60] for c in untagged]}"
+        nb = autograded_nb(root, "untouched", name)
+        failed = [(c, o) for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+                  if o.output_type == "error"]
+        assert failed, f"{name}: the untouched release passed something"
+        for cell, err in failed:
+            gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+            assert gid in tagged, f"{name}: a narrative cell fails before the exercises are solved:\n{cell.source[:300]}\n{err.ename}: {err.evalue[:300]}"
+            if err.ename == "NotImplementedError":
+                assert "演習" in err.evalue and "はまだ解かれていません" in err.evalue and "Run All" in err.evalue, err.evalue
+            else:
+                assert err.ename == "AssertionError" and err.evalue.strip(), f"{name} {gid}: {err.ename}: {err.evalue[:200]}"
+
+
 @pytest.mark.slow
 def test_nothing_is_lost_or_skipped_silently(graded):
     report, expected = graded["report"], graded["expected"]

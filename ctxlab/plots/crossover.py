@@ -217,7 +217,7 @@ class RhoKPlot:
         handles += [self.limit_line, self.asym_line, self.break_line]
         # Outside the axes, where the coloured map cannot cover it.
         if legend:
-            ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7, frameon=False)
+            ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=9, frameon=False)
         ax.set_xlabel("使い回し回数 k（1 回の書き込みを分け合う呼び出しの数）")
         ax.set_ylabel("1 回に引く割合 ρ")
         ax.set_xlim(1, k_max)
