@@ -49,10 +49,10 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_lab(root: Path, config_path: Path | None = None):
+def running_lab(root: Path, config_path: Path | str | None = None):
     """A JupyterLab on a scratch copy of course/ in ``root``: yields (base_url, token, root) and
     stops the server by its PID at the end (also used by bench/bench_widget_browser.py).
-    ``config_path``: a folder of Jupyter settings put first on JUPYTER_CONFIG_PATH (as ``make lab`` does)."""
+    ``config_path``: folders of Jupyter settings (os.pathsep between them) for JUPYTER_CONFIG_PATH, as ``make lab`` sets it."""
     shutil.copytree(ROOT / "course", root, dirs_exist_ok=True)
     port, token = _free_port(), secrets.token_hex(16)
     settings = root / ".lab-settings" / "@jupyterlab" / "apputils-extension"

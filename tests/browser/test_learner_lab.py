@@ -8,6 +8,7 @@ extension is not loaded, and the notebook toolbar keeps nbgrader's Validate butt
 The control: the same course in a lab without those settings (the instructor's) shows the
 Nbgrader menu with Formgrader and the Create Assignment panel, so the checks can fail.
 """
+import os
 import re
 import urllib.request
 
@@ -71,8 +72,10 @@ def test_the_learners_lab_has_no_instructor_tools(page, learner_lab):
 
 def test_the_hub_learners_lab_keeps_only_the_assignment_list(page, tmp_path):
     """A hub learner's server (deploy/jupyterhub's learner settings): the Nbgrader menu holds the
-    Assignment List alone (fetch and submit through the exchange), no instructor tool."""
-    with running_lab(tmp_path / "hub-learner", config_path=HUB_LEARNER_SETTINGS) as hub_learner:
+    Assignment List alone (fetch and submit through the exchange), no instructor tool; also when the
+    laptop settings are there too, at a lower level (a hub image made with the laptop kits' wheel)."""
+    both = f"{HUB_LEARNER_SETTINGS}{os.pathsep}{LAPTOP_SETTINGS}"
+    with running_lab(tmp_path / "hub-learner", config_path=both) as hub_learner:
         seen = instructor_tools(page, hub_learner)
         assert seen["nbgrader"] == ["Assignment List"], seen
         assert not [p for p in seen["panels"] if "Create Assignment" in p], seen
