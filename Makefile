@@ -17,7 +17,7 @@ $(shell rm -rf $(VENV))
 endif
 endif
 
-.PHONY: setup lab test test-fast release notebooks bench grade learner-bundle hub-learner-env site site-serve clean
+.PHONY: setup lab instructor-lab test test-fast release notebooks bench grade learner-bundle hub-learner-env site site-serve clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -39,9 +39,21 @@ endif
 
 setup: $(STAMP) $(NODE_STAMP)
 
-## Open the course (the learner release in course/) in JupyterLab.
+## Open the course (the learner release in course/) in JupyterLab, as a learner sees it: the learner's
+## settings (deploy/laptop/jupyter: no formgrader, no Create Assignment, no Assignment List without an
+## exchange; the Validate button stays), the same the laptop kits install. When PORT is taken, the next
+## free port is used and the URL to open is said first. `make instructor-lab` keeps every nbgrader tool.
+FREE_PORT := import socket, sys; b = int(sys.argv[1]); print(next((p for p in range(b, b + 50) if socket.socket().connect_ex(("127.0.0.1", p)) != 0), ""))
 lab: setup
-	$(VENV)/bin/jupyter-lab --ServerApp.root_dir=course --port=$(PORT) $(ROOT_FLAG)
+	@port=$$($(PY) -c '$(FREE_PORT)' $(PORT)); test -n "$$port" || { echo "ポート $(PORT) から 50 個がすべて使用中です: make lab PORT=9000 のように空いているポートを指定してください"; exit 2; }; \
+	if [ "$$port" != "$(PORT)" ]; then echo "ポート $(PORT) は使用中なので $$port を使います。"; fi; \
+	echo "JupyterLab: http://localhost:$$port/lab を開きます（ブラウザが開かないときは、下に出る http://localhost:$$port/lab?token=... を開いてください）"; \
+	JUPYTER_CONFIG_PATH="$(HERE)/deploy/laptop/jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
+	  $(VENV)/bin/jupyter-lab --ServerApp.root_dir=course --port=$$port --ServerApp.port_retries=0 $(ROOT_FLAG)
+
+## The instructor's JupyterLab on the whole checkout, with nbgrader's Formgrader and Create Assignment.
+instructor-lab: setup
+	$(VENV)/bin/jupyter-lab --port=$(PORT) $(ROOT_FLAG)
 
 ## Run the whole test suite (unit, notebooks, nbgrader round trip, browser when Chromium is installed).
 ## TEST_WORKERS=N runs the test files in N parallel workers (pytest-xdist; tests/conftest.py keeps the files
@@ -72,8 +84,9 @@ grade: setup
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/to/export.zip [WORKERS=n] [ROSTER=roster.csv]"; exit 2; }
 	$(VENV)/bin/ctxlab grade "$(SUBMISSIONS)" $(if $(WORKERS),--workers $(WORKERS),) $(if $(ROSTER),--roster "$(ROSTER)",)
 
-## What learners get, without solutions, hidden tests or lesson sources (see docs/instructor.md):
-## dist/ctxlab-learner-VERSION.zip (course/, the ctxlab wheel with its data, requirements.txt) and the wheel
+## What learners get, without solutions, hidden tests or lesson sources (see docs/instructor.md), from one source:
+## dist/ctxlab-learner-VERSION.zip (self-study: course/ with the quiz's key), dist/ctxlab-learner-graded-VERSION.zip
+## (a graded workshop: ctxlab release --graded, no key, notes or explanations) and the ctxlab wheel
 learner-bundle: setup
 	$(PY) tools/learner_bundle.py
 

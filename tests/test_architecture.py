@@ -14,7 +14,7 @@ PKG = Path(__file__).resolve().parent.parent / "ctxlab"
 
 #: bottom to top; a name is a top-level module or package of ctxlab
 LAYERS = [
-    {"errors", "_paths", "_text", "_progress", "_schema", "estimate", "published"},
+    {"errors", "_paths", "_text", "_progress", "_schema", "estimate", "published", "_recorded"},
     {"costs"},
     {"corpus", "retrieval", "quiz"},
     {"sandbox"},

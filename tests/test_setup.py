@@ -45,3 +45,23 @@ def test_the_venv_of_this_folder_is_kept(tmp_path):
     assert "another folder" not in out
     assert (work / ".venv" / "bin" / "python").exists()
     assert "pip install" not in out
+
+
+def test_make_lab_says_which_port_it_uses_when_the_port_is_taken():
+    """`make lab` picks the next free port itself (FREE_PORT in the Makefile) and prints the URL to open."""
+    import socket
+    import sys
+
+    text = (ROOT / "Makefile").read_text(encoding="utf-8")
+    snippet = text.split("FREE_PORT := ", 1)[1].split("\n", 1)[0]
+    recipe = text.split("\nlab: setup\n", 1)[1].split("\n\n", 1)[0]
+    assert "$(FREE_PORT)" in recipe and "--ServerApp.port_retries=0" in recipe and "http://localhost:$$port/lab" in recipe
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        got = subprocess.run([sys.executable, "-c", snippet, str(port)], capture_output=True, text=True, timeout=30)
+        assert got.returncode == 0, got.stderr
+        assert int(got.stdout) > port
+    free = subprocess.run([sys.executable, "-c", snippet, str(port)], capture_output=True, text=True, timeout=30)
+    assert int(free.stdout) == port   # control: once free, the asked port is the one used

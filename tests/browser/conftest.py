@@ -49,9 +49,10 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_lab(root: Path):
+def running_lab(root: Path, config_path: Path | str | None = None):
     """A JupyterLab on a scratch copy of course/ in ``root``: yields (base_url, token, root) and
-    stops the server by its PID at the end (also used by bench/bench_widget_browser.py)."""
+    stops the server by its PID at the end (also used by bench/bench_widget_browser.py).
+    ``config_path``: folders of Jupyter settings (os.pathsep between them) for JUPYTER_CONFIG_PATH, as ``make lab`` sets it."""
     shutil.copytree(ROOT / "course", root, dirs_exist_ok=True)
     port, token = _free_port(), secrets.token_hex(16)
     settings = root / ".lab-settings" / "@jupyterlab" / "apputils-extension"
@@ -68,6 +69,9 @@ def running_lab(root: Path):
     env = dict(os.environ, CTXLAB_OFFLINE="1", CTXLAB_TIME_SCALE="0", JUPYTER_CONFIG_DIR=str(root / ".jupyter"),
                JUPYTERLAB_SETTINGS_DIR=str(root / ".lab-settings"))
     env.pop("ANTHROPIC_API_KEY", None)
+    env.pop("JUPYTER_CONFIG_PATH", None)
+    if config_path is not None:
+        env["JUPYTER_CONFIG_PATH"] = str(config_path)
     exe = Path(sys.executable).parent / "jupyter-lab"
     cmd = [str(exe), "--no-browser", f"--port={port}", "--ip=127.0.0.1", f"--ServerApp.root_dir={root}",
            f"--IdentityProvider.token={token}", "--ServerApp.open_browser=False",
