@@ -280,6 +280,11 @@ def test_a_folder_is_copied_without_following_links(tmp_path):
     issues = lms.unread_issues(links, skipped, KNOWN)
     assert {(i.kind, i.learner, i.assignment) for i in issues} == {("link", "eve", "00_start_here"), ("link", "eve", None)}
     assert lms.copy_tree(src / "eve" / "repo", tmp_path / "copy2") == (["repo"], [])
+    deep = src / "mal" / Path(*["d"] * 40)   # deeper than any export: never walked to the bottom
+    deep.mkdir(parents=True)
+    (deep / "00_start_here.ipynb").write_text("{}", encoding="utf-8")
+    links, skipped = lms.copy_tree(src, tmp_path / "copy3")
+    assert [why for rel, why in skipped if rel.startswith("mal/")] == ["フォルダが深すぎます（16 段まで）。ノートブックだけを提出し直してください"]
 
 
 def test_zip_entries_that_cannot_be_written_are_left_out_and_named(tmp_path, monkeypatch):

@@ -22,6 +22,9 @@ from pathlib import Path, PurePosixPath
 #: the largest file intake reads (a lesson notebook with its outputs is a few MB; the 10 MB
 #: output of a runaway print still fits): a bigger one is reported and never read into memory
 MAX_FILE_MB = 50
+#: the deepest folder intake reads (an LMS export is 2 to 4 levels deep): deeper ones would
+#: exhaust file descriptors and Python's recursion while walking
+MAX_DEPTH = 16
 
 
 def _zip_name(info: zipfile.ZipInfo) -> str:
@@ -53,6 +56,9 @@ def extract_zip(path: Path, dest: Path) -> list[tuple[str, str]]:
             parts = [p for p in PurePosixPath(name.replace("\\", "/")).parts if p not in ("", ".", "..", "/")]
             if not parts:
                 continue
+            if len(parts) > MAX_DEPTH:
+                skipped.append((name, _too_deep()))
+                continue
             if info.file_size > MAX_FILE_MB * 2**20:
                 skipped.append((name, _too_large(info.file_size)))
                 continue
@@ -81,10 +87,29 @@ def _too_large(size: int) -> str:
             "（Kernel → Restart Kernel and Clear Outputs）保存し直し、提出し直してください")
 
 
+def _too_deep() -> str:
+    return f"フォルダが深すぎます（{MAX_DEPTH} 段まで）。ノートブックだけを提出し直してください"
+
+
 def _os_reason(exc: OSError) -> str:
     if exc.errno == errno.ENAMETOOLONG:
         return "名前が長すぎて書き出せません（255 バイトまで）。短い名前で提出し直してください"
-    return f"書き出せません（{exc.strerror or type(exc).__name__}）"
+    return f"コピーできません（{exc.strerror or type(exc).__name__}）"
+
+
+def _copy_capped(src, target: Path) -> bool:
+    """Copy an open file into target, at most :data:`MAX_FILE_MB` (a file that grows while it
+    is copied is stopped there); False, and nothing left behind, when it was larger."""
+    limit = MAX_FILE_MB * 2**20
+    with open(target, "wb") as out:
+        while chunk := src.read(min(2**20, limit + 1 - out.tell())):
+            out.write(chunk)
+            if out.tell() > limit:
+                break
+        whole = out.tell() <= limit
+    if not whole:
+        target.unlink()
+    return whole
 
 
 def copy_tree(src: Path, dest: Path) -> tuple[list[str], list[tuple[str, str]]]:
@@ -94,8 +119,9 @@ def copy_tree(src: Path, dest: Path) -> tuple[list[str], list[tuple[str, str]]]:
     A link is data, never followed: it is neither read, nor copied, nor resolved (its target
     is not reported either). Only regular files are copied, each opened with ``O_NOFOLLOW``
     relative to its folder's descriptor (:func:`os.fwalk`), so a link swapped in while the
-    copy runs is refused too; files over :data:`MAX_FILE_MB` are left out. File times are kept
-    (the newest of two submissions is chosen by them)."""
+    copy runs is refused too; files over :data:`MAX_FILE_MB` (also one that grows while it is
+    copied) and folders deeper than :data:`MAX_DEPTH` are left out. File times are kept (the
+    newest of two submissions is chosen by them)."""
     src, dest = Path(src), Path(dest)
     links: list[str] = []
     skipped: list[tuple[str, str]] = []
@@ -104,7 +130,12 @@ def copy_tree(src: Path, dest: Path) -> tuple[list[str], list[tuple[str, str]]]:
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     for dirpath, dirnames, filenames, dirfd in os.fwalk(src, follow_symlinks=False):
         rel_dir = Path(dirpath).relative_to(src)
-        (dest / rel_dir).mkdir(parents=True, exist_ok=True)
+        try:
+            (dest / rel_dir).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            skipped.append((rel_dir.as_posix(), _os_reason(exc)))
+            dirnames.clear()
+            continue
         for name in list(dirnames) + filenames:
             rel = (rel_dir / name).as_posix()
             try:
@@ -118,6 +149,9 @@ def copy_tree(src: Path, dest: Path) -> tuple[list[str], list[tuple[str, str]]]:
                     dirnames.remove(name)
                 continue
             if name in dirnames:
+                if len(rel_dir.parts) + 1 >= MAX_DEPTH:
+                    skipped.append((rel, _too_deep()))
+                    dirnames.remove(name)
                 continue
             try:
                 fd = os.open(name, flags, dir_fd=dirfd)
@@ -136,8 +170,14 @@ def copy_tree(src: Path, dest: Path) -> tuple[list[str], list[tuple[str, str]]]:
                     skipped.append((rel, _too_large(st.st_size)))
                     continue
                 target = dest / rel_dir / name
-                with open(target, "wb") as out:
-                    shutil.copyfileobj(fh, out)
+                try:
+                    whole = _copy_capped(fh, target)
+                except OSError as exc:
+                    skipped.append((rel, _os_reason(exc)))
+                    continue
+                if not whole:
+                    skipped.append((rel, _too_large(MAX_FILE_MB * 2**20 + 1)))
+                    continue
                 os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
     return links, skipped
 
