@@ -6,8 +6,11 @@ tests/graded_class.py (``ctxlab grade`` on one LMS export, in parallel, with a f
 batch left: no key in any output, no score above the honest one, nothing written outside
 the submission's own folder, no connection made, no hidden test in any feedback, every
 limit holding and reported, every honest learner graded as before (tests/test_grading_e2e.py
-checks the honest ones cell by cell in the same batch). The last tests need no nbgrader run:
-a tampered worker gradebook, the refusal without a sandbox, the wall-time limit.
+checks the honest ones cell by cell in the same batch). Then tests that need no nbgrader run:
+a tampered worker gradebook, the refusal without a sandbox, the wall-time limit. Last, one
+learner's file as that learner's problem (issue 31): files that once stopped the batch, read
+in the class batch; links in a folder export and a submission that stops nbgrader's whole run,
+in a small batch of their own; and collect through a local exchange folder.
 """
 from __future__ import annotations
 
@@ -283,21 +286,17 @@ def test_files_that_once_stopped_the_batch_are_reported_with_their_learner(grade
 
 
 @pytest.fixture(scope="module")
-def linked(graded, tmp_path_factory):
-    """A second small batch on the class's generated course root (no generate_assignment): a
-    folder export with symbolic links (tests/attacks.py ``link_export``) read by intake, plus a
-    submission that stops nbgrader's whole run placed past intake, graded in one worker between
-    two honest learners; the instructor's ``.env`` holds the fake key."""
+def linked(tmp_path_factory):
+    """A second small batch, in its own course root: a folder export with symbolic links
+    (tests/attacks.py ``link_export``) read by intake, plus a submission that stops nbgrader's
+    whole run placed past intake, graded in one worker between two honest learners (full
+    solutions); the instructor's ``.env`` holds the fake key. It needs no other fixture, so it
+    runs alone too."""
     from ctxlab.grading import _nbgrader
-    from ctxlab.grading.parallel import copy_db
 
     tmp = tmp_path_factory.mktemp("linked")
-    src, root = graded["root"], tmp / "grading"
-    root.mkdir()
-    shutil.copy(src / _nbgrader.CONFIG, root / _nbgrader.CONFIG)
-    for folder in (_nbgrader.SOURCE_DIR, _nbgrader.RELEASE_DIR):
-        shutil.copytree(src / folder / NAME, root / folder / NAME)
-    copy_db(src / "gradebook.db", root / "gradebook.db")
+    root = tmp / "grading"
+    _nbgrader.sync_course_root(root, [NAME], ROOT)
     solution = source(NAME)
     with attacks.Secrets(root) as secrets:
         made = attacks.link_export(tmp / "export", ROOT, secrets.env_files[0], solution)
@@ -316,7 +315,7 @@ def _write(path: Path, nb) -> Path:
 
 
 @pytest.mark.slow
-def test_links_in_a_folder_export_are_reported_and_never_followed(linked, graded):
+def test_links_in_a_folder_export_are_reported_and_never_followed(linked):
     report, root = linked["report"], linked["root"]
     links = {i.file: i for i in report.issues if i.kind == "link"}
     for learner, rels in linked["made"].items():
@@ -328,27 +327,27 @@ def test_links_in_a_folder_export_are_reported_and_never_followed(linked, graded
     for f in [p for p in root.rglob("*") if p.is_file() and p != root / ".env"]:  # the instructor's own .env
         assert attacks.FAKE_KEY.encode() not in f.read_bytes(), f"the key is in {f}"
     assert not [p for p in root.rglob("*") if p.is_symlink()]
-    honest = graded["scores"][("solution", NAME)]
-    assert linked["scores"]["eve_secret"].code_score == honest.code_score
+    mine = linked["scores"]["eve_secret"]   # her own notebook, graded as the full solution it is
+    assert mine.code_score == mine.max_code_score
     assert attacks.FAKE_KEY not in format_summary(report)
 
 
 @pytest.mark.slow
-def test_a_submission_that_stops_nbgrader_is_retried_alone_and_the_worker_grades_the_rest(linked, graded):
-    out, honest = linked["outcomes"], graded["scores"][("solution", NAME)]
+def test_a_submission_that_stops_nbgrader_is_retried_alone_and_the_worker_grades_the_rest(linked):
+    out = linked["outcomes"]
     assert linked["run"].workers == 1
     stopper = out["mid_stopper"]
     assert not stopper.graded and "単独で再試行しても同じ" in stopper.error and "old version" in stopper.error, stopper
     for learner in ("eve_secret", "zed"):   # before and after it in the same worker
         assert out[learner].graded and out[learner].feedback, out[learner]
-        assert linked["scores"][learner].code_score == honest.code_score, learner
+        assert linked["scores"][learner].code_score == linked["scores"][learner].max_code_score, learner
     assert "mid_stopper" not in linked["scores"]
     log = "".join(p.read_text(encoding="utf-8") for p in linked["run"].logs)
     assert f"mid_stopper {NAME}: retried alone" in log
 
 
 @pytest.mark.slow
-def test_collect_from_the_exchange_never_follows_a_link(graded, tmp_path):
+def test_collect_from_the_exchange_never_follows_a_link(linked, tmp_path):
     """nbgrader's exchange as JupyterHub learners use it: each learner writes their own folder
     into inbound/. The grading root's ``nbgrader collect`` (its nbgrader_config.py) copies the
     honest one and none of the links, and names each link in its log."""
@@ -358,7 +357,7 @@ def test_collect_from_the_exchange_never_follows_a_link(graded, tmp_path):
     root = tmp_path / "grading"
     root.mkdir()
     shutil.copy(ROOT / _nbgrader.CONFIG, root / _nbgrader.CONFIG)
-    copy_db(graded["root"] / "gradebook.db", root / "gradebook.db")
+    copy_db(linked["root"] / "gradebook.db", root / "gradebook.db")  # an existing gradebook: no alembic run
     env = root / ".env"
     env.write_text(f"ANTHROPIC_API_KEY={attacks.FAKE_KEY}\n", encoding="utf-8")
     course = "ctxlab"
