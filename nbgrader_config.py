@@ -80,3 +80,8 @@ c.GenerateFeedback.preprocessors = [
 # self-study course/ only.
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.py", "jupytext.toml",
                             "*.key.yaml"]
+
+# `nbgrader collect` copies what learners wrote into the exchange (on JupyterHub, their own
+# folders): this collect never follows a symbolic link in a submission (a link to the grader's
+# .env, to solutions/ or to another learner's notebook is logged, not read).
+c.ExchangeFactory.collect = "ctxlab.grading.exchange.SafeExchangeCollect"

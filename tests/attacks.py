@@ -234,3 +234,76 @@ def write_targets(repo: Path, course_root: Path) -> list[Path]:
 
     return [Path(p) for p in site.getsitepackages()] + [Path(os.__file__).parent, PACKAGE_DIR, DATA_DIR, repo,
                                                          Path.home(), Path("/tmp"), course_root, course_root.parent]
+
+
+# --------------------------------------------------------------------------- files that break a batch
+
+def intake_breakers(solution) -> dict[str, tuple[str, bytes, str, str]]:
+    """learner -> (zip entry name, bytes, issue kind, what the issue must say): files that once
+    stopped a whole ``ctxlab grade`` run or a worker's ``nbgrader autograde`` (issue 31). Each
+    is a submission of :data:`ASSIGNMENT` in a learner folder; they go into the class's upload
+    beside the honest learners."""
+    import copy
+
+    import nbformat
+
+    def notebook(change) -> bytes:
+        nb = copy.deepcopy(solution)
+        change(nb)
+        return nbformat.writes(nb).encode("utf-8")
+
+    def duplicated_grade_cell(nb):
+        test = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code")
+        twin = copy.deepcopy(test)
+        twin["id"] = "duplicated-test"
+        nb.cells.append(twin)
+
+    a = ASSIGNMENT
+    return {
+        "brk_meta": (f"brk_meta/{a}.ipynb", nbformat.writes(stopper(solution)).encode("utf-8"), "broken_notebook", "schema_version"),
+        "brk_dupid": (f"brk_dupid/{a}.ipynb", notebook(duplicated_grade_cell), "broken_notebook", "grade id が同じ"),
+        "brk_deep": (f"brk_deep/{a}.ipynb", b"[" * 100_000, "broken_notebook", "入れ子"),
+        "brk_huge": (f"brk_huge/{a}.ipynb", b'{"cells": [], "pad": "' + b" " * (51 * 2**20) + b'"}',
+                     "skipped_file", "大きすぎます"),
+        "brk_longname": (f"brk_longname/{a}_{'x' * 300}.ipynb", notebook(lambda nb: None), "skipped_file",
+                         "名前が長すぎ"),
+    }
+
+
+def link_export(export: Path, repo: Path, env_file: Path, solution_nb) -> dict[str, list[str]]:
+    """A folder export (as an LMS folder download or a learner's own exchange folder) whose
+    submissions hold symbolic links: a notebook that links to the instructor's solution or to
+    another learner's notebook, a folder that links to ``solutions/``, ``timestamp.txt`` and
+    ``submission_secret.txt`` that link to the instructor's ``.env``. ``eve_secret`` has an
+    honest notebook besides its links; ``zed`` is honest. Returns learner -> the links made."""
+    import nbformat
+
+    a = ASSIGNMENT
+    for learner in ("zed", "eve_secret"):
+        folder = export / learner / a
+        folder.mkdir(parents=True)
+        nbformat.write(solution_nb, folder / f"{a}.ipynb")
+    (export / "zed" / a / "timestamp.txt").write_text("2026-11-30 10:00:00.000000 UTC", encoding="utf-8")
+    made = {"eve_secret": [f"eve_secret/{a}/timestamp.txt", f"eve_secret/{a}/submission_secret.txt"],
+            "eve_sol": [f"eve_sol/{a}.ipynb"], "eve_peer": [f"eve_peer/{a}.ipynb"], "eve_dir": [f"eve_dir/{a}"]}
+    for rel in made["eve_secret"]:
+        (export / rel).symlink_to(env_file)
+    (export / "eve_sol").mkdir()
+    (export / made["eve_sol"][0]).symlink_to(repo / "solutions" / a / f"{a}.ipynb")
+    (export / "eve_peer").mkdir()
+    (export / made["eve_peer"][0]).symlink_to(export / "zed" / a / f"{a}.ipynb")
+    (export / "eve_dir").mkdir()
+    (export / made["eve_dir"][0]).symlink_to(repo / "solutions" / a, target_is_directory=True)
+    return made
+
+
+def stopper(solution):
+    """A notebook that stops nbgrader's whole autograde run (a cell with ``"nbgrader": {}``):
+    intake refuses it, so a test places it past intake, as a fault intake did not foresee."""
+    import copy
+
+    import nbformat
+
+    nb = copy.deepcopy(solution)
+    nb.cells.insert(1, nbformat.v4.new_code_cell("x = 1", metadata={"nbgrader": {}}))
+    return nb

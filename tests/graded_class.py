@@ -10,7 +10,9 @@ file, a notebook of no known assignment and a duplicate. For the feedback tests,
 "hidden" fails one hidden test only and learner "visible" fails a visible test. The hostile
 learners of tests/attacks.py (one extra cell each in a full solution) are graded in the same
 batch, with a fake key in ``.env`` files and the environment and a listener on 127.0.0.1
-(tests/test_attacks.py reads the outcome). The whole export is graded once, in parallel,
+(tests/test_attacks.py reads the outcome), and so are the files of tests/attacks.py that once
+stopped a worker or the whole run (broken nbgrader metadata, a duplicated grade id, deep
+nesting, a huge file, a name over 255 bytes). The whole export is graded once, in parallel,
 through :func:`ctxlab.grading.workflow.grade`: every nbgrader autograde of the grading tests
 happens here.
 """
@@ -107,6 +109,8 @@ def build(tmp: Path) -> dict:
             nb.cells.insert(at, nbformat.v4.new_code_cell(code))
             write(f"{learner}/{attacks.ASSIGNMENT}.ipynb", nb)
             expected[(learner, attacks.ASSIGNMENT)] = ("attack", [])
+    # files that once stopped a worker or the whole run (issue 31): reported at intake, the rest graded
+    breakers = attacks.intake_breakers(source(attacks.ASSIGNMENT)) if attacks.ASSIGNMENT in ASSIGNMENTS else {}
     first = ASSIGNMENTS[0]
     # duplicate: an older untouched copy and a newer solution (Canvas resubmission "-1")
     write(f"dup_7001_1_{first}.ipynb", nbformat.read(root / "course" / first / f"{first}.ipynb", 4), 1_763_000_000.0)
@@ -126,6 +130,8 @@ def build(tmp: Path) -> dict:
         for p in sorted(export.rglob("*")):
             if p.is_file():
                 zf.write(p, p.relative_to(export).as_posix())
+        for entry, data, _, _ in breakers.values():  # in the zip only: a name over 255 bytes cannot be a file here
+            zf.writestr(entry, data)
     before = digest(export), hashlib.sha256(upload.read_bytes()).hexdigest()
 
     with secrets:
@@ -137,4 +143,5 @@ def build(tmp: Path) -> dict:
     return {"root": root, "export": export, "report": report, "expected": expected, "before": before,
             "after": after, "rows": rows, "scores": {(s.student, s.assignment): s for s in scores(root)},
             "outcomes": {(o.student, o.assignment): o for o in report.run.outcomes}, "moodle_id": moodle_id,
-            "hidden_cells": hidden_cells, "secrets": secrets}
+            "hidden_cells": hidden_cells, "secrets": secrets,
+            "breakers": {learner: (kind, says) for learner, (_, _, kind, says) in breakers.items()}}

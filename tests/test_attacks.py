@@ -6,13 +6,17 @@ tests/graded_class.py (``ctxlab grade`` on one LMS export, in parallel, with a f
 batch left: no key in any output, no score above the honest one, nothing written outside
 the submission's own folder, no connection made, no hidden test in any feedback, every
 limit holding and reported, every honest learner graded as before (tests/test_grading_e2e.py
-checks the honest ones cell by cell in the same batch). The last tests need no nbgrader run:
-a tampered worker gradebook, the refusal without a sandbox, the wall-time limit.
+checks the honest ones cell by cell in the same batch). Then tests that need no nbgrader run:
+a tampered worker gradebook, the refusal without a sandbox, the wall-time limit. Last, one
+learner's file as that learner's problem (issue 31): files that once stopped the batch, read
+in the class batch; links in a folder export and a submission that stops nbgrader's whole run,
+in a small batch of their own; and collect through a local exchange folder.
 """
 from __future__ import annotations
 
 import json
 import re
+import shutil
 import sqlite3
 import warnings
 from pathlib import Path
@@ -260,3 +264,125 @@ def test_wall_time_limit_stops_the_kernel(tmp_path):
 def test_issue_kinds_have_words():
     for kind in ("sandbox_limit", "gradebook_discarded", "no_sandbox"):
         assert not Issue(kind, "a", NAME, "x").text().startswith(kind)
+
+
+# --------------------------------------------------------------------------- one learner's file, one learner's problem
+
+@pytest.mark.slow
+def test_files_that_once_stopped_the_batch_are_reported_with_their_learner(graded):
+    """Broken nbgrader metadata, a duplicated grade cell, 100,000 nested ``[``, a 51 MB file and
+    a name over 255 bytes sit in the class's upload beside the honest learners: each is
+    reported at intake with its learner and cause, never reaches nbgrader, and the rest of the
+    class is graded (tests/test_grading_e2e.py checks every honest learner)."""
+    report, rows = graded["report"], graded["rows"]
+    assert graded["breakers"], "the batch must hold the files"
+    for learner, (kind, says) in graded["breakers"].items():
+        found = [i for i in report.issues if i.learner == learner]
+        assert [i.kind for i in found] == [kind], (learner, found)
+        assert found[0].assignment == NAME and says in found[0].detail, found[0]
+        assert rows[learner][NAME] == "0" and says in rows[learner]["notes"], rows[learner]
+        assert (learner, NAME) not in graded["outcomes"]
+    assert all(o.graded for k, o in graded["outcomes"].items() if k[0] != "1006"), "only the dying kernel fails"
+
+
+@pytest.fixture(scope="module")
+def linked(tmp_path_factory):
+    """A second small batch, in its own course root: a folder export with symbolic links
+    (tests/attacks.py ``link_export``) read by intake, plus a submission that stops nbgrader's
+    whole run placed past intake, graded in one worker between two honest learners (full
+    solutions); the instructor's ``.env`` holds the fake key. It needs no other fixture, so it
+    runs alone too."""
+    from ctxlab.grading import _nbgrader
+
+    tmp = tmp_path_factory.mktemp("linked")
+    root = tmp / "grading"
+    _nbgrader.sync_course_root(root, [NAME], ROOT)
+    solution = source(NAME)
+    with attacks.Secrets(root) as secrets:
+        made = attacks.link_export(tmp / "export", ROOT, secrets.env_files[0], solution)
+        report = workflow.intake(tmp / "export", root, [NAME])
+        _nbgrader.place_submission(root, "mid_stopper", NAME, _write(tmp / "stopper.ipynb", attacks.stopper(solution)))
+        run = parallel.grade_parallel(root, [*report.placed, ("mid_stopper", NAME)], workers=1, progress=False,
+                                      config_args=[*isolation.limits_config_args(isolate=True),
+                                                   "--ExecutePreprocessor.timeout=30"])
+    return {"root": root, "made": made, "report": report, "run": run,
+            "outcomes": {o.student: o for o in run.outcomes}, "scores": {s.student: s for s in _nbgrader.scores(root)}}
+
+
+def _write(path: Path, nb) -> Path:
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.mark.slow
+def test_links_in_a_folder_export_are_reported_and_never_followed(linked):
+    report, root = linked["report"], linked["root"]
+    links = {i.file: i for i in report.issues if i.kind == "link"}
+    for learner, rels in linked["made"].items():
+        for rel in rels:
+            assert rel in links and links[rel].learner == learner, (rel, sorted(links))
+    assert sorted(report.placed) == [("eve_secret", NAME), ("zed", NAME)]  # no linked notebook is graded
+    assert (root / "submitted" / "eve_secret" / NAME / "timestamp.txt").read_text(encoding="utf-8").startswith("20")
+    assert not (root / "submitted" / "eve_secret" / NAME / "submission_secret.txt").exists()
+    for f in [p for p in root.rglob("*") if p.is_file() and p != root / ".env"]:  # the instructor's own .env
+        assert attacks.FAKE_KEY.encode() not in f.read_bytes(), f"the key is in {f}"
+    assert not [p for p in root.rglob("*") if p.is_symlink()]
+    mine = linked["scores"]["eve_secret"]   # her own notebook, graded as the full solution it is
+    assert mine.code_score == mine.max_code_score
+    assert attacks.FAKE_KEY not in format_summary(report)
+
+
+@pytest.mark.slow
+def test_a_submission_that_stops_nbgrader_is_retried_alone_and_the_worker_grades_the_rest(linked):
+    out = linked["outcomes"]
+    assert linked["run"].workers == 1
+    stopper = out["mid_stopper"]
+    assert not stopper.graded and "単独で再試行しても同じ" in stopper.error and "old version" in stopper.error, stopper
+    for learner in ("eve_secret", "zed"):   # before and after it in the same worker
+        assert out[learner].graded and out[learner].feedback, out[learner]
+        assert linked["scores"][learner].code_score == linked["scores"][learner].max_code_score, learner
+    assert "mid_stopper" not in linked["scores"]
+    log = "".join(p.read_text(encoding="utf-8") for p in linked["run"].logs)
+    assert f"mid_stopper {NAME}: retried alone" in log
+
+
+@pytest.mark.slow
+def test_collect_from_the_exchange_never_follows_a_link(linked, tmp_path):
+    """nbgrader's exchange as JupyterHub learners use it: each learner writes their own folder
+    into inbound/. The grading root's ``nbgrader collect`` (its nbgrader_config.py) copies the
+    honest one and none of the links, and names each link in its log."""
+    from ctxlab.grading import _nbgrader
+    from ctxlab.grading.parallel import copy_db
+
+    root = tmp_path / "grading"
+    root.mkdir()
+    shutil.copy(ROOT / _nbgrader.CONFIG, root / _nbgrader.CONFIG)
+    copy_db(linked["root"] / "gradebook.db", root / "gradebook.db")  # an existing gradebook: no alembic run
+    env = root / ".env"
+    env.write_text(f"ANTHROPIC_API_KEY={attacks.FAKE_KEY}\n", encoding="utf-8")
+    course = "ctxlab"
+    inbound = tmp_path / "exchange" / course / "inbound"
+    stamp = "2026-11-30 10:00:00.000000 UTC"
+    export = tmp_path / "learners"
+    made = attacks.link_export(export, ROOT, env, source(NAME))
+    for learner in ("zed", "eve_secret"):
+        shutil.copytree(export / learner / NAME, inbound / f"{learner}+{NAME}+{stamp}", symlinks=True)
+    for learner in ("eve_sol", "eve_peer"):
+        folder = inbound / f"{learner}+{NAME}+{stamp}"
+        folder.mkdir()
+        (folder / f"{NAME}.ipynb").symlink_to((export / made[learner][0]).readlink())
+    (inbound / f"eve_dir+{NAME}+{stamp}").symlink_to(ROOT / "solutions" / NAME, target_is_directory=True)
+    proc = _nbgrader.nbgrader(root, "collect", NAME, f"--Exchange.root={tmp_path / 'exchange'}",
+                              f"--CourseDirectory.course_id={course}", "--CourseDirectory.submitted_directory=collected",
+                              "--CollectApp.check_owner=False")
+    collected = root / "collected"
+    assert sorted(p.name for p in (collected / "zed" / NAME).iterdir()) == [f"{NAME}.ipynb", "timestamp.txt"]
+    assert [p.name for p in (collected / "eve_secret" / NAME).iterdir()] == [f"{NAME}.ipynb"]
+    for learner in ("eve_sol", "eve_peer", "eve_dir"):
+        assert not list((collected / learner).rglob("*.ipynb")), learner
+    for f in [p for p in collected.rglob("*") if p.is_file()]:
+        assert attacks.FAKE_KEY.encode() not in f.read_bytes(), f
+    log = proc.stdout + proc.stderr
+    assert attacks.FAKE_KEY not in log
+    for learner in ("eve_secret", "eve_sol", "eve_peer", "eve_dir"):
+        assert re.search(rf"Not collected: {learner}\+\S+.* is a symbolic link", log), (learner, log[-2000:])

@@ -257,3 +257,77 @@ def test_resubmission_drops_the_manual_grade_of_a_changed_answer_only(tmp_path):
     assert "手動採点を取り消し" in text and wid in text and "手動採点を引き継ぎました" in text
     fb = (root / "feedback" / "changes" / name / f"{name}.html").read_text(encoding="utf-8")
     assert lms_export.PENDING_MARK in fb
+
+
+# --------------------------------------------------------------------------- files read safely
+
+def test_a_folder_is_copied_without_following_links(tmp_path):
+    src, secret = tmp_path / "upload", tmp_path / ".env"
+    secret.write_text("KEY=secret", encoding="utf-8")
+    write_upload(src, ["bob/00_start_here.ipynb"])
+    (src / "eve").mkdir()
+    (src / "eve" / "00_start_here.ipynb").symlink_to(src / "bob" / "00_start_here.ipynb")
+    (src / "eve" / "timestamp.txt").symlink_to(secret)
+    (src / "eve" / "repo").symlink_to(ROOT, target_is_directory=True)
+    os.mkfifo(src / "eve" / "pipe")   # would block a reader forever
+    os.utime(src / "bob" / "00_start_here.ipynb", (1_700_000_000, 1_700_000_000))
+    links, skipped = lms.copy_tree(src, tmp_path / "copy")
+    assert sorted(links) == ["eve/00_start_here.ipynb", "eve/repo", "eve/timestamp.txt"]
+    assert skipped == [("eve/pipe", "通常のファイルではありません")]
+    files = sorted(p.relative_to(tmp_path / "copy").as_posix() for p in (tmp_path / "copy").rglob("*") if p.is_file())
+    assert files == ["bob/00_start_here.ipynb"]
+    assert (tmp_path / "copy" / "bob" / "00_start_here.ipynb").stat().st_mtime == 1_700_000_000
+    issues = lms.unread_issues(links, skipped, KNOWN)
+    assert {(i.kind, i.learner, i.assignment) for i in issues} == {("link", "eve", "00_start_here"), ("link", "eve", None)}
+    assert lms.copy_tree(src / "eve" / "repo", tmp_path / "copy2") == (["repo"], [])
+    deep = src / "mal" / Path(*["d"] * 40)   # deeper than any export: never walked to the bottom
+    deep.mkdir(parents=True)
+    (deep / "00_start_here.ipynb").write_text("{}", encoding="utf-8")
+    links, skipped = lms.copy_tree(src, tmp_path / "copy3")
+    assert [why for rel, why in skipped if rel.startswith("mal/")] == ["フォルダが深すぎます（16 段まで）。ノートブックだけを提出し直してください"]
+
+
+def test_zip_entries_that_cannot_be_written_are_left_out_and_named(tmp_path, monkeypatch):
+    monkeypatch.setattr("ctxlab.grading._files.MAX_FILE_MB", 1)
+    long_name = f"eve/00_start_here_{'x' * 300}.ipynb"
+    upload = tmp_path / "u.zip"
+    with zipfile.ZipFile(upload, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("bob/00_start_here.ipynb", RELEASED.read_bytes())
+        zf.writestr(long_name, "{}")
+        zf.writestr("big/00_start_here.ipynb", b" " * (2 * 2**20))
+    skipped = lms.extract_zip(upload, tmp_path / "out")
+    assert [s[0] for s in skipped] == [long_name, "big/00_start_here.ipynb"]
+    assert "名前が長すぎ" in skipped[0][1] and "大きすぎます（2 MB、上限 1 MB）" in skipped[1][1]
+    assert (tmp_path / "out" / "bob" / "00_start_here.ipynb").read_bytes() == RELEASED.read_bytes()
+    assert not (tmp_path / "out" / "big").exists()
+    issues = lms.unread_issues([], skipped, KNOWN)
+    assert [(i.kind, i.learner, i.assignment) for i in issues] == [("skipped_file", "eve", "00_start_here"),
+                                                                   ("skipped_file", "big", "00_start_here")]
+
+
+def test_notebooks_nbgrader_cannot_grade_are_refused_with_the_cell(tmp_path, monkeypatch):
+    import copy
+
+    nb = nbformat.read(RELEASED, as_version=4)
+    cases = {"deep": b"[" * 100_000}
+    empty = copy.deepcopy(nb)
+    empty.cells.insert(2, nbformat.v4.new_code_cell("x = 1", metadata={"nbgrader": {}}))
+    newer = copy.deepcopy(nb)
+    graded = next(c for c in newer.cells if c.metadata.get("nbgrader", {}).get("grade"))
+    graded.metadata["nbgrader"]["schema_version"] = 4
+    dup = copy.deepcopy(nb)
+    twin = copy.deepcopy(graded)
+    twin.metadata["nbgrader"]["schema_version"] = 3
+    twin["id"] = "twin"
+    dup.cells.append(twin)
+    for name, n in (("empty", empty), ("newer", newer), ("dup", dup)):
+        cases[name] = nbformat.writes(n).encode()
+    says = {"deep": "入れ子", "empty": "セル 3 の nbgrader メタデータが壊れています（schema_version が 0",
+            "newer": "schema_version が 4", "dup": "grade id が同じ"}
+    for name, data in cases.items():
+        (tmp_path / f"{name}.ipynb").write_bytes(data)
+        reason, _ = lms.check_notebook(tmp_path / f"{name}.ipynb")
+        assert reason and says[name] in reason, (name, reason)
+    assert lms.check_notebook(RELEASED)[0] is None
+    monkeypatch.setattr("ctxlab.grading._files.MAX_FILE_MB", 0)
+    assert "大きすぎます" in lms.check_notebook(RELEASED)[0]

@@ -17,24 +17,23 @@ LMS id, Moodle's per-assignment participant ids included, to a person (keyed by 
 Without a roster a Moodle learner is the name, unless two participant ids share a name in
 one assignment: then each id is a learner of its own and the name is reported.
 
-Zips are extracted with their names decoded (CP932 from Japanese Windows) and safe paths.
-The issues found (and those of earlier runs) are kept in the course root's ``issues.json``.
+Zips are extracted with their names decoded (CP932 from Japanese Windows) and safe paths, a
+folder is copied without following links, and a notebook is checked before nbgrader sees it
+(:mod:`~ctxlab.grading._files`). The issues found (and those of earlier runs) are kept in the
+course root's ``issues.json``.
 """
 from __future__ import annotations
 
 import csv
 import hashlib
 import json
-import os
 import re
-import shutil
-import time
 import unicodedata
-import zipfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ctxlab.errors import GradeError
+from ctxlab.grading._files import MAX_FILE_MB, check_notebook, copy_tree, extract_zip  # noqa: F401 (their home is _files)
 
 _CANVAS = re.compile(r"^(?P<name>[^_/]+?)(?:_LATE)?_(?P<uid>\d+)_(?P<sub>\d+)_(?P<file>.+)$")
 _MOODLE_PREFIX = r"^(?P<name>.+?)_(?P<pid>\d+)_assignsubmission_(?:file|onlinetext)_"
@@ -60,8 +59,11 @@ KIND_TEXT = {
     "sandbox_limit": "サンドボックスが拒否・制限した操作あり（採点済み）",
     "gradebook_discarded": "gradebook への採点以外の変更を破棄",
     "no_sandbox": "サンドボックスなしで採点（--no-sandbox）",
+    "link": "リンク（シンボリックリンク）は読まずに除外",
+    "skipped_file": "読み込めないファイルを除外",
 }
-PROBLEMS = {"unknown_assignment", "unknown_learner", "broken_notebook", "autograde_failed", "same_name"}
+PROBLEMS = {"unknown_assignment", "unknown_learner", "broken_notebook", "autograde_failed", "same_name",
+            "link", "skipped_file"}
 
 
 
@@ -143,41 +145,6 @@ def identify(rel: str, known: list[str]) -> Upload:
 
 # --------------------------------------------------------------------------- reading an upload
 
-def _zip_name(info: zipfile.ZipInfo) -> str:
-    """The entry's real name: zips without the UTF-8 flag (Windows, some LMS) store
-    cp437-decoded bytes, which are usually UTF-8 or CP932 (Japanese Windows)."""
-    if info.flag_bits & 0x800:
-        return info.filename
-    raw = info.filename.encode("cp437", errors="replace")
-    for enc in ("utf-8", "cp932"):
-        try:
-            return raw.decode(enc)
-        except UnicodeDecodeError:
-            continue
-    return info.filename
-
-
-def extract_zip(path: Path, dest: Path) -> None:
-    """Extract a zip into dest with decoded names, safe paths and the entries' times."""
-    with zipfile.ZipFile(path) as zf:
-        for info in zf.infolist():
-            if info.is_dir():
-                continue
-            parts = [p for p in PurePosixPath(_zip_name(info).replace("\\", "/")).parts
-                     if p not in ("", ".", "..", "/")]
-            if not parts:
-                continue
-            target = dest.joinpath(*parts)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with zf.open(info) as src, open(target, "wb") as out:
-                shutil.copyfileobj(src, out)
-            try:
-                t = time.mktime(info.date_time + (0, 0, -1))
-                os.utime(target, (t, t))
-            except (OverflowError, ValueError):
-                pass
-
-
 def scan(folder: Path, known: list[str]) -> tuple[list[Upload], list[Issue], int]:
     """Every notebook in an upload folder, identified; issues for what cannot be used;
     the number of other files ignored."""
@@ -204,25 +171,22 @@ def scan(folder: Path, known: list[str]) -> tuple[list[Upload], list[Issue], int
     return uploads, issues, ignored
 
 
-def check_notebook(path: Path) -> tuple[str | None, int]:
-    """(why the file cannot be graded or None, number of nbgrader cells)."""
-    import nbformat
-
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return "UTF-8 のテキストではありません", 0
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        return f"JSON として読めません（{exc.msg}, {exc.lineno} 行目）", 0
-    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
-        return "ノートブックの形ではありません（cells がありません）", 0
-    try:
-        nb = nbformat.reads(text, as_version=4)
-    except Exception as exc:  # nbformat raises several kinds
-        return f"ノートブックとして読めません（{type(exc).__name__}: {str(exc)[:120]}）", 0
-    return None, sum(1 for c in nb.cells if c.get("metadata", {}).get("nbgrader"))
+def unread_issues(links: list[str], left_out: list[tuple[str, str]], known: list[str]) -> list[Issue]:
+    """The issues for what an upload held and intake did not read: every link (a link is
+    data: never followed, its target never shown) and every notebook or nbgrader file left
+    out (:func:`~ctxlab.grading._files.extract_zip`, :func:`~ctxlab.grading._files.copy_tree`),
+    each with the learner and assignment its path names. Other files left out are ignored."""
+    issues = []
+    for rel in links:
+        up = identify(rel, known)
+        issues.append(Issue("link", up.learner, up.assignment,
+                            f"{rel}: リンクなので読んでいません。ファイルそのものを提出し直してください", rel))
+    for rel, why in left_out:
+        name = PurePosixPath(rel).name
+        if name.lower().endswith(".ipynb") or name in NBGRADER_FILES:
+            up = identify(rel, known)
+            issues.append(Issue("skipped_file", up.learner, up.assignment, f"{rel[:200]}: {why}", rel[:200]))
+    return issues
 
 
 def newest(uploads: list[Upload]) -> tuple[list[Upload], list[Issue]]:

@@ -12,7 +12,9 @@ A worker gradebook is not trusted: before the merge, :func:`~ctxlab.grading._aud
 compares it with the copy the worker started from, and the merge copies only what autograde
 sets for that worker's submissions (automatic scores within ``[0, max]``, flags, automatic
 comments, late penalty, timestamp). Anything else it finds is discarded and reported on the
-outcome (``discarded``) or the run (``GradeRun.discarded``). Each outcome also says what the
+outcome (``discarded``) or the run (``GradeRun.discarded``). One submission cannot take its
+worker's others down: where nbgrader stops its whole run at one, that one is retried alone
+and the rest graded in a new run (:func:`_run_worker`). Each outcome also says what the
 sandbox refused or limited in the notebook (``limits``) and why feedback failed.
 """
 from __future__ import annotations
@@ -66,6 +68,7 @@ class GradeRun:
 _DONE = "Setting destination file permissions"
 _FAILED = "There was an error processing assignment:"
 _LOG_RECORD = re.compile(r"^\[\w+App \| (\w+)\]")
+_CONVERTING = re.compile(r"Converting notebook (.+\.ipynb)\s*$", re.MULTILINE)
 
 
 def submitted_pairs(root: Path) -> list[tuple[str, str]]:
@@ -98,24 +101,109 @@ def _make_worker_root(master: Path, wroot: Path, pairs: list[tuple[str, str]]) -
     return wroot
 
 
-def _run_worker(wroot: Path, config_args: list[str], feedback: bool, tick) -> None:
-    """nbgrader autograde (and generate_feedback) for everything submitted in a worker root."""
+def _autograde(wroot: Path, config_args: list[str], log, tick) -> int:
+    """One ``nbgrader autograde`` of everything in ``wroot/submitted``, logged; its exit code."""
     cmd = nbgrader_command(wroot, "autograde", "*", "--force", "--create", "--log-level=INFO", *config_args)
-    with open(wroot / "autograde.log", "w", encoding="utf-8") as log:
-        proc = subprocess.Popen(cmd, cwd=wroot, env=grading_env(), stdout=log,
-                                stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace")
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            log.write(line)
-            if _DONE in line or _FAILED in line:
-                tick()
-        rc = proc.wait()
-        log.write(f"\n[ctxlab] nbgrader autograde exited with {rc}\n")
+    log.flush()
+    proc = subprocess.Popen(cmd, cwd=wroot, env=grading_env(), stdout=log,
+                            stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace")
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        log.write(line)
+        if _DONE in line or _FAILED in line:
+            tick()
+    rc = proc.wait()
+    log.write(f"\n[ctxlab] nbgrader autograde exited with {rc}\n")
+    log.flush()
+    return rc
+
+
+def _move(wroot: Path, pairs, src: str, dst: str) -> None:
+    for student, assignment in pairs:
+        a, b = wroot / src / student / assignment, wroot / dst / student / assignment
+        if a.exists():
+            b.parent.mkdir(parents=True, exist_ok=True)
+            a.rename(b)
+
+
+def _run_worker(wroot: Path, pairs: list[tuple[str, str]], config_args: list[str], feedback: bool,
+                tick) -> dict[tuple[str, str], str]:
+    """nbgrader autograde (and generate_feedback) for everything submitted in a worker root.
+
+    Some errors stop nbgrader's whole run (``SchemaTooOldError`` from broken nbgrader
+    metadata: every later submission of the worker is left ungraded). Then the submission
+    it stopped at is retried alone, and the ones after it are graded in a new run; returns
+    the submissions that stop nbgrader even alone, with nbgrader's reason."""
+    stopped: dict[tuple[str, str], str] = {}
+    log_path = wroot / "autograde.log"
+    with open(log_path, "w", encoding="utf-8") as log:
+        rc = _autograde(wroot, config_args, log, tick)
+        for _ in range(len(pairs)):
+            text = log_path.read_text(encoding="utf-8", errors="replace")
+            reasons = _failure_reasons(text)
+            left = [p for p in pairs if p not in stopped and not _graded(wroot, p)
+                    and _key(wroot, p) not in reasons]
+            if rc == 0 or not left:
+                break
+            at = _stopped_at(text, wroot)
+            if at is None:   # it stopped before any submission: nothing to single out
+                break
+            culprit = at if at in left else min(left, key=lambda p: _key(wroot, p))
+            _move(wroot, pairs, "submitted", ".held")
+            _move(wroot, [culprit], ".held", "submitted")
+            log.write(f"\n[ctxlab] nbgrader stopped the whole run at {culprit[0]} {culprit[1]}: retried alone\n")
+            log.flush()
+            mark = log_path.stat().st_size
+            _autograde(wroot, config_args, log, tick)
+            alone = log_path.read_bytes()[mark:].decode("utf-8", errors="replace")
+            if not _graded(wroot, culprit) and _key(wroot, culprit) not in _failure_reasons(alone):
+                stopped[culprit] = ("この提出物で nbgrader の採点全体が止まりました（単独で再試行しても同じ）: "
+                                    + _first_error(alone))
+            _move(wroot, [culprit], "submitted", ".held")
+            _move(wroot, [p for p in left if p != culprit], ".held", "submitted")
+            log.write("\n[ctxlab] the submissions after it, in a new run\n")
+            rc = _autograde(wroot, config_args, log, tick)
+        _move(wroot, pairs, ".held", "submitted")
     if feedback:
         cmd = nbgrader_command(wroot, "generate_feedback", "*", "--force", "--log-level=WARN", *config_args)
         with open(wroot / "feedback.log", "w", encoding="utf-8") as log:
             rc = subprocess.run(cmd, cwd=wroot, env=grading_env(), stdout=log, stderr=subprocess.STDOUT).returncode
             log.write(f"\n[ctxlab] nbgrader generate_feedback exited with {rc}\n")
+    return stopped
+
+
+def _key(wroot: Path, pair: tuple[str, str]) -> str:
+    """A submission's folder as nbgrader names it (and sorts it) in its log."""
+    return os.path.normpath(str(wroot / "submitted" / pair[0] / pair[1]))
+
+
+def _graded(wroot: Path, pair: tuple[str, str]) -> bool:
+    ag = wroot / "autograded" / pair[0] / pair[1]
+    return ag.exists() and any(ag.glob("*.ipynb"))
+
+
+def _stopped_at(log_text: str, wroot: Path) -> tuple[str, str] | None:
+    """The submission nbgrader was converting when its log ends (where a whole run stopped)."""
+    found = _CONVERTING.findall(log_text)
+    if not found:
+        return None
+    try:
+        rel = Path(os.path.normpath(found[-1].strip())).parent.relative_to(wroot / "submitted")
+    except ValueError:
+        return None
+    return (rel.parts[0], rel.parts[1]) if len(rel.parts) == 2 else None
+
+
+def _first_error(log_text: str) -> str:
+    """The first error nbgrader logged, its lines joined (why a run stopped)."""
+    lines = log_text.splitlines()
+    for i, line in enumerate(lines):
+        m = _LOG_RECORD.match(line)
+        if m and m.group(1) in ("ERROR", "CRITICAL"):
+            body = [line[m.end():].strip()]
+            body += [x.strip() for x in lines[i + 1:i + 4] if x.strip() and not _LOG_RECORD.match(x)]
+            return " ".join(body)[:300]
+    return "nbgrader autograde failed (see the log)"
 
 
 def _failure_reasons(log_text: str) -> dict[str, str]:
@@ -151,7 +239,8 @@ def _count_timeouts(notebook: Path) -> int:
                if o.get("output_type") == "error" and o.get("ename") == "CellTimeoutError")
 
 
-def _collect(wroot: Path, pairs: list[tuple[str, str]], worker: int) -> list[Outcome]:
+def _collect(wroot: Path, pairs: list[tuple[str, str]], worker: int,
+             stopped: dict[tuple[str, str], str] | None = None) -> list[Outcome]:
     from nbgrader.api import Gradebook, MissingEntry
 
     log_text = (wroot / "autograde.log").read_text(encoding="utf-8", errors="replace")
@@ -170,7 +259,8 @@ def _collect(wroot: Path, pairs: list[tuple[str, str]], worker: int) -> list[Out
                 in_db = False
             key = os.path.normpath(str(wroot / "submitted" / student / assignment))
             graded = bool(notebooks) and in_db and key not in reasons
-            error = "" if graded else reasons.get(key, "nbgrader autograde produced no graded notebook (see the log)")
+            error = "" if graded else (stopped or {}).get((student, assignment)) or reasons.get(
+                key, "nbgrader autograde produced no graded notebook (see the log)")
             fb = wroot / "feedback" / student / assignment
             made = graded and fb.exists() and any(fb.glob("*.html"))
             fb_error = fb_reasons.get(os.path.normpath(str(ag)), "") if graded and not made else ""
@@ -275,6 +365,7 @@ def grade_parallel(root: Path, pairs: list[tuple[str, str]] | None = None, worke
     bar = progress_bar(total=len(pairs), desc=desc, unit="件", enabled=progress)
     lock = threading.Lock()
     counts = [0] * len(shards)
+    stopped: list[dict[tuple[str, str], str]] = [{} for _ in shards]
 
     def run(i: int) -> None:
         def tick() -> None:
@@ -284,7 +375,7 @@ def grade_parallel(root: Path, pairs: list[tuple[str, str]] | None = None, worke
                     bar.update(1)
 
         try:
-            _run_worker(wroots[i], list(config_args), feedback, tick)
+            stopped[i] = _run_worker(wroots[i], shards[i], list(config_args), feedback, tick)
         finally:
             with lock:
                 bar.update(len(shards[i]) - counts[i])
@@ -302,7 +393,7 @@ def grade_parallel(root: Path, pairs: list[tuple[str, str]] | None = None, worke
     stamp = time.strftime("%Y%m%d-%H%M%S")
     discarded: list[str] = []
     for i, (wroot, spairs) in enumerate(zip(wroots, shards)):
-        got = _collect(wroot, spairs, i)
+        got = _collect(wroot, spairs, i, stopped[i])
         outcomes += got
         ok = [(o.student, o.assignment) for o in got if o.graded]
         own, other = audit(pristine, wroot / "gradebook.db", spairs)  # a failed one's rows are not merged

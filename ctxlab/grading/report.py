@@ -87,7 +87,7 @@ def export_csv(root: Path, path: Path, known: list[str], issues: list[Issue] | N
         if i.learner is None:
             continue
         row = rows.setdefault(i.learner, {"learner_id": i.learner, "name": "", "scores": {}, "pending": {}})
-        if i.kind in ("broken_notebook", "autograde_failed") and i.assignment:
+        if i.kind in ("broken_notebook", "autograde_failed", "link", "skipped_file") and i.assignment:
             row["scores"].setdefault(i.assignment, 0.0)
     assignments = [a for a in known if a in maxima] + sorted(a for a in maxima if a not in known)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -155,8 +155,8 @@ def format_summary(report: Report, limit: int = 20) -> str:
     block("gradebook への採点以外の変更を破棄した",
           [f"{report.who(o.student)} {o.assignment}: {', '.join(o.discarded)}" for o in (run.outcomes if run else [])
            if o.discarded] + (run.discarded if run else []))
-    for kind in ("broken_notebook", "unknown_assignment", "unknown_learner", "no_grade_cells", "duplicate",
-                 "same_name", "same_name_distinct", "manual_dropped"):
+    for kind in ("broken_notebook", "link", "skipped_file", "unknown_assignment", "unknown_learner", "no_grade_cells",
+                 "duplicate", "same_name", "same_name_distinct", "manual_dropped"):
         block(KIND_TEXT[kind], [f"{report.who(i.learner)}: {i.detail}" for i in report.issues if i.kind == kind])
     if report.manual_kept:
         lines.append(f"再提出 {len(report.manual_kept)} 件は記述が前と同じため、手動採点を引き継ぎました")

@@ -27,8 +27,8 @@ from ctxlab._paths import REPO_ROOT
 from ctxlab.errors import GradeError
 from ctxlab.grading import _nbgrader, lms_export
 from ctxlab.grading._nbgrader import SOURCE_DIR, gradebook_url, place_submission, rmtree, sync_course_root
-from ctxlab.grading.lms import (Issue, Person, check_notebook, extract_zip, key_learners, load_issues, newest,
-                                read_roster, save_issues, save_lms_ids, scan)
+from ctxlab.grading.lms import (Issue, Person, check_notebook, copy_tree, extract_zip, key_learners, load_issues,
+                                newest, read_roster, save_issues, save_lms_ids, scan, unread_issues)
 from ctxlab.grading.isolation import INSTALL_HINT, limits_config_args, sandbox_tool, unavailable_reason
 from ctxlab.grading.parallel import grade_parallel
 from ctxlab.grading.release import assignments as all_assignments
@@ -133,12 +133,14 @@ def intake(upload: Path, root: Path, known: list[str], force: bool = False,
             if not zipfile.is_zipfile(upload):
                 raise GradeError(f"{upload} は zip でもフォルダでもありません")
             folder = Path(tmp) / "upload"
-            extract_zip(upload, folder)
-        elif upload.is_dir():
-            folder = upload
+            links, left_out = [], extract_zip(upload, folder)
+        elif upload.is_dir():  # a private copy: links are reported, never followed
+            folder = Path(tmp) / "upload"
+            links, left_out = copy_tree(upload, folder)
         else:
             raise GradeError(f"{upload} が見つかりません")
         uploads, issues, report.ignored = scan(folder, course_assignments or known)
+        issues += unread_issues(links, left_out, course_assignments or known)
         others = {a for a in (course_assignments or known) if a not in known}
         report.other_assignments = sum(u.assignment in others for u in uploads)
         uploads = [u for u in uploads if u.assignment not in others]
