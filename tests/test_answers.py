@@ -1,12 +1,12 @@
-"""ctxlab.labs._answers through ctxlab.labs.measure: the grader grades the 30 questions' answers as a person would."""
+"""ctxlab.evaluation.rules: the grader grades the 30 questions' answers as a person would."""
 import re
 
 import pytest
 
 from ctxlab import corpus
 from ctxlab.corpus import Question
-from ctxlab.labs import measure
-from ctxlab.labs.measure import Graded
+from ctxlab import evaluation as measure
+from ctxlab.evaluation import Graded
 from ctxlab.widgets.grader import Grader
 
 QUESTIONS = corpus.questions()

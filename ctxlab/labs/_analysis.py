@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from ctxlab import _text
-from ctxlab.labs._answers import Graded, says_not_covered, stale_stated
+from ctxlab.evaluation import Graded, says_not_covered, stale_stated
 
 __all__ = ["Paired", "mcnemar", "paired_interval", "CAUSES", "CAUSE_JA", "error_causes", "format_causes",
            "edge_order"]

@@ -2,9 +2,9 @@
 
 The pieces live in their own modules and are re-exported here, so the lesson has one import:
 
-* :mod:`ctxlab.labs._answers` -- the answer grader (:func:`grade`, :data:`LEVELS`,
-  :func:`facts_found`, :func:`stale_stated`, :func:`accuracy`), :class:`Graded`, and :func:`agreement` between a
-  person's grades and the machine's;
+* :mod:`ctxlab.evaluation` (the home of answer grading) -- the rule grader (:func:`grade`, :data:`LEVELS`,
+  :func:`facts_found`, :func:`stale_stated`, :func:`accuracy`), :class:`Graded`, and :func:`agreement` between two
+  graders;
 * :mod:`ctxlab.labs._analysis` -- :func:`mcnemar` and :func:`paired_interval` (paired uncertainty),
   :func:`error_causes` (why each answer was not correct) and :func:`edge_order`;
 * :mod:`ctxlab.labs._methods` -- :class:`LongContext`, :class:`MetadataFilter` (lesson 06's
@@ -34,7 +34,7 @@ from ctxlab.costs import pricing
 from ctxlab.costs.usage import total_input
 from ctxlab.labs._analysis import (CAUSE_JA, CAUSES, Paired, edge_order, error_causes, format_causes, mcnemar,
                                    paired_interval)
-from ctxlab.labs._answers import (LEVELS, NOT_COVERED, SUPERSEDED, Agreement, Graded, accuracy, agreement,
+from ctxlab.evaluation import (LEVELS, NOT_COVERED, SUPERSEDED, Agreement, Graded, accuracy, agreement,
                                   facts_found, grade, normalize, says_not_covered, stale_stated, states_a_rule)
 from ctxlab.labs._methods import RAG, Folder, LongContext, Method, MetadataFilter, Passage
 

@@ -123,7 +123,7 @@ for qid in ("q27", "q20"):
 # - 記載のない質問は、「記載がありません」の類の言い回しがあり、しかも自分で数を添えた規則（「1日です」など）を書いていなければ正しい。
 #   答えのある質問に「記載がありません」と答えれば違う（事実を添えていても惜しい止まり）
 #
-# 細かい規則は `ctxlab/labs/_answers.py` の冒頭にあります。模範解答 30 件は、どれもこの物差しで「正しい」になります。
+# 細かい規則は `ctxlab/evaluation/rules.py` の冒頭にあります。模範解答 30 件は、どれもこの物差しで「正しい」になります。
 #
 # 1 件ずつ、実物を見ます。
 
@@ -260,14 +260,13 @@ for m, value in mine.items():
     assert abs(value - expected) < 1e-9, f"{m}: {value:.3f} ですが、惜しいを 0.5 と数えると {expected:.3f} です"
 print({m: f"{v:.0%}" for m, v in mine.items()})
 ### BEGIN HIDDEN TESTS
-from ctxlab.labs import _answers
 from ctxlab.labs._twins import exact_type, twins_disabled
 from ctxlab.labs.measure import Graded
 q0 = questions[0]
 mk = lambda m, lv: Graded(q0, m, "", lv)
 sample = [mk("b", "partial"), mk("a", "correct"), mk("b", "wrong"), mk("a", "partial"), mk("a", "wrong"), mk("a", "wrong")]
 expected_full = {m: v["all"] for m, v in measure.by_method(graded).items()}
-with twins_disabled(globals(), measure.by_method, measure.accuracy, measure.table, _answers.accuracy):
+with twins_disabled(globals(), measure.by_method, measure.accuracy, measure.table):
     r = accuracy_by_method(sample)
     r0 = accuracy_by_method(sample, partial_weight=0)
     r1 = accuracy_by_method(sample, partial_weight=1)

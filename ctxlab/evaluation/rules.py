@@ -1,4 +1,4 @@
-"""The answer grader: three levels from key facts, accuracy, and agreement between a person and the machine.
+"""The rule grader: three levels of an answer from the question's key facts, stale facts and abstention rule.
 
 :func:`grade` compares an answer with the question's ``key_facts`` and ``stale_facts``.
 
@@ -36,22 +36,16 @@ Only ``str`` answers are graded: anything else raises ``TypeError``, and a ``str
 as the plain string it holds (its own ``__eq__``/``__contains__`` are never called).
 
 It is a yardstick, not a judge: :mod:`ctxlab.widgets.grader` lets a person grade the same
-answers, and :func:`agreement` compares the two (Cohen's kappa). :class:`Graded` is one graded
-answer; :func:`accuracy` counts a list of levels. Lesson 08 uses all of this through
-:mod:`ctxlab.labs.measure`.
+answers, and :mod:`ctxlab.evaluation.agreement` compares the two.
 """
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections import Counter
-from dataclasses import dataclass
 from typing import Iterable
 
 from ctxlab.corpus import Question
 from ctxlab.retrieval import fact_key
-
-LEVELS = ("correct", "partial", "wrong")
 
 #: phrases with which an answer says the documents do not cover the question
 NOT_COVERED = (
@@ -169,79 +163,5 @@ def grade(answer: str, q: Question) -> str:
     return "correct"
 
 
-@dataclass(frozen=True)
-class Graded:
-    """One answer and its grade. The last three fields say what the method sent."""
-
-    question: Question
-    method: str
-    answer: str
-    level: str
-    #: files the method put into the request (RAG: the files of its chunks)
-    files: tuple[str, ...] = ()
-    #: input tokens of the request (usage: uncached + cache write + cache read)
-    input_tokens: int = 0
-    #: what the call cost (online) or would have cost (offline), in dollars
-    cost_usd: float = 0.0
-
-
-def accuracy(levels: Iterable[str], partial_weight: float = 0.5) -> float:
-    """Share of correct answers, partial ones counted with ``partial_weight``."""
-    levels = list(levels)
-    if not levels:
-        raise ValueError("no graded answers")
-    bad = [lv for lv in levels if lv not in LEVELS]
-    if bad:
-        raise ValueError(f"levels must be one of {LEVELS}, got {bad[0]!r}")
-    c = Counter(levels)
-    return (c["correct"] + partial_weight * c["partial"]) / len(levels)
-
-
-@dataclass(frozen=True)
-class Agreement:
-    """How often a person's grades match the automatic ones."""
-
-    n: int
-    agree: int
-    #: counts of (automatic level, human level)
-    confusion: dict
-    kappa: float | None
-
-    @property
-    def rate(self) -> float:
-        return self.agree / self.n if self.n else 0.0
-
-    def __str__(self) -> str:
-        if not self.n:
-            return "まだ 1 件も採点していません"
-        k = "" if self.kappa is None else f"、κ = {self.kappa:.2f}"
-        return f"{self.n} 件採点、自動採点と一致 {self.agree} 件（{self.rate:.0%}{k}）"
-
-
-def agreement(graded: Iterable[Graded], human: dict) -> Agreement:
-    """Compare automatic grades with ``human[(question_id, method)] = level`` (only graded ones).
-
-    ``kappa`` is Cohen's kappa (agreement beyond chance; None when it is undefined).
-    """
-    pairs = []
-    for g in graded:
-        h = human.get((g.question.id, g.method))
-        if h is None:
-            continue
-        if h not in LEVELS:
-            raise ValueError(f"a human grade must be one of {LEVELS}, got {h!r}")
-        pairs.append((g.level, h))
-    confusion = Counter(pairs)
-    n = len(pairs)
-    agree = sum(1 for a, h in pairs if a == h)
-    kappa = None
-    if n:
-        auto_c, human_c = Counter(a for a, _ in pairs), Counter(h for _, h in pairs)
-        pe = sum(auto_c[lv] * human_c[lv] for lv in LEVELS) / (n * n)
-        if pe < 1:
-            kappa = (agree / n - pe) / (1 - pe)
-    return Agreement(n, agree, dict(confusion), kappa)
-
-
-__all__ = ["LEVELS", "NOT_COVERED", "SUPERSEDED", "normalize", "facts_found", "stale_stated", "says_not_covered",
-           "states_a_rule", "grade", "Graded", "accuracy", "Agreement", "agreement"]
+__all__ = ["NOT_COVERED", "SUPERSEDED", "normalize", "facts_found", "stale_stated", "says_not_covered",
+           "states_a_rule", "grade"]
