@@ -111,3 +111,18 @@ def test_exact_type_refuses_an_always_equal_object():
 
     assert AlwaysEqual() == {"x": 1} and not exact_type(AlwaysEqual(), dict)
     assert exact_type({}, dict) and exact_type(1.0, float, int)
+
+
+def test_the_paired_interval_widens_with_the_graders_measured_error():
+    from ctxlab import evaluation
+    qs = corpus.questions()
+    run = ([Graded(q, "a", "", "correct" if i % 3 else "wrong") for i, q in enumerate(qs)]
+           + [Graded(q, "b", "", "correct" if i % 2 else "wrong") for i, q in enumerate(qs)])
+    plain = measure.paired_interval(run, "a", "b")
+    levels = ["correct"] * 20 + ["wrong"] * 20
+    perfect = measure.paired_interval(run, "a", "b", agreement=evaluation.compare(levels, levels))
+    noisy = measure.paired_interval(run, "a", "b", agreement=evaluation.compare(
+        levels, ["correct"] * 14 + ["wrong"] * 6 + ["wrong"] * 14 + ["correct"] * 6))
+    assert perfect == plain
+    assert noisy[0] == plain[0]
+    assert noisy[2] - noisy[1] > plain[2] - plain[1]

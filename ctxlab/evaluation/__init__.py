@@ -7,7 +7,9 @@ methods (long context, metadata filter, RAG) give to the field questions:
 * :mod:`ctxlab.evaluation.rules` -- the rule grader (:func:`grade`) and what it reads in an answer;
 * :mod:`ctxlab.evaluation._agreement` -- agreement of two graders: confusion matrix and Cohen's kappa
   (:func:`compare`, :func:`cohen_kappa`, :func:`agreement`);
-* :mod:`ctxlab.evaluation.labelled` -- the labelled answers (schema, loader) and a grader measured on them.
+* :mod:`ctxlab.evaluation.labelled` -- the labelled answers (schema, loader) and a grader measured on them;
+* :mod:`ctxlab.evaluation.judge` -- Claude as a judge (rubric in a cached prefix, JSON schema output, budget);
+* :mod:`ctxlab.evaluation.uncertainty` -- an accuracy's interval widened by the grader's measured error.
 """
 from ctxlab.evaluation._agreement import LEVEL_JA, Agreement, agreement, cohen_kappa, compare
 from ctxlab.evaluation.levels import LEVELS, Graded, accuracy

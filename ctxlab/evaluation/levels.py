@@ -8,11 +8,16 @@ from typing import Iterable
 from ctxlab.corpus import Question
 
 LEVELS = ("correct", "partial", "wrong")
+#: the name of the rule grader in ``Graded.grader``
+RULES = "rules"
+#: how the tables name a grader
+GRADER_JA = {RULES: "ルール採点（ctxlab.evaluation.rules）"}
 
 
 @dataclass(frozen=True)
 class Graded:
-    """One answer and its grade. The last three fields say what the method sent."""
+    """One answer and its grade. ``files``, ``input_tokens`` and ``cost_usd`` say what the method sent;
+    ``grader`` names what gave the level (:data:`RULES`, or a judge's :func:`ctxlab.evaluation.judge.grader_name`)."""
 
     question: Question
     method: str
@@ -24,6 +29,8 @@ class Graded:
     input_tokens: int = 0
     #: what the call cost (online) or would have cost (offline), in dollars
     cost_usd: float = 0.0
+    #: what graded the answer
+    grader: str = "rules"
 
 
 def accuracy(levels: Iterable[str], partial_weight: float = 0.5) -> float:
@@ -39,4 +46,4 @@ def accuracy(levels: Iterable[str], partial_weight: float = 0.5) -> float:
 
 
 
-__all__ = ["LEVELS", "Graded", "accuracy"]
+__all__ = ["LEVELS", "RULES", "GRADER_JA", "Graded", "accuracy"]
