@@ -274,13 +274,16 @@ def test_an_abstention_followed_by_a_claim_about_the_topic_is_wrong(x):
     from ctxlab.retrieval import content_nouns
     topic = content_nouns(x.question)
     assert measure.grade(x.answer, x) == "correct"
-    for abstain in ("規程には記載がありません。", "規程には定められていないようです。", "該当する記述は見当たりませんでした。"):
+    for abstain in ("規程には記載がありません。", "規程には定められていないようです。", "該当する記述は見当たりませんでした。",
+                    "その定めは規程にありません。", "規程からは判断できません。"):
         assert measure.grade(abstain, x) == "correct", abstain
         assert measure.grade(abstain + "総務部に確認してください。", x) == "correct"
         for noun in topic:
             claim = f"{abstain}ただし{noun}は認められます。"
             if noun in _rules._uncovered_topic(x.question):
                 assert measure.grade(claim, x) == "wrong", claim
+                contrast = f"記載はありませんが、{noun}なら認められます。"
+                assert measure.grade(contrast, x) == "wrong", contrast
 
 
 @pytest.mark.parametrize("x", CONTRADICTIONS, ids=ids(CONTRADICTIONS))

@@ -32,7 +32,8 @@ sentence that names a change (「3,000円から5,000円に引き上げ」), or i
 **Abstention** (:func:`says_not_covered`): 「記載がありません」, 「定められていないようです」, 「見当たりませんでした」
 and their kin (:data:`NOT_COVERED` and the forms around them). **A claim of its own**, for questions the documents
 do not answer: a number with a unit (:func:`states_a_rule`; dates and article numbers aside), or a sentence about
-the question's topic that is neither the abstention nor a referral (:func:`states_a_claim`; the topic is the
+the question's topic that is neither the abstention nor a referral (:func:`states_a_claim`; sentences are also
+split at 「が、」「けれど」「ものの」, so 「記載はありませんが、…できます」 is a claim; the topic is the
 question's nouns that no rule document contains, so 「ストックオプションは付与されます」 after 「記載がありません」
 is a claim).
 
@@ -74,7 +75,8 @@ _NOT_COVERED = re.compile(
     "|".join(map(re.escape, NOT_COVERED))
     + r"|(?:記載|定め|規定|記述|明記|言及|決まり)(?:が|は|も)?(?:ない|ございません|見当たら|見つから|確認でき)"
     + r"|(?:記載|規定|明記|言及|記述)されていな|(?:定め|決め)られていな|触れられていな"
-    + r"|見当たらな|見つからな|確認できな|わからな|分からな"
+    + r"|見当たらな|見つからな|確認できな|わからな|分からな|判断できませ|判断できな"
+    + r"|(?:規程|規則|文書)(?:に|には|の中に|のどこにも)(?:ありません|ない|見当たりません)"
 )
 _REFERRAL = re.compile(r"ください|確認を|問い合わせ|お問合せ|相談|お尋ね|おすすめ|お勧め|勧めします")
 _NEG = re.compile(r"ではなく|ではない|ではありません|じゃない|おらず|不要|禁止|不可|なし|無し"
@@ -237,7 +239,7 @@ def _uncovered_topic(question: str) -> tuple[str, ...]:
 def states_a_claim(answer: str, q: Question) -> bool:
     """Whether a sentence of the answer (outside its abstention and referrals) speaks about the question's topic."""
     topic = _uncovered_topic(q.question)
-    for sentence in re.split(r"[。！？!?\n（）()]+", normalize(answer)):
+    for sentence in re.split(r"[。！？!?\n（）()]+|が、|が,|けれど|ものの", normalize(answer)):
         if not sentence or _NOT_COVERED.search(sentence) or _REFERRAL.search(sentence):
             continue
         if any(t in sentence for t in topic):
