@@ -308,3 +308,10 @@ def test_a_paraphrased_stale_number_is_stale_unless_named_as_changed(x):
 ])
 def test_normalize_reads_numerals_and_equivalent_notations(text, normal):
     assert measure.normalize(text) == normal
+
+
+@pytest.mark.parametrize("x", ANSWERABLE, ids=ids(ANSWERABLE))
+def test_a_quoted_condition_is_not_an_abstention(x):
+    # rules quoted by an extractive answer say 「分からない場合は」: that is a condition, not "the documents do not say"
+    assert measure.grade(f"{stated(x)}分からない場合や見つからないときは、窓口に相談できます。", x) == "correct"
+    assert measure.grade(f"{stated(x)}ただ、規程からは分からないです。", x) == "partial"

@@ -148,6 +148,14 @@ def estimate_cost(requests: Sequence[dict]) -> float:
     return total
 
 
+def budget_line(n_answers: int, model: str = JUDGE_MODEL, questions: Sequence[Question] | None = None) -> str:
+    """One line for a lesson's cost banner: what judging ``n_answers`` answers would cost on ``model``."""
+    qs = list(load_questions() if questions is None else questions)
+    reqs = [request(qs[i % len(qs)], qs[i % len(qs)].answer, questions=qs, model=model) for i in range(n_answers)]
+    return (f"判定（Claude を採点者にする分）: 最大 約 ${estimate_cost(reqs):.2f}（{model}、{n_answers} 件、"
+            "採点基準はキャッシュした前置き。オフラインの推定、CTXLAB_BUDGET_USD の中でだけ送ります）")
+
+
 def grader_name(client, model: str = JUDGE_MODEL) -> str:
     """The name a judged record carries: the sandbox's simulation offline, ``judge:<model>`` online."""
     if is_offline(client):
@@ -203,5 +211,5 @@ def measure_on_labels(client, answers: Sequence[LabelledAnswer] | None = None, *
 
 
 __all__ = ["JUDGE_MODEL", "JUDGE_MAX_TOKENS", "SANDBOX_JUDGE", "INSTRUCTIONS", "SCHEMA", "JudgeError", "Verdict",
-           "Judged", "rubric", "request", "parse", "estimate_cost", "grader_name", "judge", "regrade",
+           "Judged", "rubric", "request", "parse", "estimate_cost", "budget_line", "grader_name", "judge", "regrade",
            "JudgeMeasured", "measure_on_labels"]

@@ -35,7 +35,7 @@ KINDS = ("paraphrase", "notation", "kanji_numeral", "fullwidth", "extra_detail",
          "wrong_slot", "stale", "mixed_stale", "abstain", "abstain_then_claim", "partial_multi", "gold")
 #: what each kind is, in the lesson's words
 KIND_JA = {
-    "paraphrase": "言い換え", "notation": "別の書き方（5万円・120分）", "kanji_numeral": "漢数字", "fullwidth": "全角数字",
+    "paraphrase": "言い換え", "notation": "別の書き方", "kanji_numeral": "漢数字", "fullwidth": "全角数字",
     "extra_detail": "余計な詳しさ", "near_miss": "語が重なる別の値", "negation": "否定・禁止", "wrong_slot": "別の項目の数",
     "stale": "旧版の値だけ", "mixed_stale": "新旧の混在", "abstain": "記載なし", "abstain_then_claim": "記載なし＋断定",
     "partial_multi": "複数の問いの一部", "gold": "模範解答",
@@ -109,9 +109,9 @@ class Measured:
 
     def format_kinds(self) -> str:
         """A text table: per kind, how many answers the grader graded differently from the label."""
-        lines = [_text.pad("種類", 30) + _text.pad("食い違い", 10, right=True)]
+        lines = [_text.pad("種類", 38) + _text.pad("食い違い", 10, right=True)]
         for k, (m, n) in sorted(self.by_kind().items(), key=lambda kv: (-kv[1][0] / kv[1][1], KINDS.index(kv[0]))):
-            lines.append(_text.pad(f"{k}（{KIND_JA[k]}）", 30) + _text.pad(f"{m}/{n}", 10, right=True))
+            lines.append(_text.pad(f"{k}（{KIND_JA[k]}）", 38) + _text.pad(f"{m}/{n}", 10, right=True))
         return "\n".join(lines)
 
     def still_missed(self) -> list[str]:
