@@ -111,3 +111,11 @@ def test_the_rule_grader_on_the_labelled_set():
         if kind in by_kind:
             missed, n = by_kind[kind]
             assert missed <= n // 5, (kind, missed, n)
+
+
+def test_the_cli_prints_the_rule_graders_figures(capsys):
+    from ctxlab import cli
+    assert cli.main(["eval-grader"]) == 0
+    out = capsys.readouterr().out
+    m = labelled.measure(rules.grade)
+    assert f"{m.agreement.n} 件採点" in out and f"κ = {m.agreement.kappa:.2f}" in out and "wrong_slot" in out
