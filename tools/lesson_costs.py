@@ -70,10 +70,15 @@ def measure(workers: int, questions: int, only: list[str] | None = None) -> dict
     table = {"generated_by": "tools/lesson_costs.py", "date": dt.date.today().isoformat(), "source": SOURCE,
              "source_short": SOURCE_SHORT, "models": models, "default_model": pricing.DEFAULT_MODEL,
              "small_questions": questions, "lessons": {}}
-    if only:  # keep the rows of the lessons not measured again
-        table["lessons"] = {k: v for k, v in online.lesson_costs()["lessons"].items() if k not in only}
+    if only:  # keep the rows (and the date) of the lessons not measured again; the new rows carry their date
+        old = online.lesson_costs()
+        table["date"] = old["date"]
+        table["lessons"] = {k: v for k, v in old["lessons"].items() if k not in only}
     for (p, m, q), r in zip(jobs, results):
-        runs = table["lessons"].setdefault(p.parent.name, {"runs": {}})["runs"]
+        row = table["lessons"].setdefault(p.parent.name, {"runs": {}})
+        if only:
+            row["date"] = dt.date.today().isoformat()
+        runs = row["runs"]
         runs[m if q is None else f"{m}@{q}"] = r
     table["lessons"] = dict(sorted(table["lessons"].items()))
     return table
