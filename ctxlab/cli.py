@@ -162,7 +162,9 @@ def cmd_eval_grader(args: argparse.Namespace) -> int:
 
         client = make_client()
         jm = judge.measure_on_labels(client, model=args.model or judge.JUDGE_MODEL)
-        print(f"\n判定: {judge.GRADER_JA.get(jm.measured.name, jm.measured.name)}（料金 ${jm.cost_usd:.3f}）")
+        cost = (f"実 API なら約 ${jm.cost_usd:.3f}（sandbox の見積もり）" if jm.measured.name == judge.SANDBOX_JUDGE
+                else f"料金 ${jm.cost_usd:.3f}（実 API）")
+        print(f"\n判定: {judge.GRADER_JA.get(jm.measured.name, jm.measured.name)}（{cost}）")
         print(jm.measured.agreement.format("判定"))
         print(jm.measured.format_kinds())
     return 0
