@@ -80,13 +80,13 @@ def test_a_broken_labelled_file_lists_every_problem(tmp_path):
 def test_the_second_readers_pass_must_match_the_labels(tmp_path):
     rows = labelled.load(FIXTURE)
     p = tmp_path / "review.jsonl"
-    p.write_text(json.dumps({"id": "q01-01", "level_second": "partial", "agree": False, "note": "n"}) + "\n"
-                 + json.dumps({"id": "q01-02", "level_second": "correct", "agree": True, "note": ""}) + "\n")
+    p.write_text(json.dumps({"id": "q01-01", "level_first": "correct", "level_second": "partial", "agree": False, "note": "n"}) + "\n"
+                 + json.dumps({"id": "q01-02", "level_first": "correct", "level_second": "correct", "agree": True, "note": ""}) + "\n")
     assert [r.agree for r in labelled.load_review(p, rows)] == [False, True]
-    p.write_text(json.dumps({"id": "q01-01", "level_second": "partial", "agree": True, "note": ""}) + "\n")
+    p.write_text(json.dumps({"id": "q01-01", "level_first": "correct", "level_second": "partial", "agree": True, "note": ""}) + "\n")
     with pytest.raises(SchemaError, match="agree is True"):
         labelled.load_review(p, rows)
-    p.write_text(json.dumps({"id": "zz", "level_second": "partial", "agree": False, "note": ""}) + "\n")
+    p.write_text(json.dumps({"id": "zz", "level_first": "correct", "level_second": "partial", "agree": False, "note": ""}) + "\n")
     with pytest.raises(SchemaError, match="not an id"):
         labelled.load_review(p, rows)
 
@@ -97,7 +97,8 @@ def test_the_labelled_set_in_data_loads_and_covers_its_kinds():
     assert {r.level for r in rows} == {"correct", "partial", "wrong"}
     assert len({r.kind for r in rows}) >= 10
     if labelled.REVIEW.exists():
-        labelled.load_review(labelled.REVIEW, rows)
+        review = labelled.load_review(labelled.REVIEW, rows)
+        assert {r.id for r in review} <= {r.id for r in rows}
 
 
 def test_the_rule_grader_on_the_labelled_set():

@@ -6,7 +6,9 @@ One line per answer (see ``data/eval/LABELLING.md`` for how a person decides the
     {"id": "q01-04", "question_id": "q01", "answer": "...", "level": "wrong", "reason": "...", "kind": "wrong_slot"}
 
 ``kind`` names the class of answer it was written to test (:data:`KINDS`). A second reader's pass, where it exists,
-is ``data/eval/label_review.jsonl``: ``{"id", "level_second", "agree", "note"}`` per answer read again.
+is ``data/eval/label_review.jsonl``: ``{"id", "level_first", "level_second", "agree", "note"}`` per answer read
+again (``level_first`` is the first reader's level before the two resolved a disagreement, so it may differ from the
+final ``level``; ``agree`` says whether the two readings matched).
 
 :func:`measure` grades every labelled answer with a grader (a function ``(answer, question) -> level``, such as
 :func:`ctxlab.evaluation.rules.grade`) and returns a :class:`Measured`: the agreement with the labels
@@ -59,6 +61,7 @@ class Review(Strict):
     """A second reader's level for one labelled answer (a line of label_review.jsonl)."""
 
     id: NonEmpty
+    level_first: Level
     level_second: Level
     agree: bool
     note: str = ""
@@ -77,12 +80,12 @@ def load(path: str | Path = LABELLED, questions: Iterable[Question] | None = Non
 
 
 def load_review(path: str | Path = REVIEW, labelled: Iterable[LabelledAnswer] | None = None) -> list[Review]:
-    """The second reader's pass; every id must be a labelled answer's, and ``agree`` must match the two levels."""
+    """The second reader's pass; every id must be a labelled answer's, and ``agree`` must match the two readings."""
     rows = load_jsonl(Path(path), Review)
     first = {r.id: r.level for r in (load() if labelled is None else labelled)}
     problems = [f"{r.id}: not an id of the labelled answers" for r in rows if r.id not in first]
-    problems += [f"{r.id}: agree is {r.agree} but the levels are {first[r.id]} and {r.level_second}"
-                 for r in rows if r.id in first and r.agree != (first[r.id] == r.level_second)]
+    problems += [f"{r.id}: agree is {r.agree} but the readings are {r.level_first} and {r.level_second}"
+                 for r in rows if r.id in first and r.agree != (r.level_first == r.level_second)]
     if problems:
         raise SchemaError(path, problems)
     return rows
