@@ -149,6 +149,27 @@ def cmd_quiz(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def cmd_eval_grader(args: argparse.Namespace) -> int:
+    """The rule grader (and, with --judge, the model judge) measured on data/eval/labelled_answers.jsonl."""
+    from ctxlab.evaluation import judge, labelled, rules
+
+    m = labelled.measure(rules.grade)
+    print(f"ルール採点をラベル付き回答 {m.agreement.n} 件で測った結果（{labelled.LABELLED.name}）")
+    print(m.agreement.format("ルール採点"))
+    print(m.format_kinds())
+    if args.judge:
+        from ctxlab.api.client import make_client
+
+        client = make_client()
+        jm = judge.measure_on_labels(client, model=args.model or judge.JUDGE_MODEL)
+        cost = (f"実 API なら約 ${jm.cost_usd:.3f}（sandbox の見積もり）" if jm.measured.name == judge.SANDBOX_JUDGE
+                else f"料金 ${jm.cost_usd:.3f}（実 API）")
+        print(f"\n判定: {judge.GRADER_JA.get(jm.measured.name, jm.measured.name)}（{cost}）")
+        print(jm.measured.agreement.format("判定"))
+        print(jm.measured.format_kinds())
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="ctxlab", description="RAG か ロングコンテキストか: course tools")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -198,6 +219,13 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("question")
     k.add_argument("choice")
     q.set_defaults(func=cmd_quiz)
+
+    e = sub.add_parser("eval-grader", help="ルール採点（と --judge でモデルの判定）をラベル付き回答で測る: κ と混同行列")
+    e.add_argument("--judge", action="store_true",
+                   help="also measure the model judge (online with ANTHROPIC_API_KEY, within CTXLAB_BUDGET_USD; "
+                        "offline the sandbox only simulates the plumbing)")
+    e.add_argument("--model", default=None, help="the judge's model (default: ctxlab.evaluation.judge.JUDGE_MODEL)")
+    e.set_defaults(func=cmd_eval_grader)
     return ap
 
 

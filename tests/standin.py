@@ -43,6 +43,7 @@ class Received:
     max_tokens: int | None = None
     cost_usd: float = 0.0          #: what the sandbox billed for it (0 for an error)
     ceiling_usd: float = 0.0       #: the same with the answer max_tokens long
+    body: dict | None = None       #: the request's JSON body as it arrived (for tests of a request's shape)
 
 
 class StandIn:
@@ -96,7 +97,7 @@ class StandIn:
                         status, data, headers = resp.status_code, resp.read(), resp.headers
                         entry = stand_in.sandbox.log[n] if len(stand_in.sandbox.log) > n else None
                 record = Received(self.command, self.path.split("?")[0], status, parsed.get("model"),
-                                  parsed.get("max_tokens"))
+                                  parsed.get("max_tokens"), body=parsed)
                 if status == 200 and entry is not None and entry.endpoint == "messages":
                     record.cost_usd = record.ceiling_usd = entry.cost_usd
                     out = (entry.usage or {}).get("output_tokens", 0)

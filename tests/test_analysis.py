@@ -50,6 +50,7 @@ def test_error_causes_files_each_wrong_answer_under_its_first_cause(qs):
         Graded(q01, "n", "記載がありません", "wrong", files=q01.gold_files),                    # abstained
         Graded(q01, "o", "毎月20日", "wrong", files=q01.gold_files),                           # sent, missed
         Graded(q27, "o", "記載がありません", "correct", files=()),                              # correct: not listed
+        Graded(q27, "p", "社員食堂は8時からです", "wrong", files=("hr_kyuyo_kitei.txt",)),        # no answer to miss
     ]
     c = measure.error_causes(gs)
     assert [g.question.id for g in c["m"]["not_sent"]] == ["q01"]
@@ -59,7 +60,10 @@ def test_error_causes_files_each_wrong_answer_under_its_first_cause(qs):
     human = {("q01", "o"): "correct", ("q27", "o"): "wrong"}
     ch = measure.error_causes(gs, human)
     assert [g.question.id for g in ch["o"]["grader"]] == ["q01", "q27"] and not ch["o"]["missed"]
+    assert [g.question.id for g in c["p"]["claimed"]] == ["q27"] and not c["p"]["missed"]
     assert "送っていない" in measure.format_causes(c)
+    # the order of the table is the order in which the causes are checked (a person's grade first)
+    assert measure.CAUSES[0] == "grader" and measure.CAUSES[-1] == "missed"
 
 
 def test_edge_order_puts_the_two_strongest_at_the_edges():
@@ -111,3 +115,18 @@ def test_exact_type_refuses_an_always_equal_object():
 
     assert AlwaysEqual() == {"x": 1} and not exact_type(AlwaysEqual(), dict)
     assert exact_type({}, dict) and exact_type(1.0, float, int)
+
+
+def test_the_paired_interval_widens_with_the_graders_measured_error():
+    from ctxlab import evaluation
+    qs = corpus.questions()
+    run = ([Graded(q, "a", "", "correct" if i % 3 else "wrong") for i, q in enumerate(qs)]
+           + [Graded(q, "b", "", "correct" if i % 2 else "wrong") for i, q in enumerate(qs)])
+    plain = measure.paired_interval(run, "a", "b")
+    levels = ["correct"] * 20 + ["wrong"] * 20
+    perfect = measure.paired_interval(run, "a", "b", agreement=evaluation.compare(levels, levels))
+    noisy = measure.paired_interval(run, "a", "b", agreement=evaluation.compare(
+        levels, ["correct"] * 14 + ["wrong"] * 6 + ["wrong"] * 14 + ["correct"] * 6))
+    assert perfect == plain
+    assert noisy[0] == plain[0]
+    assert noisy[2] - noisy[1] > plain[2] - plain[1]

@@ -1,12 +1,13 @@
-"""ctxlab.labs._answers through ctxlab.labs.measure: the grader grades the 30 questions' answers as a person would."""
+"""ctxlab.evaluation.rules: the grader grades the 30 questions' answers as a person would."""
 import re
 
 import pytest
 
 from ctxlab import corpus
 from ctxlab.corpus import Question
-from ctxlab.labs import measure
-from ctxlab.labs.measure import Graded
+from ctxlab import evaluation as measure
+from ctxlab.evaluation import rules as _rules
+from ctxlab.evaluation import Graded
 from ctxlab.widgets.grader import Grader
 
 QUESTIONS = corpus.questions()
@@ -190,3 +191,127 @@ def test_the_widget_and_the_grader_agree_on_the_30_gold_answers():
     gr_off = Grader(off)
     gr_off._buttons["correct"].click()
     assert gr_off.agreement().agree == 0 and "不一致" in gr_off._feedback.value
+
+
+# ---------------------------------------------------------------- the classes rules can read (issue: grade the grader)
+# Each test builds its answers from the questions' own facts, so it tests a class, not a sentence.
+
+TIME_FACTS = [(q, f) for q in ANSWERABLE for f in q.key_facts if re.search(r"\d(日|時間|分|年|か月)$", f)]
+YEN_FACTS = [(q, f) for q in ANSWERABLE for f in q.key_facts if re.fullmatch(r"[\d,]+円", f)]
+KANJI = "〇一二三四五六七八九"
+
+
+def kanji(n: int) -> str:
+    """n (below 10,000) in kanji numerals: 25 -> 二十五, 300 -> 三百."""
+    out = ""
+    for unit, name in ((1000, "千"), (100, "百"), (10, "十")):
+        d, n = divmod(n, unit)
+        if d:
+            out += ("" if d == 1 else KANJI[d]) + name
+    return out + (KANJI[n] if n else "")
+
+
+@pytest.mark.parametrize("pair", NUMBERED, ids=ids(NUMBERED))
+def test_a_key_number_in_kanji_or_full_width_is_found(pair):
+    x, fact = pair
+    m = re.search(r"\d+", fact.replace(",", ""))
+    plain = fact.replace(",", "")
+    value = int(m.group(0))
+    man, rest = divmod(value, 10_000)
+    as_kanji = plain[:m.start()] + (kanji(man) + "万" if man else "") + kanji(rest) + plain[m.end():]
+    full = plain.translate(str.maketrans("0123456789", "０１２３４５６７８９"))
+    for form in (as_kanji, full):
+        assert measure.facts_found(f"規程では{form}です。", [fact], x.answer) == [fact], form
+
+
+@pytest.mark.parametrize("pair", YEN_FACTS, ids=ids(YEN_FACTS))
+def test_yen_written_with_sen_and_man_is_found_and_a_wrong_amount_is_not(pair):
+    x, fact = pair
+    value = int(fact[:-1].replace(",", ""))
+    man, rest = divmod(value, 10_000)
+    sen, rest = divmod(rest, 1000)
+    form = (f"{man}万" if man else "") + (f"{sen}千" if sen else "") + (str(rest) if rest else "") + "円"
+    assert measure.facts_found(f"月額{form}です。", [fact], x.answer) == [fact], form
+    wrong = (f"{man}万" if man else "") + f"{sen + 1}千円"
+    assert measure.facts_found(f"月額{wrong}です。", [fact], x.answer) == [], wrong
+
+
+@pytest.mark.parametrize("pair", TIME_FACTS, ids=ids(TIME_FACTS))
+def test_a_time_fact_in_another_slot_is_not_the_number_asked_for(pair):
+    x, fact = pair
+    assert measure.facts_found(f"{fact}です。", [fact], x.answer) == [fact]
+    for changer in ("締めです。", "前までに申請します。", "後に通知されます。", "ごとに見直します。", "経過すると削除されます。"):
+        answer = f"{fact}{changer}"
+        assert measure.facts_found(answer, [fact], x.answer) == [], answer
+
+
+KEYED = [(q, f) for q in ANSWERABLE for f in q.key_facts]
+
+
+@pytest.mark.parametrize("pair", KEYED, ids=ids(KEYED))
+def test_a_key_fact_under_a_negation_or_prohibition_is_not_stated(pair):
+    x, fact = pair
+    for answer in (f"{fact}は不要です。", f"{fact}であっても、一切認められていません。", f"{fact}ではなく、別の定めです。",
+                   f"{fact}は禁止されています。", f"{fact}は使えず、ほかの方法になります。"):
+        assert measure.facts_found(answer, [fact], x.answer) == [], answer
+    # an obligation, "no problem" and a condition are not negations
+    for answer in (f"{fact}でなければなりません。", f"{fact}で問題ありません。", f"操作しないと{fact}です。"):
+        assert measure.facts_found(answer, [fact], x.answer) == [fact], answer
+
+
+def test_the_negation_of_one_fact_does_not_reach_the_next_one():
+    two = q(facts=("3日まで", "多要素認証"), category="multi")
+    assert measure.grade("週3日までで、多要素認証は不要です。", two) == "partial"
+    assert measure.grade("週3日までは不要で、多要素認証が必要です。", two) == "partial"
+    assert measure.grade("週3日までで、多要素認証が必須です。", two) == "correct"
+
+
+UNANSWERABLE = [q for q in QUESTIONS if q.category == "unanswerable"]
+
+
+@pytest.mark.parametrize("x", UNANSWERABLE, ids=ids(UNANSWERABLE))
+def test_an_abstention_followed_by_a_claim_about_the_topic_is_wrong(x):
+    from ctxlab.retrieval import content_nouns
+    topic = content_nouns(x.question)
+    assert measure.grade(x.answer, x) == "correct"
+    for abstain in ("規程には記載がありません。", "規程には定められていないようです。", "該当する記述は見当たりませんでした。",
+                    "その定めは規程にありません。", "規程からは判断できません。"):
+        assert measure.grade(abstain, x) == "correct", abstain
+        assert measure.grade(abstain + "総務部に確認してください。", x) == "correct"
+        for noun in topic:
+            claim = f"{abstain}ただし{noun}は認められます。"
+            if noun in _rules._uncovered_topic(x.question):
+                assert measure.grade(claim, x) == "wrong", claim
+                contrast = f"記載はありませんが、{noun}なら認められます。"
+                assert measure.grade(contrast, x) == "wrong", contrast
+
+
+@pytest.mark.parametrize("x", CONTRADICTIONS, ids=ids(CONTRADICTIONS))
+def test_a_paraphrased_stale_number_is_stale_unless_named_as_changed(x):
+    keys = "、".join(x.key_facts)
+    cores = [re.search(r"\d[\d,]*(?:営業日|日|円)", f).group(0) for f in x.stale_facts]
+    for core in cores:
+        if any(core in k for k in x.key_facts):
+            continue
+        assert measure.grade(f"{keys}です。合計では{core}まで認められます。", x) == "partial"
+        assert measure.grade(f"{core}まで認められます。", x) == "wrong"
+        assert measure.grade(f"{core}から{keys}に引き上げられました。", x) == "correct"
+        assert measure.grade(f"以前は{core}でしたが、今は{keys}です。", x) == "correct"
+        assert measure.grade(f"{core}でしたが、{keys}に変わりました。", x) == "correct"
+
+
+@pytest.mark.parametrize("text, normal", [
+    ("月額5千円", "月額5000円"), ("1万5千円", "15000円"), ("1千万円未満", "10000000円未満"), ("二十五日", "25日"),
+    ("三百万円", "3000000円"), ("満六十五歳", "満65歳"), ("十分な時間", "十分な時間"), ("十分間", "10分間"),
+    ("一般に一切", "一般に一切"), ("万一のとき", "万一のとき"), ("２時間以内", "120分以内"),
+    ("退職日をもって停止", "退職日に停止"), ("翌月5営業日目までに", "翌月5営業日以内に"),
+])
+def test_normalize_reads_numerals_and_equivalent_notations(text, normal):
+    assert measure.normalize(text) == normal
+
+
+@pytest.mark.parametrize("x", ANSWERABLE, ids=ids(ANSWERABLE))
+def test_a_quoted_condition_is_not_an_abstention(x):
+    # rules quoted by an extractive answer say 「分からない場合は」: that is a condition, not "the documents do not say"
+    assert measure.grade(f"{stated(x)}分からない場合や見つからないときは、窓口に相談できます。", x) == "correct"
+    assert measure.grade(f"{stated(x)}ただ、規程からは分からないです。", x) == "partial"

@@ -19,6 +19,7 @@ LAYERS = [
     {"corpus", "retrieval", "quiz"},
     {"sandbox"},
     {"api"},
+    {"evaluation"},
     {"labs"},
     {"plots"},
     {"widgets"},

@@ -4,6 +4,7 @@ import dataclasses
 import pytest
 
 import ctxlab
+from ctxlab import evaluation
 from ctxlab.api import budget
 from ctxlab import corpus
 from ctxlab.labs import measure as evaluate
@@ -80,8 +81,31 @@ def test_by_method_and_format_table():
     assert acc["a"]["multi"] == pytest.approx(0.5)
     assert acc["b"]["all"] == 0
     text = evaluate.format_table(graded)
-    assert text.splitlines()[0].startswith("方式")
-    assert "75%" in text and "multi" in text
+    assert text.splitlines()[0] == "採点: ルール採点（ctxlab.evaluation.rules）"
+    assert text.splitlines()[1].startswith("方式")
+    assert "75%" in text and "multi" in text and "95%区間" not in text
+    # the table says which grader gave the levels, and widens the interval by that grader's measured error
+    judged = [dataclasses.replace(x, grader="judge:claude-sonnet-5") for x in graded]
+    perfect = evaluation.compare(["correct", "partial", "wrong"], ["correct", "partial", "wrong"])
+    noisy = evaluation.compare(["correct"] * 4 + ["wrong"] * 4, ["correct", "wrong", "wrong", "partial"] + ["wrong", "correct", "correct", "wrong"])
+    t_perfect = evaluate.format_table(judged, grader_agreement=perfect)
+    t_noisy = evaluate.format_table(judged, grader_agreement=noisy)
+    assert "judge:claude-sonnet-5" in t_perfect.splitlines()[0] or "claude-sonnet-5" in t_perfect.splitlines()[0]
+    assert "95%区間" in t_perfect and "高く付けた分 0% だけ下へ、低く付けた分 0%" in t_perfect
+    # noisy: 3 of 8 graded correct were wrong or partial (1 + 1 + 0.5 points), 2 graded wrong were correct (2 points)
+    assert "高く付けた分 31% だけ下へ、低く付けた分 25% だけ上へ" in t_noisy
+
+
+def test_the_interval_widens_with_the_graders_measured_error():
+    from ctxlab.evaluation.uncertainty import accuracy_interval
+    levels = ["correct"] * 15 + ["wrong"] * 15
+    plain = accuracy_interval(levels)
+    perfect = accuracy_interval(levels, evaluation.compare(levels, levels))
+    assert perfect == plain
+    labels = ["correct"] * 10 + ["wrong"] * 5 + ["wrong"] * 10 + ["correct"] * 5
+    noisy = accuracy_interval(levels, evaluation.compare(levels, labels))
+    assert noisy[0] == plain[0] == 0.5
+    assert noisy[2] - noisy[1] > plain[2] - plain[1]
 
 
 def test_compare_levels_marks_changes():

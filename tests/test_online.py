@@ -24,6 +24,7 @@ import nbformat
 import pytest
 
 from ctxlab.api import online
+from ctxlab.corpus import questions as ctxlab_questions
 from standin import FAKE_KEY, StandIn, online_env, run_online
 
 # slow; the first test of each course run also runs the whole course (a few minutes, more on a loaded machine)
@@ -103,6 +104,22 @@ def test_the_course_sends_its_requests_through_the_stand_in(course_online):
     expected = {name: table[name]["runs"][online.lesson_costs()["default_model"]]["requests"] for name in NAMES}
     assert sent == expected, "the lessons' requests changed: run tools/lesson_costs.py to measure them again"
     assert sum(sent.values()) > 0
+
+
+def test_lesson_08_grades_with_the_judge_through_the_stand_in_within_its_budget_line(course_online):
+    """Online, lesson 08 measures the judge on the labelled answers and regrades the run with it (§5)."""
+    from ctxlab.evaluation import judge, labelled
+
+    r = course_online["08_measure"]
+    judged = [x for x in r["received"] if x.path == "/v1/messages" and x.body
+              and (x.body.get("output_config") or {}).get("format", {}).get("schema") == judge.SCHEMA]
+    assert len(judged) == len(labelled.load()) + 3 * len(ctxlab_questions())
+    for x in judged:
+        assert x.status == 200 and x.model == judge.JUDGE_MODEL and "temperature" not in x.body
+        assert x.body["system"][1]["cache_control"] == {"type": "ephemeral"}
+    # what the stand-in billed for the judge stays within the estimate the lesson's banner prints
+    estimate = judge.estimate_cost([{**x.body} for x in judged])
+    assert 0 < sum(x.cost_usd for x in judged) <= estimate
 
 
 def test_no_key_text_in_any_output_saved_notebook_or_log(course_online):

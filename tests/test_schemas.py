@@ -14,6 +14,11 @@ def test_the_shipped_files_are_valid():
     assert pricing._table().models
     assert corpus.load() and corpus.questions()
     assert corpus.validate() == [] and corpus.validate_questions() == []
+    from ctxlab.evaluation import labelled
+    rows = labelled.load()
+    assert rows
+    if labelled.REVIEW.exists():
+        assert labelled.load_review(labelled.REVIEW, rows)
 
 
 def test_broken_price_table_lists_every_problem_with_its_field(tmp_path):

@@ -10,7 +10,8 @@ data/pricing.json; the kernel's meter must agree. Lesson 08 is also measured wit
 Writes data/lesson_costs.json (read by ``ctxlab.api.online``) and the table between the
 ``lesson-costs`` markers of README.md and docs/instructor.md. Nothing is sent to the real API.
 
-Usage: .venv/bin/python tools/lesson_costs.py [--workers 2] [--questions 10] [--check | --docs]
+Usage: .venv/bin/python tools/lesson_costs.py [--workers 2] [--questions 10] [--lessons ID ...] [--check | --docs]
+  --lessons: measure only these lessons again and keep the other rows of data/lesson_costs.json
   --check: only compare README.md and docs/instructor.md with data/lesson_costs.json (exit 1 on drift)
   --docs: only rewrite the tables of README.md and docs/instructor.md from data/lesson_costs.json
 """
@@ -59,8 +60,8 @@ def run_one(path: Path, model: str, questions: int | None) -> dict:
     return result
 
 
-def measure(workers: int, questions: int) -> dict:
-    lessons = sorted((ROOT / "solutions").glob("*/*.ipynb"))
+def measure(workers: int, questions: int, only: list[str] | None = None) -> dict:
+    lessons = sorted(p for p in (ROOT / "solutions").glob("*/*.ipynb") if not only or p.parent.name in only)
     models = list(pricing.models())
     jobs = [(p, m, None) for m in models for p in lessons]
     jobs += [(p, m, questions) for m in models for p in lessons if p.parent.name in SMALL_LESSONS]
@@ -69,9 +70,17 @@ def measure(workers: int, questions: int) -> dict:
     table = {"generated_by": "tools/lesson_costs.py", "date": dt.date.today().isoformat(), "source": SOURCE,
              "source_short": SOURCE_SHORT, "models": models, "default_model": pricing.DEFAULT_MODEL,
              "small_questions": questions, "lessons": {}}
+    if only:  # keep the rows (and the date) of the lessons not measured again; the new rows carry their date
+        old = online.lesson_costs()
+        table["date"] = old["date"]
+        table["lessons"] = {k: v for k, v in old["lessons"].items() if k not in only}
     for (p, m, q), r in zip(jobs, results):
-        runs = table["lessons"].setdefault(p.parent.name, {"runs": {}})["runs"]
+        row = table["lessons"].setdefault(p.parent.name, {"runs": {}})
+        if only:
+            row["date"] = dt.date.today().isoformat()
+        runs = row["runs"]
         runs[m if q is None else f"{m}@{q}"] = r
+    table["lessons"] = dict(sorted(table["lessons"].items()))
     return table
 
 
@@ -81,6 +90,7 @@ def main() -> int:
     ap.add_argument("--questions", type=int, default=10, help="CTXLAB_QUESTIONS of the small-budget runs")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--docs", action="store_true")
+    ap.add_argument("--lessons", nargs="+", metavar="ID", help="measure only these lessons again (e.g. 08_measure)")
     args = ap.parse_args()
     if args.check:
         stale = [str(p.relative_to(ROOT)) for p in DOCS
@@ -89,7 +99,7 @@ def main() -> int:
         return 1 if stale else 0
     t0 = time.perf_counter()
     if not args.docs:
-        table = measure(args.workers, args.questions)
+        table = measure(args.workers, args.questions, args.lessons)
         online.COSTS_PATH.write_text(json.dumps(table, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         online.lesson_costs.cache_clear()
     for p in DOCS:

@@ -4,33 +4,40 @@
   which exactly one of them was correct say anything about which is better. With ``b`` questions
   only A got right and ``c`` only B got right, the exact two-sided McNemar test asks how likely a
   split at least that uneven is when each such question is a fair coin (binomial, p = 1/2).
-  :func:`paired_interval` gives a 95% interval of the difference in accuracy (partial = 0.5)
-  from a seeded paired bootstrap over the questions.
-* :func:`error_causes` files each answer that is not correct under one cause, in this order:
-  the gold files were not all sent (``not_sent``), a superseded value was stated as current
-  (``stale``), the answer says the documents do not cover it (``abstained``), a person graded it
-  differently from the machine (``grader``, only where a person graded it), or the files were
-  sent and the answer still missed (``missed``).
+  It counts "correct" against everything else: a partial answer counts as not correct.
+  :func:`paired_interval` gives a 95% interval of the difference in accuracy from a seeded paired
+  bootstrap over the questions, with partial = 0.5 (the accuracy of the tables); with ``agreement``
+  (the grader measured on the labelled answers) both ends move out by the grader's measured error
+  (:func:`ctxlab.evaluation.uncertainty.grader_bias`: the points it gave above and below the labels).
+  With few discordant questions the bootstrap has few distinct values to draw from: its interval
+  shows the direction and rough size of a difference, not a precise range.
+* :func:`error_causes` files each answer under one cause, in this order (:data:`CAUSES`): a person
+  graded it differently from the machine (``grader``, only where a person graded it: checked first,
+  also when the machine said correct); then, for the answers not graded correct, the gold files were
+  not all sent (``not_sent``), a superseded value was stated as current (``stale``), the answer says
+  the documents do not cover it (``abstained``), a question the documents do not answer got an answer
+  of its own (``claimed``: there is no answer sentence to miss), or the files were sent and the
+  answer still missed (``missed``).
 * :func:`edge_order` puts the strongest passage first and the second strongest last (the
   ordering the 長文コンテキストの記事 recommends, from the U-shaped accuracy by position).
 """
 from __future__ import annotations
 
 import math
-import random
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from ctxlab import _text
-from ctxlab.labs._answers import Graded, says_not_covered, stale_stated
+from ctxlab.evaluation import Agreement, Graded, says_not_covered, stale_stated
+from ctxlab.evaluation.uncertainty import bootstrap, grader_bias
 
 __all__ = ["Paired", "mcnemar", "paired_interval", "CAUSES", "CAUSE_JA", "error_causes", "format_causes",
            "edge_order"]
 
-CAUSES = ("not_sent", "stale", "abstained", "grader", "missed")
-CAUSE_JA = {"not_sent": "答えのファイルを送っていない", "stale": "旧版の値を今の規則として答えた",
-            "abstained": "送ったが「記載がない」と答えた", "grader": "人と自動採点が食い違った",
-            "missed": "送ったが答えの文を拾えなかった"}
+CAUSES = ("grader", "not_sent", "stale", "abstained", "claimed", "missed")
+CAUSE_JA = {"grader": "人と自動採点が食い違った", "not_sent": "答えのファイルを送っていない",
+            "stale": "旧版の値を今の規則として答えた", "abstained": "送ったが「記載がない」と答えた",
+            "claimed": "記載のない質問に答えを作った", "missed": "送ったが答えの文を拾えなかった"}
 
 _SCORE = {"correct": 1.0, "partial": 0.5, "wrong": 0.0}
 
@@ -48,7 +55,7 @@ class Paired:
 
     def __str__(self) -> str:
         return (f"{self.a} vs {self.b}: {self.n} 問のうち {self.a} だけ正しい {self.only_a} 問、"
-                f"{self.b} だけ正しい {self.only_b} 問 → McNemar の正確検定 p = {self.p_value:.2f}")
+                f"{self.b} だけ正しい {self.only_b} 問（惜しいは正しくない側） → McNemar の正確検定 p = {self.p_value:.2f}")
 
 
 def _by_question(graded: Iterable[Graded], method: str) -> dict[str, Graded]:
@@ -81,16 +88,16 @@ def mcnemar(graded: Sequence[Graded], a: str, b: str) -> Paired:
 
 
 def paired_interval(graded: Sequence[Graded], a: str, b: str, *, rounds: int = 2000, seed: int = 0,
-                    level: float = 0.95) -> tuple[float, float, float]:
-    """(difference, low, high): accuracy of ``a`` minus ``b`` (partial = 0.5) and a paired bootstrap interval."""
+                    level: float = 0.95, agreement: Agreement | None = None) -> tuple[float, float, float]:
+    """(difference, low, high): accuracy of ``a`` minus ``b`` (partial = 0.5) and a paired bootstrap interval,
+    widened by the grader's measured error when ``agreement`` is given (see the module docstring)."""
     if not 0 < level < 1:
         raise ValueError(f"level must be between 0 and 1, got {level!r}")
     diffs = [_SCORE[x.level] - _SCORE[y.level] for x, y in _pairs(list(graded), a, b)]
     n = len(diffs)
-    rng = random.Random(seed)
-    means = sorted(sum(rng.choice(diffs) for _ in range(n)) / n for _ in range(rounds))
-    lo = means[int((1 - level) / 2 * rounds)]
-    hi = means[min(rounds - 1, int((1 + level) / 2 * rounds))]
+    lo, hi = bootstrap(diffs, rounds=rounds, seed=seed, level=level)
+    over, under = grader_bias(agreement)
+    lo, hi = max(-1.0, lo - over - under), min(1.0, hi + over + under)
     return sum(diffs) / n, lo, hi
 
 
@@ -101,6 +108,8 @@ def _cause(g: Graded) -> str:
         return "stale"
     if g.question.gold_files and says_not_covered(g.answer):
         return "abstained"
+    if not g.question.gold_files:
+        return "claimed"
     return "missed"
 
 

@@ -2,9 +2,9 @@
 
 The pieces live in their own modules and are re-exported here, so the lesson has one import:
 
-* :mod:`ctxlab.labs._answers` -- the answer grader (:func:`grade`, :data:`LEVELS`,
-  :func:`facts_found`, :func:`stale_stated`, :func:`accuracy`), :class:`Graded`, and :func:`agreement` between a
-  person's grades and the machine's;
+* :mod:`ctxlab.evaluation` (the home of answer grading) -- the rule grader (:func:`grade`, :data:`LEVELS`,
+  :func:`facts_found`, :func:`stale_stated`, :func:`accuracy`), :class:`Graded`, and :func:`agreement` between two
+  graders;
 * :mod:`ctxlab.labs._analysis` -- :func:`mcnemar` and :func:`paired_interval` (paired uncertainty),
   :func:`error_causes` (why each answer was not correct) and :func:`edge_order`;
 * :mod:`ctxlab.labs._methods` -- :class:`LongContext`, :class:`MetadataFilter` (lesson 06's
@@ -34,8 +34,10 @@ from ctxlab.costs import pricing
 from ctxlab.costs.usage import total_input
 from ctxlab.labs._analysis import (CAUSE_JA, CAUSES, Paired, edge_order, error_causes, format_causes, mcnemar,
                                    paired_interval)
-from ctxlab.labs._answers import (LEVELS, NOT_COVERED, SUPERSEDED, Agreement, Graded, accuracy, agreement,
-                                  facts_found, grade, normalize, says_not_covered, stale_stated, states_a_rule)
+from ctxlab.evaluation import (LEVELS, NOT_COVERED, SUPERSEDED, Agreement, Graded, accuracy, agreement,
+                               facts_found, grade, normalize, says_not_covered, stale_stated, states_a_rule)
+from ctxlab.evaluation.levels import GRADER_JA
+from ctxlab.evaluation.uncertainty import accuracy_interval, grader_bias
 from ctxlab.labs._methods import RAG, Folder, LongContext, Method, MetadataFilter, Passage
 
 __all__ = [
@@ -69,28 +71,43 @@ def table(graded: Iterable[Graded]) -> dict[str, dict[str, Counter]]:
     return t
 
 
-def format_table(graded: list[Graded], partial_weight: float = 0.5, source: str | None = None) -> str:
+def format_table(graded: list[Graded], partial_weight: float = 0.5, source: str | None = None,
+                 grader_agreement: Agreement | None = None) -> str:
     """A text table: per method, correct/partial/wrong and accuracy overall and per category.
 
     ``source`` (e.g. :func:`source_label`) is printed above it as the table's source; without it, the source is read
-    from the answers themselves (:func:`ctxlab.api.online.source_line`) and printed last.
+    from the answers themselves (:func:`ctxlab.api.online.source_line`) and printed last. The grader that gave the
+    levels (``Graded.grader``) is printed above it. With ``grader_agreement`` (that grader measured on the labelled
+    answers) a column gives each accuracy's 95% interval widened by the grader's measured error
+    (:func:`ctxlab.evaluation.uncertainty.accuracy_interval`).
     """
     graded = list(graded)
     t = table(graded)
     cats = [c for c in CATEGORIES if any(c in t[m] for m in t)]
+    wide = grader_agreement is not None
     head = (_text.pad("方式", 14) + _text.pad("正しい", 8, right=True) + _text.pad("惜しい", 8, right=True) + _text.pad("違う", 6, right=True) + _text.pad("正答率", 8, right=True)
-            + "".join(_text.pad(c, 15, right=True) for c in cats))
-    lines = ([f"出典: {source}"] if source else []) + [head]
+            + (_text.pad("95%区間", 14, right=True) if wide else "") + "".join(_text.pad(c, 15, right=True) for c in cats))
+    graders = "・".join(GRADER_JA.get(n, n) for n in dict.fromkeys(g.grader for g in graded))
+    note = ""
+    if wide:
+        over, under = grader_bias(grader_agreement, partial_weight)
+        note = (f"（95%区間は質問のブートストラップを、この採点がラベル付き回答 {grader_agreement.n} 件で"
+                f"人より高く付けた分 {over:.0%} だけ下へ、低く付けた分 {under:.0%} だけ上へ広げたもの）")
+    lines = ([f"出典: {source}"] if source else []) + [f"採点: {graders}{note}", head]
     for m, per in t.items():
         allc = per["all"]
         acc = accuracy(list(allc.elements()), partial_weight)
+        span = ""
+        if wide:
+            _, lo, hi = accuracy_interval(list(allc.elements()), grader_agreement, partial_weight=partial_weight)
+            span = _text.pad(f"[{lo:.0%}, {hi:.0%}]", 14, right=True)
         cells = []
         for c in cats:
             n = sum(per[c].values())
             cell = f"{per[c]['correct']}/{n} {accuracy(list(per[c].elements()), partial_weight):4.0%}" if n else "-"
             cells.append(_text.pad(cell, 15, right=True))
         lines.append(_text.pad(m, 14) + _text.pad(str(allc["correct"]), 8, right=True) + _text.pad(str(allc["partial"]), 8, right=True)
-                     + _text.pad(str(allc["wrong"]), 6, right=True) + _text.pad(f"{acc:.0%}", 8, right=True) + "".join(cells))
+                     + _text.pad(str(allc["wrong"]), 6, right=True) + _text.pad(f"{acc:.0%}", 8, right=True) + span + "".join(cells))
     return "\n".join(lines if source else lines + [online.source_line(graded)])
 
 

@@ -7,7 +7,8 @@ import matplotlib.pyplot as plt
 
 import ctxlab.plots  # noqa: F401  (Japanese font)
 from ctxlab.corpus import CATEGORIES
-from ctxlab.labs.measure import Graded, by_method
+from ctxlab.evaluation import Graded
+from ctxlab.labs.measure import by_method
 
 #: the categories as the figure names them
 NAMES = {"single": "単一文書", "multi": "複数文書", "whole": "全体横断", "contradiction": "新旧の矛盾",

@@ -23,7 +23,7 @@ from typing import Iterable
 
 import ipywidgets as w
 
-from ctxlab.labs.measure import LEVELS, Agreement, Graded, agreement
+from ctxlab.evaluation import LEVELS, Agreement, Graded, agreement
 from ctxlab.widgets._fallback import TextFallback, how_to
 
 LABELS = {"correct": "正しい", "partial": "惜しい", "wrong": "違う"}

@@ -182,7 +182,9 @@ plt.tight_layout()
 # プレーンテキストの文書は、API が**文ごと**に区切って引用します。規程では「第 11 条に書いてある」と条文で示したいことがよくあります。
 # そのときは文書を `"source": {"type": "content", "content": [...]}`（カスタムコンテンツ）にして、**1 条を 1 ブロック**に入れます。
 # カスタムコンテンツの文書は、ブロックより細かくは引用されません。返る引用は `content_block_location` で、`start_block_index`
-# がそのまま条文の番号になります。`citations.article_document` が、文書を条文ごとのブロックに分けます。
+# は**ブロックの番号**です。条文の番号とは一致しません（規程の題名や章の見出しもブロックを 1 つずつ使うので、番号がずれます）。
+# `citations.article_document` が文書を条文ごとのブロックに分け、どのブロックがどの条文かの表（`labels`）を持っています。
+# `art.article_of(引用)` がその表を引いて、ブロックの番号を条文の名前に直します。
 
 # %%
 telework = by_file["hr_telework_2025.txt"]
@@ -193,6 +195,8 @@ art_req = {"model": "claude-opus-5", "max_tokens": 500, "system": messages.SYSTE
 art_resp = client.messages.create(**art_req)
 for c in citations.collect(art_resp):
     print(f"  {c.type}: ブロック {c.start_block_index}–{c.end_block_index} → {art.article_of(c)}  「{c.cited_text[:30]}…」")
+offset = next(i for i, label in enumerate(art.labels) if label.startswith("第1条"))
+print(f"第1条はブロック {offset}: 見出しなどが前に {offset} ブロックあるので、ブロックの番号は条文の番号と {offset} ずれます")
 
 # %% [markdown]
 # 引用の単位が条文になるので、画面には「在宅勤務規程 第 11 条」と出せます。その代わり、条文の中のどの文かは分かりません。
@@ -222,12 +226,15 @@ else:
 # 読み取りは `citations.parse_numbered_refs` です。
 
 # %%
+from ctxlab.api.online import source_line
+
 numbered = citations.numbered_docs(docs)
 req = messages.question_request(numbered, QUESTIONS[0],
                                 system=messages.SYSTEM_PROMPT + citations.numbered_instruction(len(docs)))
 out = client.messages.create(**req, output_config={"format": SCHEMA})
 answer = json.loads(out.content[0].text)["answer"]
 print(answer, "\n")
+kinds = []
 for ref in citations.parse_numbered_refs(answer):
     if not ref.valid(len(docs)):
         print(f"{ref.numbers}: 送っていない文書の番号")
@@ -235,9 +242,12 @@ for ref in citations.parse_numbered_refs(answer):
     files = [docs[n - 1].file for n in ref.numbers]
     verbatim = any(ref.claim in docs[n - 1].text for n in ref.numbers)
     print(f"{ref.numbers} → {files}  {'原文にそのままある' if verbatim else '言い換えなので原文で位置を引けない'}")
+    kinds.append(verbatim)
+print(f"原文にそのままある {sum(kinds)} 件 / 言い換え {len(kinds) - sum(kinds)} 件（{source_line(out)}）")
 
 # %% [markdown]
-# どれも「原文にそのままある」になりました。sandbox は文書の文を**そのまま写して**答えるからで、これは実際のモデルの姿ではありません。
+# オフラインの sandbox では、どれも「原文にそのままある」になります（上の最後の行）。sandbox は文書の文を**そのまま写して**答えるからで、
+# これは実際のモデルの姿ではありません。実 API では言い換えが混ざり、その数が同じ行に出ます。
 # 実際のモデルは文を言い換えて書きます。番号の書き方も揺れますし、送っていない番号や、別の文書の番号を書くこともあります。
 # モデルが書きそうな回答を手で書いて、同じ確かめ方を通します（sandbox は言い換えを書けないので、ここは手書きの例です）。
 

@@ -1,0 +1,122 @@
+"""ctxlab.evaluation: agreement statistics, the labelled answers' schema and loader, and the rule grader measured on them."""
+import json
+
+import pytest
+
+from ctxlab import corpus
+from ctxlab.errors import SchemaError
+from ctxlab.evaluation import _agreement as agreement, labelled, rules
+
+from pathlib import Path
+
+FIXTURE = Path(__file__).parent / "fixtures" / "labelled_answers.jsonl"
+
+
+# ---------------------------------------------------------------- agreement
+
+
+def test_kappa_of_the_textbook_example():
+    # Cohen's kappa as in the usual worked example (e.g. Wikipedia "Cohen's kappa"): 50 items, both yes 20,
+    # A yes / B no 5, A no / B yes 10, both no 15 -> p_o = 0.7, p_e = 0.5, kappa = 0.4
+    a = ["correct"] * 20 + ["correct"] * 5 + ["wrong"] * 10 + ["wrong"] * 15
+    b = ["correct"] * 20 + ["wrong"] * 5 + ["correct"] * 10 + ["wrong"] * 15
+    r = agreement.compare(a, b)
+    assert (r.n, r.agree) == (50, 35)
+    assert r.kappa == pytest.approx(0.4)
+    assert r.matrix() == [[20, 0, 5], [0, 0, 0], [10, 0, 15]]
+    assert r.disagreement == pytest.approx(0.3)
+
+
+def test_kappa_three_levels_and_edge_cases():
+    a = ["correct", "partial", "wrong", "correct", "partial", "wrong"]
+    b = ["correct", "partial", "wrong", "partial", "wrong", "correct"]
+    # p_o = 3/6; each level has share 1/3 on both sides: p_e = 1/3 -> kappa = (1/2 - 1/3) / (2/3) = 0.25
+    assert agreement.cohen_kappa(a, b) == pytest.approx(0.25)
+    assert agreement.compare(a, a).kappa == pytest.approx(1.0)
+    assert agreement.compare(["correct"] * 3, ["correct"] * 3).kappa is None   # chance agreement is 1
+    assert agreement.compare([], []).kappa is None
+    with pytest.raises(ValueError, match="compare the same answers"):
+        agreement.compare(["correct"], [])
+    with pytest.raises(ValueError, match="must be one of"):
+        agreement.compare(["right"], ["correct"])
+    text = agreement.compare(a, b).format("ルール", "ラベル")
+    assert "κ = 0.25" in text and "6 件採点" in text
+
+
+# ---------------------------------------------------------------- the labelled answers
+
+
+def test_the_fixture_loads_and_is_measured():
+    rows = labelled.load(FIXTURE)
+    assert [r.id for r in rows][:2] == ["q01-01", "q01-02"] and rows[0].level == "correct"
+    m = labelled.measure(rules.grade, rows)
+    grades = {a.id: lv for a, lv in m.grades}
+    expected = {a.id: rules.grade(a.answer, q) for a in rows for q in corpus.questions() if q.id == a.question_id}
+    assert grades == expected
+    assert m.agreement == agreement.compare([grades[a.id] for a in rows], [a.level for a in rows])
+    assert sum(missed for missed, _ in m.by_kind().values()) == len(m.misses())
+
+
+def _write(tmp_path, rows):
+    p = tmp_path / "labelled.jsonl"
+    p.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
+    return p
+
+
+def test_a_broken_labelled_file_lists_every_problem(tmp_path):
+    good = json.loads(FIXTURE.read_text(encoding="utf-8").splitlines()[0])
+    rows = [good, {**good, "id": "q01-09", "level": "right"}, {**good, "id": "q01-10", "kind": "typo"},
+            {**good, "id": "q01-11", "extra": 1}, {k: v for k, v in good.items() if k != "reason"}]
+    with pytest.raises(SchemaError) as e:
+        labelled.load(_write(tmp_path, rows))
+    text = str(e.value)
+    assert "2 行目" in text and "3 行目" in text and "4 行目" in text and "5 行目" in text
+    with pytest.raises(SchemaError, match="appears 2 times"):
+        labelled.load(_write(tmp_path, [good, good]))
+    with pytest.raises(SchemaError, match="q99"):
+        labelled.load(_write(tmp_path, [{**good, "question_id": "q99"}]))
+
+
+def test_the_second_readers_pass_must_match_the_labels(tmp_path):
+    rows = labelled.load(FIXTURE)
+    p = tmp_path / "review.jsonl"
+    p.write_text(json.dumps({"id": "q01-01", "level_first": "correct", "level_second": "partial", "agree": False, "note": "n"}) + "\n"
+                 + json.dumps({"id": "q01-02", "level_first": "correct", "level_second": "correct", "agree": True, "note": ""}) + "\n")
+    assert [r.agree for r in labelled.load_review(p, rows)] == [False, True]
+    p.write_text(json.dumps({"id": "q01-01", "level_first": "correct", "level_second": "partial", "agree": True, "note": ""}) + "\n")
+    with pytest.raises(SchemaError, match="agree is True"):
+        labelled.load_review(p, rows)
+    p.write_text(json.dumps({"id": "zz", "level_first": "correct", "level_second": "partial", "agree": False, "note": ""}) + "\n")
+    with pytest.raises(SchemaError, match="not an id"):
+        labelled.load_review(p, rows)
+
+
+def test_the_labelled_set_in_data_loads_and_covers_its_kinds():
+    rows = labelled.load()
+    assert len(rows) >= 100
+    assert {r.level for r in rows} == {"correct", "partial", "wrong"}
+    assert len({r.kind for r in rows}) >= 10
+    if labelled.REVIEW.exists():
+        review = labelled.load_review(labelled.REVIEW, rows)
+        assert {r.id for r in review} <= {r.id for r in rows}
+
+
+def test_the_rule_grader_on_the_labelled_set():
+    """The figures lesson 08 prints; a floor under kappa so a change that makes the grader worse fails here."""
+    m = labelled.measure(rules.grade)
+    assert m.agreement.n == len(labelled.load())
+    assert m.agreement.kappa is not None and m.agreement.kappa >= 0.6, m.agreement.format()
+    # the classes rules can read: kanji numerals, full width, abstention with and without a claim
+    by_kind = m.by_kind()
+    for kind in ("kanji_numeral", "fullwidth", "abstain", "abstain_then_claim"):
+        if kind in by_kind:
+            missed, n = by_kind[kind]
+            assert missed <= n // 5, (kind, missed, n)
+
+
+def test_the_cli_prints_the_rule_graders_figures(capsys):
+    from ctxlab import cli
+    assert cli.main(["eval-grader"]) == 0
+    out = capsys.readouterr().out
+    m = labelled.measure(rules.grade)
+    assert f"{m.agreement.n} 件採点" in out and f"κ = {m.agreement.kappa:.2f}" in out and "wrong_slot" in out
