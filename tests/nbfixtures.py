@@ -200,7 +200,8 @@ _QUIZ = re.compile(r'^[ \t]*"(\w+)"\s*:\s*"[a-z]",?[ \t]*\n', re.M)
 
 def quiz_submissions(src_nb):
     """For a quiz dictionary: one wrong choice (the shape is right: only the hidden test of
-    that question fails) and one question left out (the visible shape check fails)."""
+    that question fails) and that question left out (its cell's visible shape check fails;
+    each question's cell checks its own answer only)."""
     nb, failing = make_variant(src_nb, "partial")
     if len(failing) != 1:
         return None
@@ -209,7 +210,7 @@ def quiz_submissions(src_nb):
     entries = list(_QUIZ.finditer(cell.source))
     if not entries:
         return None
-    last = entries[-1]
+    last = next((e for e in entries if f"{e.group(1)}-tests" == failing[0]), entries[-1])
     cell.source = cell.source[: last.start()] + cell.source[last.end():]
     return nb, missing, failing[0]
 

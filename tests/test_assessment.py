@@ -303,4 +303,4 @@ def test_formgrader_view_has_the_rubric_and_feedback_too(graded_class):
                 assert nb.cells[i + 1].metadata.get(pp.RUBRIC_KEY) == gid
                 assert rubric[gid][0] in nb.cells[i + 1].source
         html = (root / "feedback" / "untouched" / name / f"{name}.html").read_text(encoding="utf-8")
-        assert "採点基準（講師用）" in html
+        assert "記述問題の採点基準" in html and "講師用" not in html  # learners read it

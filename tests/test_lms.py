@@ -50,7 +50,7 @@ def test_roster_reads_plain_csv_and_moodle_worksheet_columns(tmp_path):
     plain.write_text("id,name,email\n20481,佐藤 花子,Hanako.A@example.com\n20499,佐藤　花子,hanako.b@example.com\n",
                      encoding="utf-8-sig")
     got = lms.read_roster(plain)
-    assert got["20481"] == lms.Person("20481", "佐藤 花子", "hanako.a@example.com")
+    assert got["20481"] == lms.Person("20481", "佐藤 花子", "Hanako.A@example.com")  # Moodle matches it exactly
     assert got["20499"].name == "佐藤 花子"  # full-width space normalized
     sheet = tmp_path / "worksheet.csv"
     sheet.write_text("Identifier,Full name,Email address,Status\nParticipant 30001,佐藤 花子,hanako.a@example.com,x\n",
@@ -127,32 +127,33 @@ def test_canvas_user_ids_keep_two_learners_of_one_name_apart(tmp_path, venv_path
 
 # --------------------------------------------------------------------------- back to the LMS
 
-def _gradebook(root: Path, subs: dict[str, tuple[float, float | None]]) -> None:
+def _gradebook(root: Path, subs: dict[str, tuple[float, float | None]], assignment: str = "00_start_here") -> None:
     """A gradebook with one assignment (a 3-point test, a 2-point written answer) and one
-    submission per learner: (autograded points, manual points or None = not graded yet)."""
+    submission per learner: (autograded points, manual points or None = not graded yet).
+    Called again with another assignment, it adds that one."""
     from nbgrader.api import Gradebook
     from sqlalchemy.exc import SAWarning
 
     root.mkdir(parents=True, exist_ok=True)
+    a = assignment
     with Gradebook(gradebook_url(root)) as gb, warnings.catch_warnings():
         warnings.simplefilter("ignore", SAWarning)  # nbgrader's add_submission trips autoflush (harmless)
-        gb.add_assignment("00_start_here")
-        gb.add_notebook("00_start_here", "00_start_here")
-        gb.add_grade_cell("test", "00_start_here", "00_start_here", max_score=3, cell_type="code")
-        gb.add_grade_cell("why", "00_start_here", "00_start_here", max_score=2, cell_type="markdown")
+        gb.add_assignment(a)
+        gb.add_notebook(a, a)
+        gb.add_grade_cell("test", a, a, max_score=3, cell_type="code")
+        gb.add_grade_cell("why", a, a, max_score=2, cell_type="markdown")
         for learner, (auto, manual) in subs.items():
-            gb.add_student(learner)
-            gb.add_submission("00_start_here", learner)
-            test = gb.find_grade("test", "00_start_here", "00_start_here", learner)
-            why = gb.find_grade("why", "00_start_here", "00_start_here", learner)
+            gb.update_or_create_student(learner)
+            gb.add_submission(a, learner)
+            test = gb.find_grade("test", a, a, learner)
+            why = gb.find_grade("why", a, a, learner)
             test.auto_score, test.needs_manual_grade = auto, False
             why.manual_score, why.needs_manual_grade = manual, manual is None
         gb.db.commit()
     for learner in subs:
-        fb = root / "feedback" / learner / "00_start_here"
+        fb = root / "feedback" / learner / a
         fb.mkdir(parents=True)
-        (fb / "00_start_here.html").write_text("<html><body><p>Written response 0.0 / 2.0</p></body></html>",
-                                               encoding="utf-8")
+        (fb / f"{a}.html").write_text("<html><body><p>Written response 0.0 / 2.0</p></body></html>", encoding="utf-8")
 
 
 def test_lms_files_name_each_learner_the_way_the_lms_does(tmp_path, venv_path):
@@ -167,23 +168,23 @@ def test_lms_files_name_each_learner_the_way_the_lms_does(tmp_path, venv_path):
     })
     ex = lms_export.export(root, ["00_start_here", "01_count_tokens"])
     out = root / "lms"
-    with open(out / "moodle" / "00_start_here_worksheet.csv", encoding="utf-8", newline="") as fh:
+    with open(out / "moodle" / "00_start_here_worksheet.csv", encoding="utf-8-sig", newline="") as fh:
         sheet = list(csv.DictReader(fh))
     assert [(r["Identifier"], r["Grade"], r["Maximum Grade"]) for r in sheet] == [("Participant 20481", "5", "5")]
     assert {"Identifier", "Grade", "Last modified (grade)"} <= set(sheet[0])  # what Moodle's importer requires
     with zipfile.ZipFile(out / "moodle" / "00_start_here_feedback.zip") as zf:
         names = zf.namelist()
-    assert names == ["佐藤 花子_20481_assignfeedback_file/00_start_here.html"]
+    assert names == ["佐藤 花子_20481_assignfeedback_file_/00_start_here.html"]
     info = names[0].split("/")[0].split("_", 4)  # how Moodle's zip importer reads a folder name
     assert info[1] == "20481" and info[2:4] == ["assignfeedback", "file"]
-    with open(out / "canvas_grades.csv", encoding="utf-8", newline="") as fh:
+    with open(out / "canvas_grades_00_start_here.csv", encoding="utf-8-sig", newline="") as fh:
         canvas = list(csv.DictReader(fh))
-    assert [(r["Student"], r["ID"], r["00_start_here"], r["01_count_tokens"]) for r in canvas] == [("bob", "2001", "2", "")]
-    assert {"SIS User ID", "SIS Login ID", "Section"} <= set(canvas[0])
-    with open(out / "moodle_grades.csv", encoding="utf-8", newline="") as fh:
-        assert list(csv.DictReader(fh)) == [{"Email address": "ichiro@example.com", "00_start_here": "2",
-                                             "01_count_tokens": ""}]
-    assert ex["held"] == [("u_pending", "00_start_here")] and ex["without_id"] == ["alice"]
+    assert [(r["Student"], r["ID"], r["00_start_here"]) for r in canvas] == [("bob", "2001", "2")]
+    assert list(canvas[0]) == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "00_start_here"]
+    # 00 has a worksheet, so no gradebook CSV for 00: the email-only learner is left to the instructor
+    assert not (out / "moodle_grades_00_start_here.csv").exists()
+    assert not list(out.glob("*01_count_tokens*")), "nothing is graded on 01: no file may carry a blank for it"
+    assert ex["held"] == [("u_pending", "00_start_here")] and ex["without_id"] == ["alice", "u_email"]
     pending_html = (root / "feedback" / "u_pending" / "00_start_here" / "00_start_here.html").read_text(encoding="utf-8")
     assert lms_export.PENDING_MARK in pending_html and "まだ採点されていません（2 点分）" in pending_html
     graded_html = (root / "feedback" / "u_moodle" / "00_start_here" / "00_start_here.html").read_text(encoding="utf-8")
@@ -200,6 +201,174 @@ def test_summary_says_what_to_upload_when_everything_is_graded(tmp_path, venv_pa
     lms.save_lms_ids(root, {"u_moodle": {"name": "佐藤 花子", "layout": "moodle", "ids": {"00_start_here": "7"}}})
     text = format_summary(workflow.Report(root=root, exports=lms_export.export(root, ["00_start_here"])))
     assert "Moodle の評定ワークシート 1 件・フィードバック zip 1 件（moodle/）" in text and "次に: Moodle は課題ごとに" in text
+
+
+# --------------------------------------------------------------------------- files an import cannot misread
+
+A2 = ["00_start_here", "01_count_tokens"]
+
+
+def _read(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8-sig", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_no_lms_file_holds_a_blank_grade_an_import_would_apply(tmp_path, venv_path):
+    # a blank cell clears a grade in both LMSs: a learner graded on 00 only must not blank 01
+    root = tmp_path / "root"
+    _gradebook(root, {"both": (3, 2), "first": (3, 1), "held": (3, None)}, "00_start_here")
+    _gradebook(root, {"both": (2, 2), "held": (3, 2)}, "01_count_tokens")
+    lms.save_lms_ids(root, {
+        "both": {"name": "both", "email": "Both.Learner@Example.com", "layout": "folder", "ids": {}},
+        "first": {"name": "first", "email": "first@example.com", "layout": "folder", "ids": {}},
+        "held": {"name": "held", "email": "held@example.com", "layout": "folder", "ids": {}},
+        "c1": {"name": "c one", "layout": "canvas", "ids": {}},
+    })
+    ex = lms_export.export(root, A2)
+    by_name = {p.name: p for p in ex["files"]}
+    assert sorted(by_name) == ["moodle_grades_00_start_here.csv", "moodle_grades_01_count_tokens.csv"]
+    for path in by_name.values():
+        rows = _read(path)
+        assert rows and all(all(v != "" for v in r.values()) for r in rows), f"{path.name} has a blank cell"
+    assert _read(by_name["moodle_grades_00_start_here.csv"]) == [
+        {"Email address": "Both.Learner@Example.com", "00_start_here": "5"},   # the email as the LMS wrote it
+        {"Email address": "first@example.com", "00_start_here": "4"}]
+    # 'held' has written answers still to grade on 00: left out of 00, in 01 where its grade is final
+    assert [r["Email address"] for r in _read(by_name["moodle_grades_01_count_tokens.csv"])] == [
+        "Both.Learner@Example.com", "held@example.com"]
+    assert ex["gradebook"] == A2 and ex["held"] == [("held", "00_start_here")]
+
+
+def test_canvas_files_carry_only_graded_cells(tmp_path, venv_path):
+    root = tmp_path / "root"
+    _gradebook(root, {"1001": (3, 2), "1002": (1, 0)}, "00_start_here")
+    _gradebook(root, {"1001": (3, 0)}, "01_count_tokens")
+    lms.save_lms_ids(root, {
+        "1001": {"name": "satohanako", "layout": "canvas", "ids": {"00_start_here": "1001", "01_count_tokens": "1001"}},
+        "1002": {"name": "=HYPERLINK(\"http://x\")", "layout": "canvas", "ids": {"00_start_here": "1002"}}})
+    ex = lms_export.export(root, A2)
+    out = root / "lms"
+    assert sorted(p.name for p in ex["files"]) == ["canvas_grades_00_start_here.csv", "canvas_grades_01_count_tokens.csv"]
+    first = _read(out / "canvas_grades_00_start_here.csv")
+    assert [(r["ID"], r["00_start_here"]) for r in first] == [("1001", "5"), ("1002", "1")]
+    assert first[1]["Student"] == "'=HYPERLINK(\"http://x\")"   # a label, neutralised; the ID untouched
+    assert _read(out / "canvas_grades_01_count_tokens.csv") == [
+        {"Student": "satohanako", "ID": "1001", "SIS User ID": "", "SIS Login ID": "", "Section": "",
+         "01_count_tokens": "3"}]
+
+
+def test_gradebook_csv_and_worksheet_are_never_offered_for_one_assignment(tmp_path, venv_path):
+    # a gradebook import overrides the assignment's grade: the worksheet is the one for a Moodle assignment
+    root = tmp_path / "root"
+    _gradebook(root, {"m": (3, 2), "f": (3, 2)}, "00_start_here")
+    _gradebook(root, {"f": (3, 2)}, "01_count_tokens")
+    lms.save_lms_ids(root, {
+        "m": {"name": "佐藤 花子", "email": "hanako@example.com", "layout": "moodle", "ids": {"00_start_here": "20481"}},
+        "f": {"name": "鈴木 一郎", "email": "ichiro@example.com", "layout": "folder", "ids": {}}})
+    ex = lms_export.export(root, A2)
+    names = sorted(p.name for p in ex["files"])
+    assert names == ["00_start_here_feedback.zip", "00_start_here_worksheet.csv", "moodle_grades_01_count_tokens.csv"]
+    assert ex["gradebook"] == ["01_count_tokens"] and ex["without_id"] == ["f"]   # f's 00: no participant id
+    text = format_summary(workflow.Report(root=root, exports=ex))
+    nxt = next(line for line in text.splitlines() if line.startswith("次に:"))
+    assert "moodle_grades_<課題>.csv（01_count_tokens。" in nxt and "00_start_here" not in nxt.split("moodle_grades")[1]
+    assert "上書き" in nxt   # what importing into the gradebook does
+
+
+FORMULAS = ["=SUM(A1) 高橋 健", "+81 佐藤", "-1 鈴木", "@IMPORT 田中", "\tタブ", "\r改行", "＝全角"]
+
+
+def test_formula_names_are_neutralised_and_matched_columns_are_not(tmp_path, venv_path):
+    root = tmp_path / "root"
+    learners = {f"m{i}": (3, 2) for i in range(len(FORMULAS))}
+    _gradebook(root, learners)
+    lms.save_lms_ids(root, {f"m{i}": {"name": name, "email": f"=m{i}@example.com", "layout": "moodle",
+                                      "ids": {"00_start_here": str(30000 + i)}} for i, name in enumerate(FORMULAS)})
+    lms_export.export(root, ["00_start_here"])
+    sheet = _read(root / "lms" / "moodle" / "00_start_here_worksheet.csv")
+    assert [r["Full name"] for r in sheet] == ["'" + n for n in FORMULAS]
+    assert [r["Identifier"] for r in sheet] == [f"Participant {30000 + i}" for i in range(len(FORMULAS))]
+    assert [r["Email address"] for r in sheet] == [f"=m{i}@example.com" for i in range(len(FORMULAS))]  # matched on
+    with zipfile.ZipFile(root / "lms" / "moodle" / "00_start_here_feedback.zip") as zf:
+        folders = [n.split("/")[0] for n in zf.namelist()]
+    assert folders[0] == "SUM(A1) 高橋 健_30000_assignfeedback_file_"
+    assert not any(f.startswith(lms_export._FORMULA_START) for f in folders)
+    from nbgrader.api import Gradebook
+
+    with Gradebook(gradebook_url(root)) as gb:
+        gb.update_or_create_student("m0", last_name=FORMULAS[0])
+    workflow.export_csv(root, root / "grades.csv", ["00_start_here"], [lms.Issue("late", "m0", "00_start_here", "x")])
+    rows = {r["learner_id"]: r for r in _read(root / "grades.csv")}
+    assert rows["m0"]["name"] == "'" + FORMULAS[0]
+    assert lms_export.spreadsheet_safe("佐藤 花子") == "佐藤 花子" and lms_export.spreadsheet_safe("a=b") == "a=b"
+
+
+def test_every_csv_starts_with_a_bom_for_japanese_excel(tmp_path, venv_path):
+    root = tmp_path / "root"
+    _gradebook(root, {"m": (3, 2), "c": (3, 2)})
+    _gradebook(root, {"f": (3, 2)}, "01_count_tokens")
+    lms.save_lms_ids(root, {"m": {"name": "佐藤 花子", "layout": "moodle", "ids": {"00_start_here": "1"}},
+                            "c": {"name": "山田太郎", "layout": "canvas", "ids": {"00_start_here": "2"}},
+                            "f": {"name": "鈴木", "email": "s@example.com", "layout": "folder", "ids": {}}})
+    ex = lms_export.export(root, A2)
+    workflow.export_csv(root, root / "grades.csv", A2, [])
+    csvs = [p for p in ex["files"] if p.suffix == ".csv"] + [root / "grades.csv"]
+    assert len(csvs) == 4 and all(p.read_bytes().startswith(b"\xef\xbb\xbf") for p in csvs)
+
+
+def _moodle_before_41(path: str) -> tuple[str, str] | None:
+    """Moodle 3.x-4.0 importziplib.php: explode('_', filepath . filename, 5), five parts required."""
+    info = ("/" + path).split("_", 4)
+    if len(info) < 5 or not info[1].isdigit() or (info[2], info[3]) != ("assignfeedback", "file"):
+        return None
+    return info[1], info[4]
+
+
+def _moodle_41(path: str) -> tuple[str, str] | None:
+    """Moodle 4.1+ importziplib.php: each path part split on '_' (limit 5), four parts enough."""
+    parts = ("/" + path).split("/")
+    while parts:
+        info = parts.pop(0).split("_", 4)
+        if len(info) < 4 or not info[1].isdigit() or (info[2], info[3]) != ("assignfeedback", "file"):
+            continue
+        return info[1], "/".join([info[4] if len(info) == 5 else "", *parts])
+    return None
+
+
+def test_feedback_folders_are_read_by_moodle_before_and_after_41(tmp_path, venv_path):
+    root = tmp_path / "root"
+    _gradebook(root, {"m": (3, 2)})
+    lms.save_lms_ids(root, {"m": {"name": "佐藤 花子", "layout": "moodle", "ids": {"00_start_here": "20481"}}})
+    lms_export.export(root, ["00_start_here"])
+    with zipfile.ZipFile(root / "lms" / "moodle" / "00_start_here_feedback.zip") as zf:
+        (name,) = zf.namelist()
+    for importer in (_moodle_before_41, _moodle_41):
+        pid, rest = importer(name)
+        assert pid == "20481" and rest.rsplit("/", 1)[-1] == "00_start_here.html", importer.__name__
+    # the control: the form without the trailing "_" is what Moodle before 4.1 skips
+    assert _moodle_before_41(name.replace("_file_/", "_file/")) is None
+    assert _moodle_41(name.replace("_file_/", "_file/")) == ("20481", "/00_start_here.html")
+
+
+def test_answer_sheet_feedback_waits_for_the_deadline(tmp_path, venv_path):
+    assert lms_export.answer_sheets(ROOT, ["00_start_here", "09_knowledge_check"]) == ("09_knowledge_check",)
+    root = tmp_path / "root"
+    _gradebook(root, {"m": (3, 2)})
+    lms.save_lms_ids(root, {"m": {"name": "佐藤 花子", "layout": "moodle", "ids": {"00_start_here": "7"}}})
+    ex = lms_export.export(root, ["00_start_here"], answer_sheets=("00_start_here",))
+    assert [p.name for p in ex["files"]] == ["00_start_here_worksheet.csv"] and ex["answers_held"] == ["00_start_here"]
+    assert "--release-answers" in format_summary(workflow.Report(root=root, exports=ex))
+    ex = lms_export.export(root, ["00_start_here"], answer_sheets=("00_start_here",), release_answers=True)
+    assert "00_start_here_feedback.zip" in [p.name for p in ex["files"]] and not ex["answers_held"]
+
+
+def test_same_name_run_says_to_rerun_with_a_roster(tmp_path, venv_path):
+    upload = write_upload(tmp_path / "upload", MOODLE_TWINS)
+    report = workflow.intake(upload, tmp_path / "root", KNOWN)
+    report.exports = {"files": [], "held": [("x", "00_start_here")], "without_id": [], "marked": 0,
+                      "dir": tmp_path / "root" / "lms"}
+    nxt = [line for line in format_summary(report).splitlines() if line.startswith("次に:")]
+    assert len(nxt) == 1 and "--roster roster.csv" in nxt[0] and "formgrader" not in nxt[0]
 
 
 # --------------------------------------------------------------------------- resubmission after manual grading

@@ -511,3 +511,22 @@ def test_source_solution_and_hidden_tests_agree_with_the_bank(bank, capsys):
     assert points == 9
     written = [c for c in cells if c["metadata"].get("nbgrader", {}).get("grade_id") == "why"]
     assert written and written[0]["cell_type"] == "markdown" and written[0]["metadata"]["nbgrader"]["points"] > 0
+
+
+def test_a_learner_who_answered_some_questions_gets_their_explanations(bank, capsys):
+    """A learner who answered fewer than all 9 is graded, and shown the explanation, on each one answered."""
+    cells = {c["id"]: "".join(c["source"]) for c in _cells(SOURCE_NB)}
+    answered = {q.id: (q.correct_id() if i % 2 else next(c for c in q.choice_ids if not q.is_correct(c)))
+                for i, q in enumerate(bank) if i < 4}
+    passed = []
+    for q in bank:
+        code = cells[f"{q.id}-tests"].replace("### BEGIN HIDDEN TESTS", "").replace("### END HIDDEN TESTS", "")
+        try:
+            exec(code, {"answers": dict(answered)})
+            passed.append(q.id)
+        except AssertionError as exc:
+            if q.id not in answered:
+                assert f"{q.id} に答えがありません" in str(exc)
+        printed = capsys.readouterr().out
+        assert (f"正解: {q.correct_id()}" in printed) == (q.id in answered), q.id
+    assert passed == [q.id for i, q in enumerate(bank) if i < 4 and i % 2]

@@ -8,14 +8,23 @@ Layouts recognized (the assignment comes from a known assignment id in the path)
 - Moodle: ``氏名_12345_assignsubmission_file_/00_start_here.ipynb`` or, downloaded without
   folders, ``氏名_12345_assignsubmission_file_00_start_here.ipynb`` (12345 is a per-assignment
   participant id)
-- Canvas: ``learnername_12345_67890_00_start_here.ipynb`` (also ``learnername_LATE_...``;
-  the learner is the user id 12345)
+- Moodle blind marking: ``Participant_12345_assignsubmission_file_/…`` (the name is Moodle's
+  word for "participant": each participant id is its own learner); group submissions
+  (``--moodle-groups``): ``グループ名_678_assignsubmission_file_/…`` where 678 is the group id
+- Canvas (``lib/content_zipper.rb``: ``sortable name[_LATE]_userid_fileid_file``):
+  ``learnername_12345_67890_00_start_here.ipynb``, ``learnername_LATE_12345_…`` (a late
+  submission: reported), a sortable name may keep ``_`` (``o_brienpat_12345_…``); anonymous
+  grading: ``anon_<id>_67890_…``, ``LATE_anon_<id>_…`` (each anonymous id, per assignment, is
+  its own learner; it is not a user id, so it never reaches the Canvas grades file)
 
-Who a learner is (:func:`key_learners`): the LMS's own id where it names a person (Canvas's
-user id); a roster (``--roster roster.csv``: id, name, email; :func:`read_roster`) maps any
-LMS id, Moodle's per-assignment participant ids included, to a person (keyed by email).
-Without a roster a Moodle learner is the name, unless two participant ids share a name in
-one assignment: then each id is a learner of its own and the name is reported.
+Who a learner is (:func:`key_learners`): two submissions of one assignment are the same
+learner only when their LMS id is the same; names are labels, compared exactly as the LMS
+wrote them (no folding of case, width, spacing or punctuation). The LMS's own id where it
+names a person (Canvas's user id); a roster (``--roster roster.csv``: id, name, email;
+:func:`read_roster`) maps any LMS id, Moodle's per-assignment participant ids included, to a
+person (keyed by email). Without a roster a Moodle learner is the exact name across
+assignments, unless two participant ids share a name in one assignment: then each id is a
+learner of its own and the name is reported.
 
 Zips are extracted with their names decoded (CP932 from Japanese Windows) and safe paths, a
 folder is copied without following links, and a notebook is checked before nbgrader sees it
@@ -35,7 +44,12 @@ from pathlib import Path, PurePosixPath
 from ctxlab.errors import GradeError
 from ctxlab.grading._files import MAX_FILE_MB, check_notebook, copy_tree, extract_zip  # noqa: F401 (their home is _files)
 
-_CANVAS = re.compile(r"^(?P<name>[^_/]+?)(?:_LATE)?_(?P<uid>\d+)_(?P<sub>\d+)_(?P<file>.+)$")
+# Canvas's names never hold "_<digits>_" (content_zipper.rb sanitize_user_name), so the first one
+# ends the name; an anonymous id is alphanumeric with at least one letter (a learner named "anon")
+_CANVAS = re.compile(r"^(?:(?P<alate>LATE_)?anon_(?P<anon>(?=\d*[A-Za-z])[A-Za-z0-9]+)"
+                     r"|(?P<name>.+?)(?P<late>_LATE)?_(?P<uid>\d+))_(?P<sub>\d+)_(?P<file>.+)$")
+# Moodle's get_string('participant', 'assign') in blind marking (English and Japanese language packs)
+BLIND_NAMES = ("Participant", "参加者")
 _MOODLE_PREFIX = r"^(?P<name>.+?)_(?P<pid>\d+)_assignsubmission_(?:file|onlinetext)_"
 _MOODLE = re.compile(_MOODLE_PREFIX + "?$")
 # Moodle's flat download ("without folders"): the same prefix on the file name itself
@@ -61,6 +75,7 @@ KIND_TEXT = {
     "no_sandbox": "サンドボックスなしで採点（--no-sandbox）",
     "link": "リンク（シンボリックリンク）は読まずに除外",
     "skipped_file": "読み込めないファイルを除外",
+    "late": "遅れた提出（LMS のファイル名に LATE）",
 }
 PROBLEMS = {"unknown_assignment", "unknown_learner", "broken_notebook", "autograde_failed", "same_name",
             "link", "skipped_file"}
@@ -71,13 +86,12 @@ PROBLEMS = {"unknown_assignment", "unknown_learner", "broken_notebook", "autogra
 
 def learner_id(name: str) -> str:
     """An nbgrader student id for a learner name: the name itself when it is a safe ASCII
-    identifier (spaces and other ASCII punctuation become ``_``), otherwise ``u`` and 10 hex
-    digits of its hash (Japanese names: the name stays in the CSV's name column)."""
-    text = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", name)).strip()
-    if text.isascii():
-        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_.-")
-        if slug and _SAFE.match(slug):
-            return slug
+    identifier, otherwise ``u`` and 10 hex digits of the hash of the exact name (two names
+    that differ in case, width, spacing or punctuation get two ids; the name stays in the
+    CSV's name column)."""
+    text = unicodedata.normalize("NFC", name)
+    if _SAFE.match(text):
+        return text
     return "u" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:10]
 
 
@@ -90,7 +104,8 @@ class Upload:
     name: str = ""
     lms_id: str = ""         # Canvas user id, Moodle participant id (per assignment)
     email: str = ""          # from the roster
-    layout: str = ""         # folder, moodle, canvas
+    layout: str = ""         # folder, moodle, canvas; canvas_anon, moodle_group (the id is not a person's)
+    late: bool = False       # the LMS marked it late (Canvas's LATE)
     assignment: str | None = None
     extras: list[Path] = field(default_factory=list)   # nbgrader's timestamp.txt, submission_secret.txt
 
@@ -123,16 +138,21 @@ def identify(rel: str, known: list[str]) -> Upload:
     flat = _MOODLE_FLAT.match(fname)
     if moodle or flat:
         mm = _MOODLE.match(moodle) if moodle else flat
-        name = unicodedata.normalize("NFKC", mm.group("name")).strip()
+        name = unicodedata.normalize("NFC", mm.group("name"))   # exact: names are labels
         up.name, up.lms_id, up.layout, up.learner = name, mm.group("pid"), "moodle", learner_id(name)
     elif m and _assignment_in(m.group("file"), known) or (m and len(parts) == 1):
-        up.name, up.lms_id, up.layout, up.learner = m.group("name"), m.group("uid"), "canvas", m.group("uid")
+        up.late = bool(m.group("alate") or m.group("late"))
+        if m.group("anon"):
+            up.name, up.lms_id, up.layout = f"anon_{m.group('anon')}", m.group("anon"), "canvas_anon"
+            up.learner = f"anon_{m.group('anon')}"
+        else:
+            up.name, up.lms_id, up.layout, up.learner = m.group("name"), m.group("uid"), "canvas", m.group("uid")
     else:
         folders = list(parts[:-1])
         if folders and folders[-1] in known:
             folders.pop()
         if folders:
-            up.name, up.layout = unicodedata.normalize("NFKC", folders[-1]), "folder"
+            up.name, up.layout = unicodedata.normalize("NFC", folders[-1]), "folder"
             up.learner = learner_id(folders[-1])
     up.assignment = _assignment_in(PurePosixPath(fname).stem, known)
     if up.assignment is None:
@@ -144,6 +164,20 @@ def identify(rel: str, known: list[str]) -> Upload:
 
 
 # --------------------------------------------------------------------------- reading an upload
+
+def extract_zips(folder: Path, into: Path) -> tuple[list[Path], list[tuple[str, str]]]:
+    """A folder of LMS zips (Moodle gives one per assignment): each zip directly in ``folder``
+    extracted into a folder of its own under ``into`` (named after the zip). Returns the folders
+    and the entries left out (:func:`~ctxlab.grading._files.extract_zip`), named with their zip."""
+    out, left_out = [], []
+    for z in sorted(folder.glob("*.zip")):
+        try:
+            left_out += [(f"{z.name}/{rel}", why) for rel, why in extract_zip(z, into / z.stem)]
+        except zipfile.BadZipFile:
+            raise GradeError(f"{z} は zip として読めません（LMS からもう一度ダウンロードしてください）") from None
+        out.append(into / z.stem)
+    return out, left_out
+
 
 def scan(folder: Path, known: list[str]) -> tuple[list[Upload], list[Issue], int]:
     """Every notebook in an upload folder, identified; issues for what cannot be used;
@@ -255,7 +289,8 @@ def read_roster(path: Path) -> dict[str, Person]:
         digits = re.sub(r"\D", "", cell("id"))
         if not digits:
             raise GradeError(f"名簿 {path} の {n} 行目に数字の id がありません: {row}")
-        person = Person(digits, re.sub(r"\s+", " ", cell("name")), cell("email").lower())
+        email = row[cols["email"]].strip() if cols["email"] is not None and cols["email"] < len(row) else ""
+        person = Person(digits, re.sub(r"\s+", " ", cell("name")), email)   # the email as the LMS wrote it
         if not (person.name or person.email):
             raise GradeError(f"名簿 {path} の {n} 行目に名前もメールアドレスもありません: {row}")
         if digits in out and out[digits] != person:
@@ -264,20 +299,31 @@ def read_roster(path: Path) -> dict[str, Person]:
     return out
 
 
-def key_learners(uploads: list[Upload], roster: dict[str, Person] | None = None) -> list[Issue]:
+def key_learners(uploads: list[Upload], roster: dict[str, Person] | None = None,
+                 groups: bool = False) -> list[Issue]:
     """Settle who each upload belongs to (``learner``, ``name``, ``email``) and report names
-    shared by different LMS ids. A roster entry wins (the learner is the email, else the
-    name); a Canvas user id is a person; a Moodle participant id is not (one per
-    assignment), so without a roster a Moodle learner is the name, unless one assignment
-    has that name under two ids: then each id is its own learner, and that is reported."""
+    shared by different LMS ids. Two uploads of one assignment are one learner only when
+    their LMS id is the same. A roster entry wins (the learner is the email, else the name);
+    a Canvas user id is a person; a Canvas anonymous id, a Moodle blind-marking participant
+    and a Moodle group (``groups``: the numbers are group ids) are each their own learner;
+    a Moodle participant id is not a person (one per assignment), so without a roster a
+    Moodle learner is the exact name, unless one assignment has that name under two ids:
+    then each id is its own learner, and that is reported."""
     roster = roster or {}
     issues: list[Issue] = []
     by_name: dict[tuple[str, str], dict[str, set[str]]] = {}
     for up in uploads:
-        person = roster.get(up.lms_id) if up.lms_id else None
+        person = roster.get(up.lms_id) if up.lms_id and up.layout in ("moodle", "canvas") and not groups else None
         if person:
             up.name, up.email = person.name or up.name, person.email
-            up.learner = up.lms_id if up.layout == "canvas" else learner_id(person.email or person.name)
+            up.learner = (up.lms_id if up.layout == "canvas"
+                          else learner_id(person.email.lower()) if person.email else learner_id(person.name))
+        elif up.layout == "canvas_anon":   # anonymous ids are per assignment
+            up.learner = learner_id(f"anon_{up.lms_id}_{up.assignment}" if up.assignment else f"anon_{up.lms_id}")
+        elif up.layout == "moodle" and groups:
+            up.layout, up.learner = "moodle_group", f"group_{up.lms_id}"
+        elif up.layout == "moodle" and up.name in BLIND_NAMES:
+            up.name, up.learner = f"{up.name} {up.lms_id}", f"participant_{up.lms_id}"
         elif up.layout in ("moodle", "canvas") and up.assignment:
             by_name.setdefault((up.layout, up.name), {}).setdefault(up.assignment, set()).add(up.lms_id)
     for (layout, name), per_assignment in sorted(by_name.items()):
@@ -296,6 +342,16 @@ def key_learners(uploads: list[Upload], roster: dict[str, Person] | None = None)
             kind, detail = "same_name_distinct", f"{name}（{where}）: Canvas のユーザー id で別の受講者として採点しました"
         for learner in sorted({up.learner for up in mine}):
             issues.append(Issue(kind, learner, None, detail))
+    # whatever the names: two LMS ids in one assignment are two learners (a roster is the instructor's word)
+    seen: dict[tuple[str, str], set[str]] = {}
+    for up in uploads:
+        if up.learner and up.assignment and up.lms_id and up.lms_id not in roster:
+            seen.setdefault((up.learner, up.assignment), set()).add(up.lms_id)
+    for (learner, assignment), ids in sorted(seen.items()):
+        if len(ids) > 1:
+            for up in uploads:
+                if up.learner == learner and up.assignment and up.lms_id in ids:
+                    up.learner = learner_id(f"{learner}_{up.lms_id}")
     return issues
 
 

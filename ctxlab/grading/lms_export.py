@@ -1,24 +1,38 @@
 """Back to the LMS: grades files that Moodle and Canvas import, Moodle's feedback zip, pending marks.
 
 Every ``ctxlab grade`` run writes into ``ROOT/lms/`` (the ids come from the export that was
-graded, recorded in ``ROOT/lms.json`` by :mod:`~ctxlab.grading.lms`):
+graded, recorded in ``ROOT/lms.json`` by :mod:`~ctxlab.grading.lms`). An importer applies
+every cell it reads, and a blank cell clears a grade (Moodle's gradebook import stores it
+as an overridden "no grade", Canvas's as ``posted_grade: null``), so no file holds a blank
+cell: a file is written per assignment, with only the learners whose grade is final.
 
 - ``moodle/ASSIGNMENT_worksheet.csv``: Moodle's offline grading worksheet for one assignment
   (``Identifier`` = ``Participant N`` with the per-assignment participant id, ``Full name``,
   ``Email address``, ``Grade``, ``Maximum Grade``, ``Last modified (grade)``), for the
   assignment's "Upload grading worksheet";
 - ``moodle/ASSIGNMENT_feedback.zip``: the assignment's "Upload multiple feedback files in a
-  zip": one folder ``氏名_N_assignfeedback_file/`` per participant with the feedback HTML
-  (Moodle finds the participant by the number after the first ``_``);
-- ``moodle_grades.csv``: the course gradebook's "Import > CSV file" (``Email address``
-  mapped to the user's email, one column per assignment), for learners whose email is
-  known (a roster);
-- ``canvas_grades.csv``: Canvas's Gradebook import (``Student``, ``ID`` = Canvas user id,
-  ``SIS User ID``, ``SIS Login ID``, ``Section``, one column per assignment).
+  zip": one folder ``氏名_N_assignfeedback_file_/`` per participant with the feedback HTML.
+  Moodle finds the participant by the number after the first ``_``; the trailing ``_`` is
+  the form both importers accept (before 4.1 it is required, 4.1+ reads the same file name
+  with or without it);
+- ``moodle_grades_ASSIGNMENT.csv``: the course gradebook's "Import > CSV file" (``Email
+  address`` as the LMS wrote it, one grade column), for learners whose email is known (a
+  roster) and only for assignments that have no worksheet: a gradebook import overrides the
+  assignment's grade, so the two are never offered for the same assignment;
+- ``canvas_grades_ASSIGNMENT.csv``: Canvas's Gradebook import (``Student``, ``ID`` = Canvas
+  user id, ``SIS User ID``, ``SIS Login ID``, ``Section``, one grade column).
+
+Names are labels: a cell or folder name that a spreadsheet would run as a formula (leading
+``= + - @``, tab or CR) is neutralised (:func:`spreadsheet_safe`); the columns the LMS
+matches on (identifier, email, id) are written as they are. Every CSV starts with a UTF-8
+BOM, so Japanese Excel shows the names (Moodle's CSV reader removes it; Canvas imports its
+own exports, which carry one).
 
 A submission whose written answers are not graded yet is left out of these files (its score
 would be the autograded part only) and counted, and its feedback HTML says at the top that
-the written points shown are not graded yet (:func:`mark_pending_feedback`).
+the written points shown are not graded yet (:func:`mark_pending_feedback`). Feedback that
+shows the correct answers (an assignment with a ``*.key.yaml`` answer key) stays out of the
+zip until the deadline has passed (``release_answers``).
 """
 from __future__ import annotations
 
@@ -28,7 +42,7 @@ import zipfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ctxlab.grading._nbgrader import gradebook_url, rmtree
+from ctxlab.grading._nbgrader import SOURCE_DIR, gradebook_url, rmtree
 from ctxlab.grading.lms import load_lms_ids
 
 EXPORT_DIR = "lms"
@@ -39,6 +53,26 @@ PENDING_HTML = (f'<div id="{PENDING_MARK}" style="border:2px solid #c60;backgrou
 # no "Feedback comments" column: an empty one would clear comments typed in Moodle
 _MOODLE_HEAD = ["Identifier", "Full name", "Email address", "Grade", "Maximum Grade", "Last modified (grade)"]
 _CANVAS_HEAD = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+# what Excel (and LibreOffice, Google Sheets) take as the start of a formula; full-width forms too
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "＝", "＋", "－", "＠")
+
+
+def spreadsheet_safe(text: str) -> str:
+    """A name or note as a spreadsheet shows it as text: a leading apostrophe when it starts
+    like a formula (``=SUM(A1) 高橋 健`` -> ``'=SUM(A1) 高橋 健``). Only for label columns:
+    never for the columns an LMS matches on."""
+    text = str(text)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def write_csv(path: Path, head: list[str], rows: list[list[str]]) -> Path:
+    """A CSV in UTF-8 with a BOM (Japanese Excel reads it; Moodle and Canvas accept it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8-sig") as fh:
+        w = csv.writer(fh)
+        w.writerow(head)
+        w.writerows(rows)
+    return path
 
 
 def submissions(root: Path) -> dict[tuple[str, str], dict]:
@@ -73,25 +107,35 @@ def mark_pending_feedback(root: Path, subs: dict[tuple[str, str], dict] | None =
     return marked
 
 
-def _moodle_name(name: str) -> str:
-    # Moodle splits the folder name at "_": the name part must not contain one
-    return re.sub(r"[_/\\]+", " ", name).strip() or "learner"
+def moodle_folder(name: str, pid: str) -> str:
+    """The feedback zip's folder for one participant: ``氏名_N_assignfeedback_file_``. Moodle
+    splits it at ``_`` (the name part must hold none) and reads N; the name is only a label,
+    so one that starts like a formula loses those characters."""
+    label = re.sub(r"[_/\\]+", " ", name).lstrip("".join(_FORMULA_START) + " ").strip() or "learner"
+    return f"{label}_{pid}_assignfeedback_file_"
 
 
-def _write_csv(path: Path, head: list[str], rows: list[list[str]]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="", encoding="utf-8") as fh:  # Moodle and Canvas read UTF-8 (no BOM)
-        w = csv.writer(fh)
-        w.writerow(head)
-        w.writerows(rows)
-    return path
+def answer_sheets(course: Path, assignments: list[str]) -> tuple[str, ...]:
+    """The assignments whose feedback shows the correct answers: their source carries an
+    answer key (``*.key.yaml``, e.g. 09's knowledge check)."""
+    return tuple(a for a in assignments if any((Path(course) / SOURCE_DIR / a).glob("*.key.yaml")))
 
 
-def export(root: Path, assignments: list[str]) -> dict:
+def _score(s: dict) -> str:
+    return f"{s['score']:g}"
+
+
+def export(root: Path, assignments: list[str], answer_sheets: tuple[str, ...] = (),
+           release_answers: bool = False) -> dict:
     """Write the LMS files of ``assignments`` (every assignment of the course, in order) into
-    ``ROOT/lms/``, replacing an earlier run's. Returns what was written:
-    ``files`` (paths), ``held`` (submissions left out: written answers not graded yet),
-    ``without_id`` (graded learners the files cannot name: no LMS id or email), ``marked``."""
+    ``ROOT/lms/``, replacing an earlier run's. ``answer_sheets`` are assignments whose
+    feedback shows the correct answers: their feedback joins the zip only with
+    ``release_answers`` (after the deadline). Returns what was written: ``files`` (paths),
+    ``held`` (submissions left out: written answers not graded yet), ``without_id`` (graded
+    learners the files cannot name: no LMS id or email), ``anonymous`` and ``groups``
+    (graded, but the LMS id is not a person's: Canvas anonymous grading, Moodle group
+    submissions), ``answers_held`` (assignments whose answer-sheet feedback was held),
+    ``gradebook`` (assignments in a Moodle gradebook CSV), ``marked``."""
     root = Path(root)
     subs = submissions(root)
     people = load_lms_ids(root)
@@ -103,41 +147,51 @@ def export(root: Path, assignments: list[str]) -> dict:
     # Moodle reads this column with PHP's strtotime and skips a row older than the grade it holds:
     # ISO 8601 with the offset is read the same in every server time zone
     now = datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds")
-    named: set[str] = set()
+    placed: set[tuple[str, str]] = set()
+    answers_held: list[str] = []
+    gradebook: list[str] = []
     for a in assignments:
+        mine = {lid: s for (lid, name), s in sorted(ready.items()) if name == a}
         rows, entries = [], []
-        for (learner, name), s in sorted(ready.items()):
-            info = people.get(learner, {})
-            pid = info.get("ids", {}).get(name, "")
-            if name != a or info.get("layout") != "moodle" or not pid:
+        for lid, s in mine.items():
+            info = people.get(lid, {})
+            pid = info.get("ids", {}).get(a, "")
+            if info.get("layout") != "moodle" or not pid:
                 continue
-            named.add(learner)
-            rows.append([f"Participant {pid}", info.get("name", ""), info.get("email", ""), f"{s['score']:g}",
-                         f"{s['max']:g}", now])
-            for html in sorted((root / "feedback" / learner / a).glob("*.html")):
-                entries.append((f"{_moodle_name(info.get('name', ''))}_{pid}_assignfeedback_file/{html.name}", html))
+            placed.add((lid, a))
+            rows.append([f"Participant {pid}", spreadsheet_safe(info.get("name", "")), info.get("email", ""),
+                         _score(s), f"{s['max']:g}", now])
+            for html in sorted((root / "feedback" / lid / a).glob("*.html")):
+                entries.append((f"{moodle_folder(info.get('name', ''), pid)}/{html.name}", html))
         if rows:
             rows.sort(key=lambda r: int(r[0].split()[-1]))   # participant id order, as Moodle lists them
-            files.append(_write_csv(out_dir / "moodle" / f"{a}_worksheet.csv", _MOODLE_HEAD, rows))
-        if entries:
+            files.append(write_csv(out_dir / "moodle" / f"{a}_worksheet.csv", _MOODLE_HEAD, rows))
+        if entries and a in answer_sheets and not release_answers:
+            answers_held.append(a)
+        elif entries:
             path = out_dir / "moodle" / f"{a}_feedback.zip"
             with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
                 for arc, html in entries:
                     zf.write(html, arc)
             files.append(path)
-    learners = sorted({k[0] for k in ready})
-    by_email = [lid for lid in learners if people.get(lid, {}).get("email")]
-    if by_email:
-        rows = [[people[lid]["email"], *(f"{ready[(lid, a)]['score']:g}" if (lid, a) in ready else ""
-                                         for a in assignments)] for lid in by_email]
-        files.append(_write_csv(out_dir / "moodle_grades.csv", ["Email address", *assignments], rows))
-        named.update(by_email)
-    canvas = [lid for lid in learners if people.get(lid, {}).get("layout") == "canvas"]
-    if canvas:
-        rows = [[people[lid].get("name", ""), next(iter(people[lid]["ids"].values()), lid), "", "", "",
-                 *(f"{ready[(lid, a)]['score']:g}" if (lid, a) in ready else "" for a in assignments)]
-                for lid in canvas]
-        files.append(_write_csv(out_dir / "canvas_grades.csv", [*_CANVAS_HEAD, *assignments], rows))
-        named.update(canvas)
-    return {"files": files, "held": held, "without_id": [lid for lid in learners if lid not in named],
-            "marked": mark_pending_feedback(root, subs), "dir": out_dir}
+        # the course gradebook by email, only where no worksheet carries the assignment
+        by_email = [lid for lid in mine if people.get(lid, {}).get("email") and (lid, a) not in placed]
+        if by_email and not rows:
+            files.append(write_csv(out_dir / f"moodle_grades_{a}.csv", ["Email address", a],
+                                   [[people[lid]["email"], _score(mine[lid])] for lid in by_email]))
+            placed.update((lid, a) for lid in by_email)
+            gradebook.append(a)
+        canvas = [lid for lid in mine if people.get(lid, {}).get("layout") == "canvas"
+                  and people[lid].get("ids", {}).get(a)]
+        if canvas:
+            files.append(write_csv(out_dir / f"canvas_grades_{a}.csv", [*_CANVAS_HEAD, a],
+                                   [[spreadsheet_safe(people[lid].get("name", "")), people[lid]["ids"][a], "", "", "",
+                                     _score(mine[lid])] for lid in canvas]))
+            placed.update((lid, a) for lid in canvas)
+    unplaced = {k for k in ready if k not in placed}
+    kinds = {k: people.get(k[0], {}).get("layout", "") for k in unplaced}
+    return {"files": files, "held": held, "dir": out_dir, "answers_held": answers_held, "gradebook": gradebook,
+            "anonymous": sorted(k for k, v in kinds.items() if v == "canvas_anon"),
+            "groups": sorted(k for k, v in kinds.items() if v == "moodle_group"),
+            "without_id": sorted({k[0] for k, v in kinds.items() if v not in ("canvas_anon", "moodle_group")}),
+            "marked": mark_pending_feedback(root, subs)}

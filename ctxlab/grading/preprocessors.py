@@ -223,7 +223,8 @@ class LimitOutputSize(NbGraderPreprocessor):
 # --------------------------------------------------------------------------- rubrics of written answers
 
 RUBRIC_BEGIN, RUBRIC_END = "### BEGIN RUBRIC", "### END RUBRIC"
-RUBRIC_TITLE = "**採点基準（講師用）: {grade_id}（{points} 点）** — ソースノートブックから自動で挿入。受講者の答えではありません。"
+RUBRIC_TITLE = ("**記述問題の採点基準: {grade_id}（{points} 点）** — 講師が点を付ける基準です"
+                "（教材から自動で入る欄で、受講者の答えではありません）。")
 RUBRIC_KEY = "ctxlab_rubric"   # cell metadata that marks an inserted rubric (its value: the answer's grade_id)
 
 

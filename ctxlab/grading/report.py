@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ctxlab.grading._nbgrader import gradebook_url
 from ctxlab.grading.lms import KIND_TEXT, PROBLEMS, Issue, load_issues
+from ctxlab.grading.lms_export import spreadsheet_safe
 from ctxlab.grading.parallel import GradeRun, Outcome
 
 
@@ -102,8 +103,9 @@ def export_csv(root: Path, path: Path, known: list[str], issues: list[Issue] | N
                 pending_total += sum(row["pending"].values())
                 notes.append("記述の未採点: " + ", ".join(f"{a} {p:g} 点" for a, p in row["pending"].items()))
             cells = [f"{row['scores'][a]:g}" if a in row["scores"] else "" for a in assignments]
-            w.writerow([lid, row["name"], row.get("email", ""), row.get("lms_id", ""), *cells, f"{sum(row['scores'].values()):g}",
-                        f"{sum(row['pending'].values()):g}", " / ".join(notes)])
+            w.writerow([lid, spreadsheet_safe(row["name"]), row.get("email", ""), row.get("lms_id", ""), *cells,
+                        f"{sum(row['scores'].values()):g}", f"{sum(row['pending'].values()):g}",
+                        spreadsheet_safe(" / ".join(notes))])
     return {"learners": len(rows), "assignments": assignments, "maxima": maxima, "pending": pending_total}
 
 
@@ -156,7 +158,7 @@ def format_summary(report: Report, limit: int = 20) -> str:
           [f"{report.who(o.student)} {o.assignment}: {', '.join(o.discarded)}" for o in (run.outcomes if run else [])
            if o.discarded] + (run.discarded if run else []))
     for kind in ("broken_notebook", "link", "skipped_file", "unknown_assignment", "unknown_learner", "no_grade_cells",
-                 "duplicate", "same_name", "same_name_distinct", "manual_dropped"):
+                 "duplicate", "same_name", "same_name_distinct", "manual_dropped", "late"):
         block(KIND_TEXT[kind], [f"{report.who(i.learner)}: {i.detail}" for i in report.issues if i.kind == kind])
     if report.manual_kept:
         lines.append(f"再提出 {len(report.manual_kept)} 件は記述が前と同じため、手動採点を引き継ぎました")
@@ -177,25 +179,43 @@ def _lms_lines(report: Report) -> list[str]:
     if ex is None:
         return []
     lines = []
-    if ex["files"]:
-        sheets = sum(p.name.endswith("_worksheet.csv") for p in ex["files"])
-        zips = sum(p.name.endswith("_feedback.zip") for p in ex["files"])
-        parts = ([f"Moodle の評定ワークシート {sheets} 件・フィードバック zip {zips} 件（moodle/）"] if sheets or zips else [])
-        parts += [p.name for p in ex["files"] if p.parent == ex["dir"]]
+    files = ex["files"]
+    sheets = sum(p.name.endswith("_worksheet.csv") for p in files)
+    zips = sum(p.name.endswith("_feedback.zip") for p in files)
+    gradebook = [p for p in files if p.name.startswith("moodle_grades_")]
+    canvas = [p for p in files if p.name.startswith("canvas_grades_")]
+    if files:
+        parts = [f"Moodle の評定ワークシート {sheets} 件・フィードバック zip {zips} 件（moodle/）"] if sheets or zips else []
+        parts += [f"Moodle の評定表 CSV {len(gradebook)} 件（moodle_grades_<課題>.csv）"] if gradebook else []
+        parts += [f"Canvas の成績 CSV {len(canvas)} 件（canvas_grades_<課題>.csv）"] if canvas else []
         lines.append(f"LMS 用: {ex['dir']}/（{'、'.join(parts)}）")
     if ex["without_id"]:
         lines.append(f"  LMS の id もメールアドレスも分からない {len(ex['without_id'])} 人は LMS 用ファイルにありません"
                      "（--roster roster.csv で対応させるか、grades.csv から手で入力）")
+    if ex.get("anonymous"):
+        lines.append(f"  Canvas の匿名採点の提出 {len(ex['anonymous'])} 件は canvas_grades にありません（匿名 id はユーザー id "
+                     "ではないため。SpeedGrader で grades.csv の点を入力してください）")
+    if ex.get("groups"):
+        lines.append(f"  Moodle のグループ提出 {len(ex['groups'])} 件はワークシートにありません（番号はグループ id で参加者 id "
+                     "ではないため。課題の評定画面でグループの点を入力してください）")
+    if ex.get("answers_held"):
+        lines.append(f"  {', '.join(ex['answers_held'])} のフィードバックは正解を含むため、フィードバック zip に入れていません"
+                     "（提出の締め切り後に ctxlab grade --export --release-answers で作ってください）")
     if ex["held"]:
         lines.append(f"  記述が未採点の提出 {len(ex['held'])} 件は LMS 用ファイルに入れていません"
                      f"（そのフィードバック {ex['marked']} 件には「記述は未採点」と表示）")
+    same = sorted({i.learner for i in report.issues if i.kind == "same_name"})
+    if same:
+        lines.append("次に: 同名の受講者がいます。名簿（id, name, email。Moodle の評定ワークシートの CSV でも可）を作り、"
+                     "--roster roster.csv を付けてもう一度実行してください（手順: docs/instructor.md「同じ名前の受講者と名簿」）")
+    elif ex["held"]:
         lines.append("次に: formgrader で記述を採点し、ctxlab grade --export --feedback で点とフィードバックを"
                      "確定してから LMS に取り込んでください")
-    elif ex["files"]:
-        names = {p.name for p in ex["files"]}
-        steps = (["Moodle は課題ごとに「Upload grading worksheet」へ *_worksheet.csv、「Upload multiple feedback files "
-                  "in a zip」へ *_feedback.zip"] if sheets or zips else [])
-        steps += ["Moodle の評定の「インポート」（CSV ファイル）へ moodle_grades.csv"] if "moodle_grades.csv" in names else []
-        steps += ["Canvas は成績の「インポート」へ canvas_grades.csv"] if "canvas_grades.csv" in names else []
+    elif files:
+        steps = (["Moodle は課題ごとに「Upload grading worksheet」へ <課題>_worksheet.csv、「Upload multiple feedback "
+                  "files in a zip」へ <課題>_feedback.zip"] if sheets or zips else [])
+        steps += [f"Moodle の評定表の「インポート」（CSV ファイル）へ moodle_grades_<課題>.csv（{', '.join(ex['gradebook'])}。"
+                  "取り込んだ点は評定表で上書き扱いになり、後で課題の画面で直した点は評定表に届きません）"] if gradebook else []
+        steps += ["Canvas は成績の「インポート」へ canvas_grades_<課題>.csv を 1 つずつ"] if canvas else []
         lines.append(f"次に: {'。'.join(steps)}（手順: docs/instructor.md「LMS に戻す」）")
     return lines

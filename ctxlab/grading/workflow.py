@@ -27,8 +27,8 @@ from ctxlab._paths import REPO_ROOT
 from ctxlab.errors import GradeError
 from ctxlab.grading import _nbgrader, lms_export
 from ctxlab.grading._nbgrader import SOURCE_DIR, gradebook_url, place_submission, rmtree, sync_course_root
-from ctxlab.grading.lms import (Issue, Person, check_notebook, copy_tree, extract_zip, key_learners, load_issues,
-                                newest, read_roster, save_issues, save_lms_ids, scan, unread_issues)
+from ctxlab.grading.lms import (Issue, Person, check_notebook, copy_tree, extract_zip, extract_zips, key_learners,
+                                load_issues, newest, read_roster, save_issues, save_lms_ids, scan, unread_issues)
 from ctxlab.grading.isolation import INSTALL_HINT, limits_config_args, sandbox_tool, unavailable_reason
 from ctxlab.grading.parallel import grade_parallel
 from ctxlab.grading.release import assignments as all_assignments
@@ -114,7 +114,8 @@ def _resubmitted(gb, old: Path, new: Path, learner: str, assignment: str) -> tup
 
 
 def intake(upload: Path, root: Path, known: list[str], force: bool = False,
-           course_assignments: list[str] | None = None, roster: dict[str, Person] | None = None) -> Report:
+           course_assignments: list[str] | None = None, roster: dict[str, Person] | None = None,
+           groups: bool = False) -> Report:
     """Read an upload and place the submissions to grade in ``root/submitted``.
 
     ``known`` are the assignments to grade; ``course_assignments`` (default: ``known``) every
@@ -141,16 +142,26 @@ def intake(upload: Path, root: Path, known: list[str], force: bool = False,
             raise GradeError(f"{upload} が見つかりません")
         uploads, issues, report.ignored = scan(folder, course_assignments or known)
         issues += unread_issues(links, left_out, course_assignments or known)
+        subs, sub_left_out = extract_zips(folder, Path(tmp) / "zips") if upload.is_dir() else ([], [])
+        for sub in subs:  # a folder of zips
+            more, more_issues, ignored = scan(sub, course_assignments or known)
+            for up in more:
+                up.rel = f"{sub.name}.zip/{up.rel}"
+            # the zip itself was counted among the ignored files
+            uploads, issues, report.ignored = uploads + more, issues + more_issues, report.ignored + ignored - 1
+        issues += unread_issues([], sub_left_out, course_assignments or known)
         others = {a for a in (course_assignments or known) if a not in known}
         report.other_assignments = sum(u.assignment in others for u in uploads)
         uploads = [u for u in uploads if u.assignment not in others]
         issues = [i for i in issues if i.assignment not in others]
-        issues += key_learners(uploads, roster)
+        issues += key_learners(uploads, roster, groups=groups)
         report.uploads = len(uploads)
         kept, dups = newest(uploads)
         issues += dups
         learners: dict[str, dict] = {}
         for up in kept:
+            if up.late:
+                issues.append(Issue("late", up.learner, up.assignment, f"{up.rel}: 締め切り後の提出", up.rel))
             reason, n_cells = check_notebook(up.file)
             learners[up.learner] = {"name": up.name, "lms_id": up.lms_id if up.layout == "canvas" else "",
                                     "email": up.email}
@@ -279,7 +290,7 @@ def grade(upload: Path | None, root: Path, course: Path = REPO_ROOT, workers: in
           timeout: int | None = None, feedback: bool = True, csv_path: Path | None = None,
           force: bool = False, progress: bool = True, config_args: list[str] | None = None,
           assignments: list[str] | None = None, roster: Path | None = None,
-          sandbox: bool = True) -> Report:
+          sandbox: bool = True, groups: bool = False, release_answers: bool = False) -> Report:
     """The whole run: course root, intake, parallel autograde with feedback, CSV, LMS files.
 
     Every kernel runs in the grading sandbox (:mod:`~ctxlab.grading.isolation`); where none
@@ -315,7 +326,8 @@ def grade(upload: Path | None, root: Path, course: Path = REPO_ROOT, workers: in
     with _Lock(root):
         regenerated = sync_course_root(root, known, course)
         if upload is not None:
-            report = intake(Path(upload), root, known, force=force, course_assignments=everything, roster=people)
+            report = intake(Path(upload), root, known, force=force, course_assignments=everything, roster=people,
+                            groups=groups)
             report.sandbox = sandbox
             report.sandbox_tool = sandbox_tool() if sandbox else None
             report.run = grade_parallel(root, report.placed, workers=workers, config_args=args,
@@ -333,7 +345,8 @@ def grade(upload: Path | None, root: Path, course: Path = REPO_ROOT, workers: in
         issues = _record(root, report)
         report.csv = Path(csv_path) if csv_path else root / "grades.csv"
         report.summary = export_csv(root, report.csv, known, issues)
-        report.exports = lms_export.export(root, everything)
+        report.exports = lms_export.export(root, everything, answer_sheets=lms_export.answer_sheets(course, everything),
+                                           release_answers=release_answers)
     report.seconds = time.perf_counter() - t0
     return report
 
@@ -354,6 +367,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--assignment", action="append", help="この課題だけ採点する（繰り返し可）")
     p.add_argument("--roster", type=Path,
                    help="名簿 CSV（id, name, email）: LMS の id を人に対応させる（Moodle の id は課題ごとに違う）")
+    p.add_argument("--moodle-groups", dest="groups", action="store_true",
+                   help="Moodle のグループ提出の課題: フォルダ名の番号をグループ id として読む（参加者 id ではない）")
+    p.add_argument("--release-answers", action="store_true",
+                   help="締め切りの後に: 正解を含むフィードバック（09 など）も Moodle のフィードバック zip に入れる")
     p.add_argument("--csv", type=Path, help="成績 CSV の出力先（既定 ROOT/grades.csv）")
     p.add_argument("--no-feedback", dest="feedback", action="store_false", help="フィードバックを作らない")
     p.add_argument("--feedback", dest="feedback", action="store_true",
@@ -413,7 +430,7 @@ def run(args: argparse.Namespace) -> int:
     report = grade(None if args.export else args.submissions, args.root, course_dir(args.course),
                    workers=args.workers, timeout=args.timeout, feedback=feedback, csv_path=args.csv,
                    force=args.force, progress=not args.quiet, assignments=args.assignment, roster=args.roster,
-                   sandbox=args.sandbox)
+                   sandbox=args.sandbox, groups=args.groups, release_answers=args.release_answers)
     print(format_summary(report))
     return 1 if (report.failed or report.problems) else 0
 

@@ -47,7 +47,7 @@ def hidden_test(q: Question) -> str:
     right = json.dumps(q.correct_id())
     return (f"# {q.id}（{q.lesson}）: 答えの形を確かめる\n"
             "from ctxlab.quiz import check_answers, load\n"
-            "check_answers(load(), answers)\n"
+            f"check_answers(load(), answers, only={json.dumps(q.id)})\n"
             "### BEGIN HIDDEN TESTS\n"
             f"print({json.dumps(feedback_text(q), ensure_ascii=False)})\n"
             f"assert {right}.__eq__(answers[{json.dumps(q.id)}]) is True, "

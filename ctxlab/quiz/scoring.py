@@ -27,9 +27,15 @@ def answer_problems(bank: Bank, answers) -> list[str]:
     return out
 
 
-def check_answers(bank: Bank, answers) -> None:
-    """Assert the form of ``answers`` (for visible tests): AssertionError with a helpful message."""
+def check_answers(bank: Bank, answers, only: str | None = None) -> None:
+    """Assert the form of ``answers`` (for visible tests): AssertionError with a helpful message.
+    With ``only`` (a question id), just that question's answer: a learner who left other
+    questions open is still graded, and shown the explanation, on the ones answered."""
     found = answer_problems(bank, answers)
+    if only is not None and isinstance(answers, Mapping):
+        found = [f for f in found if f.startswith(f"{only} の答え ")]
+        if only not in answers:
+            found.insert(0, f"{only} に答えがありません（answers[{only!r}] に選択肢の id を入れてください）")
     if found:
         raise AssertionError("\n".join(found))
 
