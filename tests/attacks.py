@@ -160,6 +160,27 @@ for path in ["big.bin", "/tmp/big.bin"]:
             os.remove(path)
 '''
 
+#: the grader's session keyring, from inside a kernel (x86_64 system call numbers): look up, read and
+#: add keys in the session (-3) and user (-4) keyrings. Run by tests/test_attacks.py in a sandboxed kernel.
+KEYRING = r'''
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+def call(nr, *args):
+    r = libc.syscall(nr, *args)
+    return r, os.strerror(ctypes.get_errno()) if r < 0 else "ok"
+for ring in (-3, -4):
+    r, err = call(250, 10, ctypes.c_long(ring), b"user", b"{secret_name}", 0)   # KEYCTL_SEARCH
+    print("ATTACK search", ring, r, err)
+    if r > 0:
+        buf = ctypes.create_string_buffer(256)
+        n, err = call(250, 11, ctypes.c_long(r), buf, 256)                    # KEYCTL_READ
+        print("ATTACK read", ring, buf.value[:max(n, 0)], err)
+    print("ATTACK add", ring, *call(248, b"user", b"{mark}", b"x", 1, ctypes.c_long(ring)))
+print("ATTACK request_key", *call(249, b"user", b"{secret_name}", None, 0))
+print("ATTACK join", *call(250, 1, None))                                        # KEYCTL_JOIN_SESSION_KEYRING
+print("ATTACK unshare", *call(272, 0x10000000))                                 # unshare(CLONE_NEWUSER)
+'''
+
 #: learner id -> the attack cell's source template
 ATTACKS = {"atk_env": _ENV, "atk_gradebook": _GRADEBOOK, "atk_write": _WRITE, "atk_net": _NET,
            "atk_hidden": _HIDDEN, "atk_fork": _FORK, "atk_memory": _MEMORY, "atk_bigfile": _BIGFILE}

@@ -12,6 +12,7 @@ a tampered worker gradebook, the refusal without a sandbox, the wall-time limit.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 import warnings
@@ -260,3 +261,55 @@ def test_wall_time_limit_stops_the_kernel(tmp_path):
 def test_issue_kinds_have_words():
     for kind in ("sandbox_limit", "gradebook_discarded", "no_sandbox"):
         assert not Issue(kind, "a", NAME, "x").text().startswith(kind)
+
+
+def _keyring_call(nr: int, *args):
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.syscall(nr, *args)
+
+
+def _run_in_kernel(tmp_path: Path, code: str, isolate: bool) -> str:
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(code)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    km = isolation.IsolatedKernelManager(kernel_name="python3", isolate=isolate)
+    NotebookClient(nb, km=km, timeout=120, startup_timeout=60, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    return "".join(o.get("text", "") for o in nb.cells[0].outputs)
+
+
+@pytest.mark.skipif(isolation.unavailable_reason() is not None, reason="bubblewrap is not usable here")
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the attack uses x86_64 system call numbers")
+def test_a_kernel_cannot_read_or_add_keys_in_the_graders_keyrings(tmp_path):
+    """Issue 31 item 5: a kernel read a secret from the grader's session keyring and added a key
+    that outlived grading. The sandbox's seccomp filter makes every keyring call fail (and the
+    unshare a root sandbox could use to leave its size limits). The same cell without the
+    sandbox reads the secret: the attack is real and the check can fail."""
+    import ctypes
+
+    secret_name, secret = f"ctxlab_test_{os.getpid()}".encode(), b"grader-secret-0123"
+    key = _keyring_call(248, b"user", secret_name, secret, len(secret), ctypes.c_long(-3))   # add_key to @s
+    if key < 0:
+        pytest.skip("no session keyring for this process (keyctl denied here)")
+    try:
+        code = attacks.KEYRING.replace("{secret_name}", secret_name.decode()).replace("{mark}", attacks.MARK)
+        out = _run_in_kernel(tmp_path, code, isolate=True)
+        assert secret.decode() not in out, out
+        for line in [x for x in out.splitlines() if x.startswith("ATTACK")]:
+            assert line.endswith("Operation not permitted"), out
+        assert out.count("ATTACK") == 7, out
+        # nothing was added to the grader's keyrings
+        for ring in (-3, -4):
+            assert _keyring_call(250, 10, ctypes.c_long(ring), b"user", attacks.MARK.encode(), 0) < 0
+        # control: the kernel nbgrader would run without the sandbox reads the secret
+        probe = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+                 f"k = libc.syscall(250, 10, ctypes.c_long(-3), b'user', {secret_name!r}, 0)\n"
+                 "buf = ctypes.create_string_buffer(256)\nlibc.syscall(250, 11, ctypes.c_long(k), buf, 256)\n"
+                 "print(buf.value.decode())\n")
+        unsandboxed = _run_in_kernel(tmp_path, probe, isolate=False)
+        assert secret.decode() in unsandboxed, unsandboxed
+    finally:
+        _keyring_call(250, 21, ctypes.c_long(key), ctypes.c_long(-3))   # KEYCTL_UNLINK from @s

