@@ -271,17 +271,58 @@ def _keyring_call(nr: int, *args):
 
 
 def _run_in_kernel(tmp_path: Path, code: str, isolate: bool) -> str:
-    from nbclient import NotebookClient
+    """What one cell prints in a kernel run as nbgrader runs it (IsolatedExecute; ``isolate``
+    False is ``ctxlab grade --no-sandbox``)."""
+    from traitlets.config import Config
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(code)]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    km = isolation.IsolatedKernelManager(kernel_name="python3", isolate=isolate)
-    NotebookClient(nb, km=km, timeout=120, startup_timeout=60, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    config = Config({"IsolatedKernelManager": {"isolate": isolate}})
+    ep = isolation.IsolatedExecute(config=config, timeout=180, startup_timeout=60)
+    ep.preprocess(nb, {"metadata": {"path": str(tmp_path)}})
     return "".join(o.get("text", "") for o in nb.cells[0].outputs)
 
 
-@pytest.mark.skipif(isolation.unavailable_reason() is not None, reason="bubblewrap is not usable here")
+sandboxed = pytest.mark.skipif(isolation.unavailable_reason() is not None, reason="bubblewrap is not usable here")
+
+
+@sandboxed
+def test_shared_memory_counts_against_the_memory_limit(tmp_path):
+    """Issue 31 item 4: mmap(-1, 3 GB) written in full passed RLIMIT_DATA (a shared mapping is not data)."""
+    out = _run_in_kernel(tmp_path, attacks.MMAP, isolate=True)
+    assert "ATTACK mmap stopped: OSError [Errno 12] Cannot allocate memory" in out, out
+
+
+@sandboxed
+def test_the_kernels_socket_folder_takes_no_data(tmp_path, monkeypatch):
+    """Issue 31 item 4: the kernel's socket folder (/tmp/ctxlab-k-*, on the host's disk) took 250 MB
+    past the 128 MB tmpfs limit. Once the kernel is ready it cannot write there at all (as root;
+    without root a kernel could give the folder its write bit back), and the folder is removed."""
+    folders = []
+    original = isolation.IsolatedKernelManager.lock_rundir
+
+    def lock(self):
+        folders.append(self._rundir)
+        original(self)
+
+    monkeypatch.setattr(isolation.IsolatedKernelManager, "lock_rundir", lock)
+    out = _run_in_kernel(tmp_path, attacks.RUNDIR, isolate=True)
+    if os.geteuid() == 0:
+        assert re.search(r"ATTACK rundir stopped at 0 MB: \[Errno 13\] Permission denied", out), out
+    assert len(folders) == 1 and not folders[0].exists()
+
+
+@sandboxed
+def test_a_kernel_cannot_start_sessions_of_its_own(tmp_path):
+    """Issue 31 item 4: 30 busy processes in sessions of their own slowed an honest learner in another
+    worker (the scheduler shares CPU between sessions). The sandbox refuses setsid, so a kernel's
+    processes share one session; bench/bench_cpu_share.py measures the effect on an honest kernel."""
+    out = _run_in_kernel(tmp_path, attacks.SESSIONS.replace("{seconds}", "1"), isolate=True)
+    assert "ATTACK setsid [Errno 1] Operation not permitted" in out, out
+
+
+@sandboxed
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="the attack uses x86_64 system call numbers")
 def test_a_kernel_cannot_read_or_add_keys_in_the_graders_keyrings(tmp_path):
     """Issue 31 item 5: a kernel read a secret from the grader's session keyring and added a key

@@ -19,9 +19,11 @@ and used by :func:`~ctxlab.grading._nbgrader.validate`) makes that manager an
   the kernel can neither read nor add a key in the grader's session or user keyring; it
   refuses ``unshare``, ``setns`` and a ``clone`` with namespace flags the same way (as root
   the sandbox could otherwise make a user namespace, and tmpfs folders without a size limit);
-- limits (:class:`Limits`): memory (``RLIMIT_DATA``), processes, file size, CPU time and
-  open files, set by a small launcher before the kernel starts, plus a wall-time limit
-  enforced from outside (the manager kills the sandbox). As root, the launcher also drops
+- limits (:class:`Limits`): memory (``RLIMIT_AS``, which counts every mapping, and
+  ``RLIMIT_DATA``), processes, file size, CPU time and open files, set by a small launcher
+  before the kernel starts, plus a wall-time limit enforced from outside (the manager kills
+  the sandbox and removes its socket folder). The socket folder (on the host's disk, shared
+  with the client) is made read-only to the kernel once it is ready (:meth:`IsolatedKernelManager.lock_rundir`). As root, the launcher also drops
   to a user id of its own (root is exempt from the process limit).
 
 With ``IsolatedKernelManager.isolate=False`` (``ctxlab grade --no-sandbox``) the kernel runs
@@ -42,10 +44,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
+from nbclient.util import run_sync
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Integer
 
 from ctxlab._paths import DATA_DIR, PACKAGE_DIR, QUIZZES_DIR
+from ctxlab.grading._seccomp import SECCOMP_HINT, seccomp_filter
 
 #: environment variables a grading kernel keeps (everything else is dropped)
 KEEP_ENV = ("NBGRADER_EXECUTION", "CTXLAB_TIME_SCALE", "LANG", "LC_ALL", "TZ", "PYTHONIOENCODING",
@@ -64,7 +68,7 @@ WALL_MESSAGE = WALL_MARK + " of {s} s and was stopped"
 @dataclass(frozen=True)
 class Limits:
     """The limits of one grading kernel (the defaults fit every lesson with room to spare)."""
-    memory_mb: int = 2048      # RLIMIT_DATA: heap and anonymous mappings of each process
+    memory_mb: int = 2048      # RLIMIT_AS (every mapping, shared ones too) and RLIMIT_DATA, per process
     processes: int = 256       # RLIMIT_NPROC: processes and threads
     file_mb: int = 64          # RLIMIT_FSIZE: the largest file it may write
     tmp_mb: int = 128          # size of each private tmpfs (working folder, /tmp)
@@ -94,34 +98,6 @@ os.execv(sys.argv[2], sys.argv[2:])
 
 _checked: dict[str, object] = {}
 
-#: system calls the kernel may not make (each fails with EPERM): the keyrings, and new namespaces
-DENIED_SYSCALLS = ("keyctl", "add_key", "request_key", "unshare", "setns")
-_NAMESPACE_FLAGS = 0x7E020000   # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
-SECCOMP_HINT = ("採点のサンドボックスの seccomp フィルターを作れません（libseccomp がありません）: "
-                "Debian/Ubuntu なら sudo apt-get install libseccomp2、そのあと make setup")
-
-
-def seccomp_filter() -> bytes:
-    """The compiled (BPF) seccomp filter of a grading kernel: :data:`DENIED_SYSCALLS` and a
-    ``clone`` with namespace flags fail with EPERM; ``clone3`` fails with ENOSYS (its flags are
-    out of a filter's reach: the C library then falls back to ``clone``). Built once per process."""
-    if "bpf" not in _checked:
-        import errno
-
-        import pyseccomp as sc
-
-        f = sc.SyscallFilter(sc.ALLOW)
-        for name in DENIED_SYSCALLS:
-            f.add_rule(sc.ERRNO(errno.EPERM), name)
-        for bit in range(32):
-            if _NAMESPACE_FLAGS & (1 << bit):
-                f.add_rule(sc.ERRNO(errno.EPERM), "clone", sc.Arg(0, sc.MASKED_EQ, 1 << bit, 1 << bit))
-        f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
-        with tempfile.TemporaryFile() as fh:
-            f.export_bpf(fh)
-            fh.seek(0)
-            _checked["bpf"] = fh.read()
-    return _checked["bpf"]  # type: ignore[return-value]
 
 
 #: how the summary names each bubblewrap
@@ -286,7 +262,7 @@ def sandbox_command(kernel_cmd: list[str], workdir: Path, rundir: Path, limits: 
         args += ["--setenv", k, v]
     mb = 2**20
     cfg = {
-        "rlimits": {"RLIMIT_DATA": limits.memory_mb * mb, "RLIMIT_NPROC": limits.processes,
+        "rlimits": {"RLIMIT_AS": limits.memory_mb * mb, "RLIMIT_DATA": limits.memory_mb * mb, "RLIMIT_NPROC": limits.processes,
                     "RLIMIT_FSIZE": limits.file_mb * mb, "RLIMIT_NOFILE": limits.open_files,
                     "RLIMIT_CPU": limits.wall_seconds, "RLIMIT_CORE": 0},
         "uid": sandbox_uid(),
@@ -361,6 +337,16 @@ class IsolatedKernelManager(AsyncKernelManager):
             self._timer.daemon = True
             self._timer.start()
 
+    def lock_rundir(self) -> None:
+        """Once the kernel has bound its sockets (before any learner code runs): its socket folder,
+        on the host's disk, stops being writable from the sandbox. As root the folder goes back
+        to the grader's user id; otherwise it loses its write bit (a kernel could set it again:
+        without root the folder's owner is the sandbox's user)."""
+        if self.isolate and self._rundir is not None:
+            if os.geteuid() == 0:
+                os.chown(self._rundir, 0, 0)
+            os.chmod(self._rundir, 0o755 if os.geteuid() == 0 else 0o555)
+
     def _stop_over_time(self) -> None:
         pgid = getattr(self.provisioner, "pgid", None)
         if pgid:
@@ -369,6 +355,8 @@ class IsolatedKernelManager(AsyncKernelManager):
                 os.killpg(pgid, signal.SIGKILL)
             except OSError:
                 pass
+            if self._rundir is not None:   # nothing of the killed kernel stays on the host
+                shutil.rmtree(self._rundir, ignore_errors=True)
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
         await super()._async_cleanup_resources(restart=restart)
@@ -387,6 +375,14 @@ class IsolatedExecute(Execute):
         # nbgrader's Execute passes its manager class as a keyword, which wins over configuration
         kwargs.setdefault("kernel_manager_class", IsolatedKernelManager)
         super().__init__(*args, **kwargs)
+
+    async def async_start_new_kernel_client(self):
+        kc = await super().async_start_new_kernel_client()   # returns when the kernel is ready
+        if isinstance(self.km, IsolatedKernelManager):
+            self.km.lock_rundir()
+        return kc
+
+    start_new_kernel_client = run_sync(async_start_new_kernel_client)   # nbclient's sync twin calls the base's
 
 
 def limits_config_args(limits: Limits | None = None, isolate: bool = True) -> list[str]:
