@@ -233,6 +233,15 @@ for pid in pids:
     os.waitpid(pid, 0)
 '''
 
+#: 100 MB printed in 1 MB pieces: every piece reached the grader's nbgrader process (it grew by the whole output)
+FLOOD = r'''
+import sys
+for _ in range(100):
+    sys.stdout.write("x" * 2**20)
+    sys.stdout.flush()
+print("ATTACK flood done")
+'''
+
 #: learner id -> the attack cell's source template
 ATTACKS = {"atk_env": _ENV, "atk_gradebook": _GRADEBOOK, "atk_write": _WRITE, "atk_net": _NET,
            "atk_hidden": _HIDDEN, "atk_fork": _FORK, "atk_memory": _MEMORY, "atk_bigfile": _BIGFILE}

@@ -314,6 +314,24 @@ def test_the_kernels_socket_folder_takes_no_data(tmp_path, monkeypatch):
 
 
 @sandboxed
+def test_output_is_capped_while_it_arrives(tmp_path):
+    """Issue 31 item 4: a 1 GB print grew the grader's nbgrader process without bound (outputs are
+    kept in memory until the notebook is written). IsolatedExecute keeps at most max_output_chars
+    of a cell's output as it arrives and says it dropped the rest."""
+    from traitlets.config import Config
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(attacks.FLOOD), nbformat.v4.new_code_cell("print('next')")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    ep = isolation.IsolatedExecute(config=Config(), timeout=300, startup_timeout=60)
+    ep.preprocess(nb, {"metadata": {"path": str(tmp_path)}})
+    kept = sum(len(o.get("text", "")) for o in nb.cells[0].outputs)
+    assert 100 * 2**20 > ep.max_output_chars
+    assert kept <= ep.max_output_chars + len(isolation.STREAM_CAP_NOTE) + 20, kept
+    assert any("実行中に" in o.get("text", "") for o in nb.cells[0].outputs)
+    assert "next" in nb.cells[1].outputs[0]["text"]      # the next cell is kept as usual
+
+
+@sandboxed
 def test_a_kernel_cannot_start_sessions_of_its_own(tmp_path):
     """Issue 31 item 4: 30 busy processes in sessions of their own slowed an honest learner in another
     worker (the scheduler shares CPU between sessions). The sandbox refuses setsid, so a kernel's

@@ -14,17 +14,13 @@ and used by :func:`~ctxlab.grading._nbgrader.validate`) makes that manager an
 - no network: a network namespace of its own (a loopback nobody listens on); the client
   talks to it over ZeroMQ's ``ipc`` transport, sockets in a private folder bound in;
 - a scrubbed environment (only the variables in :data:`KEEP_ENV` and the sandbox's own);
-- no keyring, no new namespaces: a seccomp filter (``bwrap --seccomp``, built with libseccomp
-  through ``pyseccomp``) makes ``keyctl``, ``add_key`` and ``request_key`` fail with EPERM, so
-  the kernel can neither read nor add a key in the grader's session or user keyring; it
-  refuses ``unshare``, ``setns`` and a ``clone`` with namespace flags the same way (as root
-  the sandbox could otherwise make a user namespace, and tmpfs folders without a size limit);
-- limits (:class:`Limits`): memory (``RLIMIT_AS``, which counts every mapping, and
-  ``RLIMIT_DATA``), processes, file size, CPU time and open files, set by a small launcher
-  before the kernel starts, plus a wall-time limit enforced from outside (the manager kills
-  the sandbox and removes its socket folder). The socket folder (on the host's disk, shared
-  with the client) is made read-only to the kernel once it is ready (:meth:`IsolatedKernelManager.lock_rundir`). As root, the launcher also drops
-  to a user id of its own (root is exempt from the process limit).
+- a seccomp filter (:mod:`~ctxlab.grading._seccomp`): no keyrings, no new namespaces or sessions;
+- limits (:class:`Limits`): memory (``RLIMIT_AS``, every mapping, and ``RLIMIT_DATA``),
+  processes, file size, CPU time and open files, set by a small launcher before the kernel
+  starts (as root it also takes a user id of its own: root is exempt from the process
+  limit), and a wall time enforced from outside (the manager kills the sandbox). The socket
+  folder (host disk) turns read-only to the kernel once it is ready; output is capped as it
+  arrives (:class:`IsolatedExecute`).
 
 With ``IsolatedKernelManager.isolate=False`` (``ctxlab grade --no-sandbox``) the kernel runs
 as nbgrader runs it, with the scrubbed environment only.
@@ -43,6 +39,7 @@ import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import nbformat
 from jupyter_client.manager import AsyncKernelManager
 from nbclient.util import run_sync
 from nbgrader.preprocessors import Execute
@@ -63,6 +60,7 @@ INSTALL_HINT = ("bubblewrap (bwrap) が見つからないか、この環境で�
 #: what an over-limit kernel is told in the log (the summary reads it back)
 WALL_MARK = "ctxlab sandbox: the kernel ran past its wall-time limit"
 WALL_MESSAGE = WALL_MARK + " of {s} s and was stopped"
+STREAM_CAP_NOTE = "\n… 出力が大きすぎるため、実行中に {cap:,} 文字を超えた分を捨てました …\n"
 
 
 @dataclass(frozen=True)
@@ -97,7 +95,6 @@ os.execv(sys.argv[2], sys.argv[2:])
 """
 
 _checked: dict[str, object] = {}
-
 
 
 #: how the summary names each bubblewrap
@@ -338,10 +335,8 @@ class IsolatedKernelManager(AsyncKernelManager):
             self._timer.start()
 
     def lock_rundir(self) -> None:
-        """Once the kernel has bound its sockets (before any learner code runs): its socket folder,
-        on the host's disk, stops being writable from the sandbox. As root the folder goes back
-        to the grader's user id; otherwise it loses its write bit (a kernel could set it again:
-        without root the folder's owner is the sandbox's user)."""
+        """The socket folder (host disk) stops being writable from the sandbox once the kernel is
+        ready. As root it goes back to root; else it loses its write bit (which its owner, the kernel, could restore)."""
         if self.isolate and self._rundir is not None:
             if os.geteuid() == 0:
                 os.chown(self._rundir, 0, 0)
@@ -369,12 +364,34 @@ class IsolatedKernelManager(AsyncKernelManager):
 
 
 class IsolatedExecute(Execute):
-    """nbgrader's ``Execute`` with the kernel in the sandbox (:class:`IsolatedKernelManager`)."""
+    """nbgrader's ``Execute`` with the kernel in the sandbox (:class:`IsolatedKernelManager`), and a
+    cap on each cell's output applied while it arrives (the grader keeps at most
+    ``max_output_chars`` of a cell's stream and rich output in memory; errors are always kept:
+    nbgrader grades by them). ``LimitOutputSize`` trims the kept output further afterwards."""
+
+    max_output_chars = Integer(1_000_000, help="output characters kept per cell while it runs; -1 means no limit").tag(config=True)
 
     def __init__(self, *args, **kwargs):
         # nbgrader's Execute passes its manager class as a keyword, which wins over configuration
         kwargs.setdefault("kernel_manager_class", IsolatedKernelManager)
         super().__init__(*args, **kwargs)
+        self._used: dict[int, int] = {}
+
+    def output(self, outs, msg, display_id, cell_index):
+        kind, content = msg["msg_type"], msg["content"]
+        if (self.max_output_chars < 0 or kind not in ("stream", "display_data", "execute_result")
+                or self.output_hook_stack[msg["parent_header"].get("msg_id")]):
+            return super().output(outs, msg, display_id, cell_index)
+        if not outs or self.clear_before_next_output:
+            self._used[cell_index] = 0     # the cell's outputs were cleared: count again
+        size = len(content.get("text", "")) + sum(len(str(v)) for v in (content.get("data") or {}).values())
+        used = self._used.get(cell_index, 0)
+        self._used[cell_index] = used + size
+        if used + size <= self.max_output_chars:
+            return super().output(outs, msg, display_id, cell_index)
+        if used <= self.max_output_chars:   # the first message over the cap: say so, once
+            outs.append(nbformat.v4.new_output("stream", name="stdout", text=STREAM_CAP_NOTE.format(cap=self.max_output_chars)))
+        return None
 
     async def async_start_new_kernel_client(self):
         kc = await super().async_start_new_kernel_client()   # returns when the kernel is ready
