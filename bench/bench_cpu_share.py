@@ -19,6 +19,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -40,7 +41,8 @@ def run_kernel(code: str, allow_setsid: bool) -> str:
         _seccomp.DENIED_SYSCALLS = tuple(x for x in _seccomp.DENIED_SYSCALLS if x != "setsid")
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    isolation.IsolatedExecute(timeout=600, startup_timeout=120).preprocess(nb, {"metadata": {"path": "/tmp"}})
+    with tempfile.TemporaryDirectory() as folder:   # the kernel's working folder (not /tmp itself: it is the sandbox's /tmp)
+        isolation.IsolatedExecute(timeout=600, startup_timeout=120).preprocess(nb, {"metadata": {"path": folder}})
     return "".join(o.get("text", "") for o in nb.cells[0].outputs)
 
 

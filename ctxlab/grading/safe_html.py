@@ -54,6 +54,7 @@ ATTRIBUTES = {"a": ["href", "title"], "abbr": ["title"], "acronym": ["title"],
 PROTOCOLS = ["http", "https", "mailto"]
 #: attachment types shown inline (as data: URIs, which only images may use)
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif")
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 REMOVED_NOTE = "（安全のため表示しません: 受講者のノートブックの {kinds} 出力）"
 _GRADE_ID = re.compile(r"^[A-Za-z0-9_\-]+$")
 _ATTACHMENT = re.compile(r'(?:src|href)="attachment:([^"]*)"')
@@ -137,6 +138,8 @@ class SanitizeLearnerHTML(SanitizeHTML):
                 else:
                     removed.append(key)
                     del data[key]
+            # a widget view never renders in a static page (its text/plain stays): not worth a note
+            removed = [k for k in removed if k != WIDGET_VIEW]
             if removed and not set(data) - {"text/plain"}:
                 note = REMOVED_NOTE.format(kinds=", ".join(sorted(removed)))
                 data["text/plain"] = note + ("\n" + str(data["text/plain"]) if "text/plain" in data else "")
