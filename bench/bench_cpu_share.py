@@ -51,6 +51,22 @@ def child(role: str, args) -> subprocess.Popen:
     return subprocess.Popen(cmd + (["--allow-setsid"] if args.allow_setsid else []), stdout=subprocess.PIPE, text=True)
 
 
+def descendants(pid: int) -> int:
+    """How many processes descend from ``pid`` (from /proc: bwrap, the launcher's kernel, its children)."""
+    parent = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(stat.parent.name)] = int(fields[1])
+    found, frontier = 0, {pid}
+    while frontier:
+        frontier = {p for p, pp in parent.items() if pp in frontier}
+        found += len(frontier)
+    return found
+
+
 def honest_rounds(args) -> list[float]:
     out = child("honest", args).communicate()[0]
     return json.loads(out.strip().splitlines()[-1])
@@ -61,7 +77,10 @@ def scenario(args, attacker: bool, allow_setsid: bool) -> list[float]:
     if not attacker:
         return honest_rounds(args)
     atk = child("attacker", args)
-    time.sleep(args.head_start)          # the attacker's kernel has started and forked
+    deadline = time.time() + args.head_start
+    while descendants(atk.pid) < 30 + 3 and time.time() < deadline:   # its kernel has started and forked
+        time.sleep(0.5)
+    print(f"  attacker's processes when the honest kernel starts: {descendants(atk.pid)}")
     try:
         return honest_rounds(args)
     finally:
@@ -70,9 +89,10 @@ def scenario(args, attacker: bool, allow_setsid: bool) -> list[float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--busy", type=int, default=60, help="seconds the attacker's processes spin")
-    ap.add_argument("--head-start", type=float, default=15.0, help="seconds the attacker starts before the honest kernel")
+    ap.add_argument("--head-start", type=float, default=120.0,
+                    help="at most this many seconds for the attacker's 30 processes to start before the honest kernel")
     ap.add_argument("--role", choices=["honest", "attacker"])
     ap.add_argument("--allow-setsid", action="store_true")
     args = ap.parse_args()

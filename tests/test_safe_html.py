@@ -87,6 +87,9 @@ def hostile_with_outputs() -> nbformat.NotebookNode:
                                                                   '<table><tr><td>42</td></tr></table>'}),
         nbformat.v4.new_output("display_data", data={"image/svg+xml": f'<svg onload="{js}"/>', "text/plain": "svg"}),
         nbformat.v4.new_output("display_data", data={"text/markdown": f"[x](javascript:{js}) **太字**"}),
+        # the template writes an image's width into the tag as it is
+        nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo="},
+                               metadata={"image/png": {"width": f'1 onerror="{js}"'}}),
     ]
     return nb
 

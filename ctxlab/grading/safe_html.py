@@ -143,7 +143,7 @@ class SanitizeLearnerHTML(SanitizeHTML):
             if removed and not set(data) - {"text/plain"}:
                 note = REMOVED_NOTE.format(kinds=", ".join(sorted(removed)))
                 data["text/plain"] = note + ("\n" + str(data["text/plain"]) if "text/plain" in data else "")
-            out["metadata"] = {}
+            out["metadata"] = {}   # the template writes an image's width/height metadata into the tag unescaped
         return outputs
 
 
