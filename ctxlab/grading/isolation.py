@@ -60,7 +60,7 @@ INSTALL_HINT = ("bubblewrap (bwrap) が見つからないか、この環境で�
 #: what an over-limit kernel is told in the log (the summary reads it back)
 WALL_MARK = "ctxlab sandbox: the kernel ran past its wall-time limit"
 WALL_MESSAGE = WALL_MARK + " of {s} s and was stopped"
-STREAM_CAP_NOTE = "\n… 出力が大きすぎるため、実行中に {cap:,} 文字を超えた分を捨てました …\n"
+STREAM_CAP_NOTE = "\n… 出力が長すぎるため、実行中に {cap:,} 文字を超えた分を捨てました …\n"
 
 
 @dataclass(frozen=True)
@@ -364,10 +364,8 @@ class IsolatedKernelManager(AsyncKernelManager):
 
 
 class IsolatedExecute(Execute):
-    """nbgrader's ``Execute`` with the kernel in the sandbox (:class:`IsolatedKernelManager`), and a
-    cap on each cell's output applied while it arrives (the grader keeps at most
-    ``max_output_chars`` of a cell's stream and rich output in memory; errors are always kept:
-    nbgrader grades by them). ``LimitOutputSize`` trims the kept output further afterwards."""
+    """nbgrader's ``Execute`` with the kernel in the sandbox (:class:`IsolatedKernelManager`); the grader
+    keeps at most ``max_output_chars`` of a cell's output as it arrives (errors always: nbgrader grades by them)."""
 
     max_output_chars = Integer(1_000_000, help="output characters kept per cell while it runs; -1 means no limit").tag(config=True)
 
@@ -382,14 +380,15 @@ class IsolatedExecute(Execute):
         if (self.max_output_chars < 0 or kind not in ("stream", "display_data", "execute_result")
                 or self.output_hook_stack[msg["parent_header"].get("msg_id")]):
             return super().output(outs, msg, display_id, cell_index)
-        if not outs or self.clear_before_next_output:
-            self._used[cell_index] = 0     # the cell's outputs were cleared: count again
+        used = 0 if not outs or self.clear_before_next_output else self._used.get(cell_index, 0)  # cleared: count again
         size = len(content.get("text", "")) + sum(len(str(v)) for v in (content.get("data") or {}).values())
-        used = self._used.get(cell_index, 0)
         self._used[cell_index] = used + size
         if used + size <= self.max_output_chars:
             return super().output(outs, msg, display_id, cell_index)
-        if used <= self.max_output_chars:   # the first message over the cap: say so, once
+        if used <= self.max_output_chars:   # the first message over the cap: keep what fits, say so once
+            if kind == "stream" and used < self.max_output_chars:
+                outs.append(nbformat.v4.new_output("stream", name=content.get("name", "stdout"),
+                                                   text=content.get("text", "")[:self.max_output_chars - used]))
             outs.append(nbformat.v4.new_output("stream", name="stdout", text=STREAM_CAP_NOTE.format(cap=self.max_output_chars)))
         return None
 
