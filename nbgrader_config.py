@@ -85,3 +85,13 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 # folders): this collect never follows a symbolic link in a submission (a link to the grader's
 # .env, to solutions/ or to another learner's notebook is logged, not read).
 c.ExchangeFactory.collect = "ctxlab.grading.exchange.SafeExchangeCollect"
+
+# Learner HTML is hostile (ctxlab/grading/safe_html.py): formgrader's submission view and the
+# feedback HTML are both rendered by nbconvert's HTMLExporter, which cleans the notebook first
+# (markdown rendered then cleaned, active outputs and attachments replaced). install() gives
+# formgrader's submission pages a Content-Security-Policy (formgrader loads this file in the
+# instructor's Jupyter server).
+c.HTMLExporter.preprocessors = ["ctxlab.grading.safe_html.SanitizeLearnerHTML"]
+import ctxlab.grading.safe_html  # noqa: E402
+
+ctxlab.grading.safe_html.install()

@@ -160,6 +160,88 @@ for path in ["big.bin", "/tmp/big.bin"]:
             os.remove(path)
 '''
 
+#: the grader's session keyring, from inside a kernel (x86_64 system call numbers): look up, read and
+#: add keys in the session (-3) and user (-4) keyrings. Run by tests/test_attacks.py in a sandboxed kernel.
+KEYRING = r'''
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+def call(nr, *args):
+    r = libc.syscall(nr, *args)
+    return r, os.strerror(ctypes.get_errno()) if r < 0 else "ok"
+for ring in (-3, -4):
+    r, err = call(250, 10, ctypes.c_long(ring), b"user", b"{secret_name}", 0)   # KEYCTL_SEARCH
+    print("ATTACK search", ring, r, err)
+    if r > 0:
+        buf = ctypes.create_string_buffer(256)
+        n, err = call(250, 11, ctypes.c_long(r), buf, 256)                    # KEYCTL_READ
+        print("ATTACK read", ring, buf.value[:max(n, 0)], err)
+    print("ATTACK add", ring, *call(248, b"user", b"{mark}", b"x", 1, ctypes.c_long(ring)))
+print("ATTACK request_key", *call(249, b"user", b"{secret_name}", None, 0))
+print("ATTACK join", *call(250, 1, None))                                        # KEYCTL_JOIN_SESSION_KEYRING
+print("ATTACK unshare", *call(272, 0x10000000))                                 # unshare(CLONE_NEWUSER)
+'''
+
+#: limits that did not limit (issue 31 item 4), each run by tests/test_attacks.py in a sandboxed kernel:
+#: 3 GB of shared anonymous memory written in full (RLIMIT_DATA does not count shared mappings)
+MMAP = r'''
+import mmap
+try:
+    m = mmap.mmap(-1, 3 * 2**30)
+    for i in range(0, len(m), 2**20):
+        m[i:i + 2**20] = b"x" * 2**20
+    print("ATTACK mmap wrote 3 GB")
+except (OSError, MemoryError) as exc:
+    print("ATTACK mmap stopped:", type(exc).__name__, exc)
+'''
+#: 250 MB into the kernel's socket folder, which is on the host's disk (the argument after -f)
+RUNDIR = r'''
+import os, sys
+folder = os.path.dirname(sys.argv[sys.argv.index("-f") + 1])
+written = 0
+try:
+    for n in range(5):
+        with open(os.path.join(folder, f"fill{n}.bin"), "wb") as fh:
+            for _ in range(50):
+                fh.write(b"\0" * 2**20)
+                written += 1
+    print("ATTACK rundir wrote", written, "MB into", folder)
+except OSError as exc:
+    print("ATTACK rundir stopped at", written, "MB:", exc)
+'''
+#: 30 busy processes, each in a session of its own (the scheduler shares CPU between sessions)
+SESSIONS = r'''
+import os, time
+pids, refused = [], 0
+for _ in range(30):
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setsid()
+        except OSError:
+            pass
+        end = time.time() + {seconds}
+        while time.time() < end:
+            pass
+        os._exit(0)
+    pids.append(pid)
+try:
+    os.setsid()
+    print("ATTACK setsid ok")
+except OSError as exc:
+    print("ATTACK setsid", exc)
+for pid in pids:
+    os.waitpid(pid, 0)
+'''
+
+#: 100 MB printed in 1 MB pieces: every piece reached the grader's nbgrader process (it grew by the whole output)
+FLOOD = r'''
+import sys
+for _ in range(100):
+    sys.stdout.write("x" * 2**20)
+    sys.stdout.flush()
+print("ATTACK flood done")
+'''
+
 #: learner id -> the attack cell's source template
 ATTACKS = {"atk_env": _ENV, "atk_gradebook": _GRADEBOOK, "atk_write": _WRITE, "atk_net": _NET,
            "atk_hidden": _HIDDEN, "atk_fork": _FORK, "atk_memory": _MEMORY, "atk_bigfile": _BIGFILE}

@@ -15,6 +15,7 @@ in a small batch of their own; and collect through a local exchange folder.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import sqlite3
@@ -386,3 +387,114 @@ def test_collect_from_the_exchange_never_follows_a_link(linked, tmp_path):
     assert attacks.FAKE_KEY not in log
     for learner in ("eve_secret", "eve_sol", "eve_peer", "eve_dir"):
         assert re.search(rf"Not collected: {learner}\+\S+.* is a symbolic link", log), (learner, log[-2000:])
+
+
+def _keyring_call(nr: int, *args):
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.syscall(nr, *args)
+
+
+def _run_in_kernel(tmp_path: Path, code: str, isolate: bool) -> str:
+    """What one cell prints in a kernel run as nbgrader runs it (IsolatedExecute; ``isolate``
+    False is ``ctxlab grade --no-sandbox``)."""
+    from traitlets.config import Config
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(code)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    config = Config({"IsolatedKernelManager": {"isolate": isolate}})
+    ep = isolation.IsolatedExecute(config=config, timeout=180, startup_timeout=60)
+    ep.preprocess(nb, {"metadata": {"path": str(tmp_path)}})
+    return "".join(o.get("text", "") for o in nb.cells[0].outputs)
+
+
+sandboxed = pytest.mark.skipif(isolation.unavailable_reason() is not None, reason="bubblewrap is not usable here")
+
+
+@sandboxed
+def test_shared_memory_counts_against_the_memory_limit(tmp_path):
+    """Issue 31 item 4: mmap(-1, 3 GB) written in full passed RLIMIT_DATA (a shared mapping is not data)."""
+    out = _run_in_kernel(tmp_path, attacks.MMAP, isolate=True)
+    assert "ATTACK mmap stopped: OSError [Errno 12] Cannot allocate memory" in out, out
+
+
+@sandboxed
+def test_the_kernels_socket_folder_takes_no_data(tmp_path, monkeypatch):
+    """Issue 31 item 4: the kernel's socket folder (/tmp/ctxlab-k-*, on the host's disk) took 250 MB
+    past the 128 MB tmpfs limit. Once the kernel is ready it cannot write there at all (as root;
+    without root a kernel could give the folder its write bit back), and the folder is removed."""
+    folders = []
+    original = isolation.IsolatedKernelManager.lock_rundir
+
+    def lock(self):
+        folders.append(self._rundir)
+        original(self)
+
+    monkeypatch.setattr(isolation.IsolatedKernelManager, "lock_rundir", lock)
+    out = _run_in_kernel(tmp_path, attacks.RUNDIR, isolate=True)
+    if os.geteuid() == 0:
+        assert re.search(r"ATTACK rundir stopped at 0 MB: \[Errno 13\] Permission denied", out), out
+    assert len(folders) == 1 and not folders[0].exists()
+
+
+@sandboxed
+def test_output_is_capped_while_it_arrives(tmp_path):
+    """Issue 31 item 4: a 1 GB print grew the grader's nbgrader process without bound (outputs are
+    kept in memory until the notebook is written). IsolatedExecute keeps at most max_output_chars
+    of a cell's output as it arrives and says it dropped the rest."""
+    from traitlets.config import Config
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(attacks.FLOOD), nbformat.v4.new_code_cell("print('next')")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    ep = isolation.IsolatedExecute(config=Config(), timeout=300, startup_timeout=60)
+    ep.preprocess(nb, {"metadata": {"path": str(tmp_path)}})
+    kept = sum(len(o.get("text", "")) for o in nb.cells[0].outputs)
+    assert 100 * 2**20 > ep.max_output_chars
+    assert kept <= ep.max_output_chars + len(isolation.STREAM_CAP_NOTE) + 20, kept
+    assert any("実行中に" in o.get("text", "") for o in nb.cells[0].outputs)
+    assert "next" in nb.cells[1].outputs[0]["text"]      # the next cell is kept as usual
+
+
+@sandboxed
+def test_a_kernel_cannot_start_sessions_of_its_own(tmp_path):
+    """Issue 31 item 4: 30 busy processes in sessions of their own slowed an honest learner in another
+    worker (the scheduler shares CPU between sessions). The sandbox refuses setsid, so a kernel's
+    processes share one session; bench/bench_cpu_share.py measures the effect on an honest kernel."""
+    out = _run_in_kernel(tmp_path, attacks.SESSIONS.replace("{seconds}", "1"), isolate=True)
+    assert "ATTACK setsid [Errno 1] Operation not permitted" in out, out
+
+
+@sandboxed
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the attack uses x86_64 system call numbers")
+def test_a_kernel_cannot_read_or_add_keys_in_the_graders_keyrings(tmp_path):
+    """Issue 31 item 5: a kernel read a secret from the grader's session keyring and added a key
+    that outlived grading. The sandbox's seccomp filter makes every keyring call fail (and the
+    unshare a root sandbox could use to leave its size limits). The same cell without the
+    sandbox reads the secret: the attack is real and the check can fail."""
+    import ctypes
+
+    secret_name, secret = f"ctxlab_test_{os.getpid()}".encode(), b"grader-secret-0123"
+    key = _keyring_call(248, b"user", secret_name, secret, len(secret), ctypes.c_long(-3))   # add_key to @s
+    if key < 0:
+        pytest.skip("no session keyring for this process (keyctl denied here)")
+    try:
+        code = attacks.KEYRING.replace("{secret_name}", secret_name.decode()).replace("{mark}", attacks.MARK)
+        out = _run_in_kernel(tmp_path, code, isolate=True)
+        assert secret.decode() not in out, out
+        for line in [x for x in out.splitlines() if x.startswith("ATTACK")]:
+            assert line.endswith("Operation not permitted"), out
+        assert out.count("ATTACK") == 7, out
+        # nothing was added to the grader's keyrings
+        for ring in (-3, -4):
+            assert _keyring_call(250, 10, ctypes.c_long(ring), b"user", attacks.MARK.encode(), 0) < 0
+        # control: the kernel nbgrader would run without the sandbox reads the secret
+        probe = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+                 f"k = libc.syscall(250, 10, ctypes.c_long(-3), b'user', {secret_name!r}, 0)\n"
+                 "buf = ctypes.create_string_buffer(256)\nlibc.syscall(250, 11, ctypes.c_long(k), buf, 256)\n"
+                 "print(buf.value.decode())\n")
+        unsandboxed = _run_in_kernel(tmp_path, probe, isolate=False)
+        assert secret.decode() in unsandboxed, unsandboxed
+    finally:
+        _keyring_call(250, 21, ctypes.c_long(key), ctypes.c_long(-3))   # KEYCTL_UNLINK from @s

