@@ -261,12 +261,13 @@ for m, value in mine.items():
 print({m: f"{v:.0%}" for m, v in mine.items()})
 ### BEGIN HIDDEN TESTS
 from ctxlab.labs import _answers
-from ctxlab.labs._twins import exact_type, twins_disabled
+from ctxlab.labs._twins import exact_type, refuse_twins, twins_disabled
 from ctxlab.labs.measure import Graded
 q0 = questions[0]
 mk = lambda m, lv: Graded(q0, m, "", lv)
 sample = [mk("b", "partial"), mk("a", "correct"), mk("b", "wrong"), mk("a", "partial"), mk("a", "wrong"), mk("a", "wrong")]
 expected_full = {m: v["all"] for m, v in measure.by_method(graded).items()}
+refuse_twins(accuracy_by_method, measure.by_method, measure.accuracy, measure.table, _answers.accuracy)
 with twins_disabled(globals(), measure.by_method, measure.accuracy, measure.table, _answers.accuracy):
     r = accuracy_by_method(sample)
     r0 = accuracy_by_method(sample, partial_weight=0)
