@@ -60,8 +60,9 @@ KIND_TEXT = {
     "sandbox_limit": "サンドボックスが拒否・制限した操作あり（採点済み）",
     "gradebook_discarded": "gradebook への採点以外の変更を破棄",
     "no_sandbox": "サンドボックスなしで採点（--no-sandbox）",
+    "review": "自動採点を保留・要確認（採点の仕組みに手を加えるコード。テストは 0 点、formgrader で手動採点）",
 }
-PROBLEMS = {"unknown_assignment", "unknown_learner", "broken_notebook", "autograde_failed", "same_name"}
+PROBLEMS = {"unknown_assignment", "unknown_learner", "broken_notebook", "autograde_failed", "same_name", "review"}
 
 
 

@@ -54,7 +54,7 @@ EPILOG = """例:
   ctxlab grade --export --feedback                    # 手動採点の点とコメントをフィードバックに反映
   ctxlab grade --validate course/00_start_here/00_start_here.ipynb   # 1 冊だけテストが通るか確かめる
 
-終了コード: 0 すべて採点できた / 1 採点できなかった提出、名簿で解決していない同名の受講者がある（理由は要約と CSV の notes 列）・
+終了コード: 0 すべて採点できた / 1 採点できなかった提出、名簿で解決していない同名の受講者がある、自動採点を保留した提出がある（理由は要約と CSV の notes 列）・
 --validate でテストが失敗 / 2 入力の誤り
 """
 
@@ -223,6 +223,8 @@ def _record(root: Path, report: Report) -> list[Issue]:
             fresh.append(Issue("timeout", o.student, o.assignment, f"{o.timeouts} セルが制限時間で止められました"))
         if o.limits:
             fresh.append(Issue("sandbox_limit", o.student, o.assignment, ", ".join(o.limits)))
+        if o.review:
+            fresh.append(Issue("review", o.student, o.assignment, " / ".join(o.review)))
         if o.discarded:
             fresh.append(Issue("gradebook_discarded", o.student, o.assignment, ", ".join(o.discarded)))
         if o.graded and not report.sandbox:
@@ -413,7 +415,8 @@ def run(args: argparse.Namespace) -> int:
                    force=args.force, progress=not args.quiet, assignments=args.assignment, roster=args.roster,
                    sandbox=args.sandbox)
     print(format_summary(report))
-    return 1 if (report.failed or report.problems) else 0
+    held = report.run is not None and any(o.review for o in report.run.outcomes)
+    return 1 if (report.failed or report.problems or held) else 0
 
 
 def main(argv: list[str] | None = None) -> int:
