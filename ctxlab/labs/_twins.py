@@ -148,8 +148,8 @@ def _refs(fn: types.FunctionType) -> Iterator[tuple[Any, str]]:
             elif op == "IMPORT_FROM":
                 cur = None
                 if imp is not None:
-                    try:
-                        cur = (_own(imp[0], arg), f"{imp[1]}.{arg}")
+                    try:   # import a.b as t: the label stays the dotted name; from a import b: a.b
+                        cur = (_own(imp[0], arg), imp[1] if not imp_from else f"{imp[1]}.{arg}")
                     except AttributeError:
                         pass
                     if not imp_from:
