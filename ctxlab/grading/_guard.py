@@ -14,12 +14,15 @@ hook of the learner's sees it) and evaluates the expression with ``eval``.
   path_hooks), ``builtins``, builtin names shadowed in the user namespace, the ``ctxlab``
   modules in ``sys.modules`` and their functions;
 - :func:`before`, before every graded test cell: compares every hook point with the
-  snapshot, restores what differs and says what it found; then starts a line tracer on the
-  test cell's own frames (and nothing else);
-- :func:`after`, after the cell: stops the tracer and reports whether it was still the
-  grader's, the lines of the cell that ran, whether the cell raised and which cell
-  IPython ran; then checks and restores again (what the learner's function changed while
-  the test called it).
+  snapshot, restores what differs and says what it found; then registers a ``post_run_cell``
+  callback that records the test cell's result;
+- :func:`after`, after the cell: reports whether the cell raised and which cell IPython ran
+  (a missing record means the callback was removed); then checks and restores again (what the
+  learner's function changed while the test called it, a trace function included).
+
+A line tracer on the test cell (to prove every statement ran) was tried and dropped: a global
+trace function costs a Python call on every function call, and hidden tests that call the
+library thousands of times ran past the cell time limit.
 
 A learner's code runs in the same process, so it can reach this module too: what it does to
 the guard itself is caught by the grader-side source scan (:mod:`~ctxlab.grading._scan`)
@@ -38,7 +41,6 @@ import sysconfig
 import types
 
 _P: dict = {}            # the pristine snapshot
-_LINES: set[int] = set()  # lines of the test cell that ran (the tracer's record)
 _RESULT: list = []        # the ExecutionResult of the test cell (the post_run_cell callback's record)
 _IGNORED_BUILTINS = {"_", "__", "___"}   # IPython's displayhook sets builtins._
 
@@ -287,22 +289,8 @@ def _restore_entries(obj, entries: dict, name: str, found: list[str], shadow_onl
                 pass
 
 
-def _tracer(frame, event, arg):
-    # only the test cell's own code: the module frame IPython's run_code executes
-    if frame.f_code.co_name == "<module>" and frame.f_back is not None and frame.f_back.f_code.co_name == "run_code":
-        _LINES.add(frame.f_lineno)
-        return _line
-    return None
-
-
-def _line(frame, event, arg):
-    if event == "line":
-        _LINES.add(frame.f_lineno)
-    return _line
-
-
 def before() -> str:
-    """Restore every hook point, then trace the test cell's lines."""
+    """Restore every hook point, then record the test cell's result (a post_run_cell callback)."""
     prior = sys.gettrace()
     sys.settrace(None)
     found: list[str] = []
@@ -311,10 +299,8 @@ def before() -> str:
     if prior is not None and prior is not _P["trace"]:
         found.append("sys.settrace（トレース関数を設定）")
     _check(found)
-    _LINES.clear()
     _RESULT.clear()
     _ip().events.register("post_run_cell", _record)
-    sys.settrace(_tracer)
     return json.dumps({"ok": True, "found": found})
 
 
@@ -323,12 +309,11 @@ def _record(result) -> None:
 
 
 def after() -> str:
-    """Stop tracing; report the cell's run (lines, error, which cell); check and restore again."""
-    tracer = sys.gettrace()
-    sys.settrace(None)
+    """Report the cell's run (error, which cell); check and restore again."""
     found: list[str] = []
-    if tracer is not _tracer:
-        found.append("テストの実行中に sys.settrace を差し替え")
+    if sys.gettrace() is not _P["trace"]:
+        found.append("テストの実行中に sys.settrace")
+        sys.settrace(_P["trace"])
     ip = _ip()
     try:
         ip.events.unregister("post_run_cell", _record)
@@ -339,5 +324,5 @@ def after() -> str:
     raw = getattr(info, "raw_cell", None)
     error = bool(result is not None and (result.error_in_exec is not None or result.error_before_exec is not None))
     _check(found)
-    return json.dumps({"ok": True, "found": found, "lines": sorted(_LINES), "error": error,
+    return json.dumps({"ok": True, "found": found, "error": error,
                        "cell": hashlib.sha256(raw.encode("utf-8")).hexdigest() if isinstance(raw, str) else None})

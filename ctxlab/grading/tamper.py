@@ -15,11 +15,10 @@ patched builtins or a patched library. Three layers close that, each with its ow
    empty code and a ``user_expressions`` call: IPython returns before any transformer or
    ``pre_run_cell`` hook on an empty cell, and evaluates the expression with ``eval``. So the
    test cell runs through IPython's own transformers, with IPython's own traceback display.
-2. **A trace of having run.** During the test cell a line tracer records which lines of the
-   cell itself ran, and a ``post_run_cell`` callback records the cell's result. After the
-   cell the grader checks: the cell IPython ran is the test cell, every top-level statement of
-   a cell that ended without an error ran, an error was shown if the cell raised, and nothing
-   changed the hook points while the test called the learner's function.
+2. **A trace of having run.** During the test cell a ``post_run_cell`` callback of the
+   guard's records the cell's result. After the cell the grader checks: the cell IPython ran
+   is the test cell, an error was shown if the cell raised, and nothing changed the hook points
+   (a trace function included) while the test called the learner's function.
 3. **The learner's cells are read before they run** (:mod:`~ctxlab.grading._scan`): the
    names that reach the shell, the interpreter's hooks, frames, code objects or the guard
    itself (``get_ipython``, ``sys.settrace``, ``_getframe``, ``exec``, ``getattr``, dunder
@@ -58,17 +57,6 @@ _GUARD = '__import__("ctxlab.grading._guard", fromlist=["_"]).'
 def is_test_cell(cell) -> bool:
     meta = cell.get("metadata", {}).get("nbgrader", {})
     return cell.get("cell_type") == "code" and bool(meta.get("grade")) and not meta.get("solution")
-
-
-def statement_spans(source: str) -> list[tuple[int, int]] | None:
-    """(first, last) line of every top-level statement of a cell that must run when the cell
-    ends without an error (a bare constant is compiled away; None: the cell does not parse)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return None
-    return [(n.lineno, n.end_lineno or n.lineno) for n in tree.body
-            if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
 
 
 def ctxlab_imports(nb) -> list[str]:
@@ -174,13 +162,6 @@ class GuardedExecute(IsolatedExecute):
         shown = any(o.get("output_type") == "error" for o in cell.get("outputs", []))
         if answer.get("error") and not shown:
             self._findings.append(f"{gid}: テストは失敗したのに、エラーが表示されませんでした")
-        if shown or answer.get("error"):
-            return
-        spans = statement_spans(cell.source)
-        lines = set(answer.get("lines") or [])
-        missing = [a for a, b in (spans or []) if not any(a <= n <= b for n in lines)]
-        if missing:
-            self._findings.append(f"{gid}: テストの文 {len(missing)} 個が実行されていません（{missing[0]} 行目ほか）")
 
 
 def held(nb, findings: list[str]) -> None:
