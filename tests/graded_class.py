@@ -106,7 +106,9 @@ def build(tmp: Path) -> dict:
             at = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code") + 1
             nb.cells.insert(at, nbformat.v4.new_code_cell(code))
             write(f"{learner}/{attacks.ASSIGNMENT}.ipynb", nb)
-            expected[(learner, attacks.ASSIGNMENT)] = ("attack", [])
+            # an attack held for review (tamper.py) scores 0 on every test cell until an instructor looks
+            held = [nbf.grade_id(nb.cells[c]) for c in nbf.test_cells(nb)] if learner in attacks.HELD else []
+            expected[(learner, attacks.ASSIGNMENT)] = ("attack", held)
     first = ASSIGNMENTS[0]
     # duplicate: an older untouched copy and a newer solution (Canvas resubmission "-1")
     write(f"dup_7001_1_{first}.ipynb", nbformat.read(root / "course" / first / f"{first}.ipynb", 4), 1_763_000_000.0)
