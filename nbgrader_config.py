@@ -31,12 +31,15 @@ c.ExecutePreprocessor.iopub_timeout = 30
 # autograded notebook and the feedback. LimitOutputSize caps characters as well (nbgrader
 # 0.9.6's default list, with it inserted after LimitOutput).
 c.Autograde.autograde_preprocessors = [
-    "ctxlab.grading.isolation.IsolatedExecute",
+    # the sandboxed kernel, with the shell's hook points restored before every test cell and a
+    # submission that changed them held for review (ctxlab/grading/tamper.py)
+    "ctxlab.grading.tamper.GuardedExecute",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
     "ctxlab.grading.preprocessors.LimitOutputSize",
     "nbgrader.preprocessors.SaveAutoGrades",
+    "ctxlab.grading.tamper.FlagForReview",   # a held submission's tests need manual grading, and say why
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
     # each written answer's rubric (source notebook, ### BEGIN RUBRIC) next to the answer: formgrader shows it

@@ -242,6 +242,10 @@ for _ in range(100):
 print("ATTACK flood done")
 '''
 
+#: the attacks whose cell the grader holds for review (tamper.py: it names the shell's hooks, forks or
+#: imports ``site``), so their tests score 0 until an instructor looks; the others score as the solution
+HELD = {"atk_write", "atk_hidden", "atk_fork"}
+
 #: learner id -> the attack cell's source template
 ATTACKS = {"atk_env": _ENV, "atk_gradebook": _GRADEBOOK, "atk_write": _WRITE, "atk_net": _NET,
            "atk_hidden": _HIDDEN, "atk_fork": _FORK, "atk_memory": _MEMORY, "atk_bigfile": _BIGFILE}

@@ -108,7 +108,9 @@ def build(tmp: Path) -> dict:
             at = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code") + 1
             nb.cells.insert(at, nbformat.v4.new_code_cell(code))
             write(f"{learner}/{attacks.ASSIGNMENT}.ipynb", nb)
-            expected[(learner, attacks.ASSIGNMENT)] = ("attack", [])
+            # an attack held for review (tamper.py) scores 0 on every test cell until an instructor looks
+            held = [nbf.grade_id(nb.cells[c]) for c in nbf.test_cells(nb)] if learner in attacks.HELD else []
+            expected[(learner, attacks.ASSIGNMENT)] = ("attack", held)
     # files that once stopped a worker or the whole run (issue 31): reported at intake, the rest graded
     breakers = attacks.intake_breakers(source(attacks.ASSIGNMENT)) if attacks.ASSIGNMENT in ASSIGNMENTS else {}
     first = ASSIGNMENTS[0]

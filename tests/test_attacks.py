@@ -64,9 +64,15 @@ def test_attacks_are_graded_no_higher_than_the_honest_solution(graded):
         o = graded["outcomes"][(learner, NAME)]
         assert o.graded and o.feedback, f"{learner}: {o.error or o.feedback_error}"
         s = sc[(learner, NAME)]
+        assert not o.discarded, f"{learner}: {o.discarded}"
+        if learner in attacks.HELD:
+            # it reaches the shell's hooks, forks or imports site: held for review, its tests 0 until then
+            assert o.review and s.code_score == 0 and s.needs_manual_grade, (learner, o.review)
+            assert s.written_score == honest.written_score
+            continue
+        assert not o.review, (learner, o.review)
         assert (s.code_score, s.written_score) == (honest.code_score, honest.written_score), learner
         assert float(rows[learner][NAME]) == float(rows["solution"][NAME]), learner
-        assert not o.discarded, f"{learner}: {o.discarded}"
     assert not graded["report"].run.discarded
 
 

@@ -24,6 +24,7 @@ from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell
 
 import nbfixtures
+from ctxlab.labs._twins import TwinUsed, reached, refuse_twins
 from nbfixtures import answer_cells, grade_id
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -87,6 +88,45 @@ def rag_crossover_tokens(profile, max_tokens):
 ''',
 }
 
+#: (lesson, function) -> {form: a submission that reaches the twin by a name bound before the test
+#: patches it} (the forms issue 27 names: an alias, a partial, a wrapper, a module under another name)
+TWIN_ALIASES = {
+    ("02_pricing", "monthly_by_path"): {
+        "alias": ("from ctxlab.costs.compare import compare as _cc\n"
+                  "def monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model='claude-opus-5'):\n"
+                  "    p = compare.Profile(model=model, questions_per_month=questions_per_month, hit_rate=hit_rate, db_monthly=db_monthly)\n"
+                  "    m = _cc(doc_tokens, 50, p).monthly\n"
+                  "    return {'long_context': m['long_context'], 'filter': m['filter'], 'rag': m['rag']}\n"),
+        "partial": ("import functools\n_cc = functools.partial(compare.compare)\n"
+                    "def monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model='claude-opus-5'):\n"
+                    "    p = compare.Profile(model=model, questions_per_month=questions_per_month, hit_rate=hit_rate, db_monthly=db_monthly)\n"
+                    "    m = _cc(doc_tokens, 50, p).monthly\n"
+                    "    return {'long_context': m['long_context'], 'filter': m['filter'], 'rag': m['rag']}\n"),
+    },
+    ("03_prompt_caching", "first_paying_call"): {
+        "wrapper": ("import functools\n_f = functools.wraps(formulas.first_paying_call)(lambda *a: formulas.first_paying_call(*a))\n"
+                    "_g = functools.lru_cache(formulas.first_paying_call)\n"
+                    "def first_paying_call(w, r):\n    return _g(w, r)\n"),
+    },
+    ("04_ttl", "ttl_hit_rate"): {
+        "alias": "from ctxlab.costs.traffic import model_hits as _mh, hit_rate as _hr\n"
+                 "def ttl_hit_rate(times, ttl_s):\n    return _hr(times, ttl_s)\n",
+        "default": "def ttl_hit_rate(times, ttl_s, _f=traffic.hit_rate):\n    return _f(times, ttl_s)\n",
+    },
+    ("04_ttl", "ttl_costs"): {
+        "module_alias": ("import ctxlab.labs.ttl as _t\n_cmp = _t.compare_ttls\n"
+                         "def ttl_costs(times, doc_tokens, model='claude-opus-5', question_tokens=400, output_tokens=700):\n"
+                         "    c = _cmp(times, doc_tokens, model=model, question_tokens=question_tokens, output_tokens=output_tokens)\n"
+                         "    return {k: v['cost_usd'] for k, v in c.items()}\n"),
+    },
+    ("05_crossover", "rag_crossover_tokens"): {
+        "instance_call": ("class _Solver:\n    def __init__(self):\n        self.f = crossover.crossover_tokens\n"
+                          "    def __call__(self, profile, max_tokens):\n        return self.f(profile, max_tokens=max_tokens)\n"
+                          "_solve = _Solver()\n"
+                          "def rag_crossover_tokens(profile, max_tokens):\n    return _solve(profile, max_tokens)\n"),
+    },
+}
+
 
 def _exercises(nb) -> list[tuple[int, str, int]]:
     """(answer cell index, function name, test cell index) for every autograded function exercise."""
@@ -132,6 +172,8 @@ def _grade(lesson: str) -> tuple[dict, list[str]]:
         variants = {"always_equal": ANYTHING.format(name=name)}
         if (lesson, name) in TWINS:
             variants["library_twin"] = TWINS[(lesson, name)]
+        for form, code in TWIN_ALIASES.get((lesson, name), {}).items():
+            variants[f"library_twin_{form}"] = code
         for kind, sub in variants.items():
             key = f"{grade_id(nb.cells[t])}:{kind}"
             keys.append(key)
@@ -158,3 +200,83 @@ def test_always_equal_and_library_twin_submissions_earn_nothing(lesson):
     assert sum(k.endswith(":always_equal") for k in keys) == len(_exercises(
         nbformat.read(ROOT / "solutions" / lesson / f"{lesson}.ipynb", as_version=4)))
     assert sum(k.endswith(":library_twin") for k in keys) == sum(les == lesson for les, _ in TWINS)
+    assert sum(":library_twin_" in k for k in keys) == sum(len(v) for (les, _), v in TWIN_ALIASES.items() if les == lesson)
+
+
+# --------------------------------------------------------------------------- every way of reaching a twin
+
+#: form -> a notebook cell defining ``answer(times)`` that reaches ``ctxlab.costs.traffic.model_hits``
+#: (the hidden tests' twin of 04 演習1) without naming it where the test patches it
+REACH_FORMS = {
+    "alias": "from ctxlab.costs.traffic import model_hits as _mh\ndef answer(times):\n    return _mh(times)\n",
+    "module_alias": "import ctxlab.costs.traffic as _lib\ndef answer(times):\n    return _lib.model_hits(times)\n",
+    "dotted": "import ctxlab\ndef answer(times):\n    return ctxlab.costs.traffic.model_hits(times)\n",
+    "partial": ("import functools\nfrom ctxlab.costs import traffic\n_p = functools.partial(traffic.model_hits)\n"
+                "def answer(times):\n    return _p(times)\n"),
+    "wrapper": ("import functools\nfrom ctxlab.costs import traffic\n"
+                "def _wrap(f):\n    @functools.wraps(f)\n    def inner(*a, **k):\n        return f(*a, **k)\n    return inner\n"
+                "_w = _wrap(traffic.model_hits)\ndef answer(times):\n    return _w(times)\n"),
+    "lru_cache": ("import functools\nfrom ctxlab.costs import traffic\n_c = functools.lru_cache(traffic.model_hits)\n"
+                  "def answer(times):\n    return _c(tuple(times))\n"),
+    "default": "from ctxlab.costs import traffic\ndef answer(times, _f=traffic.model_hits):\n    return _f(times)\n",
+    "kwdefault": "from ctxlab.costs import traffic\ndef answer(times, *, _f=traffic.model_hits):\n    return _f(times)\n",
+    "closure": ("from ctxlab.costs import traffic\ndef _make():\n    f = traffic.model_hits\n"
+                "    def inner(times):\n        return f(times)\n    return inner\nanswer = _make()\n"),
+    "instance_call": ("from ctxlab.costs import traffic\nclass _C:\n    def __init__(self):\n        self.f = traffic.model_hits\n"
+                      "    def __call__(self, times):\n        return self.f(times)\nanswer = _C()\n"),
+    "bound_method": ("from ctxlab.costs import traffic\nclass _B:\n    def run(self, times):\n        return traffic.model_hits(times)\n"
+                     "_b = _B().run\ndef answer(times):\n    return _b(times)\n"),
+    "staticmethod": ("from ctxlab.costs import traffic\nclass _S:\n    f = staticmethod(traffic.model_hits)\n"
+                     "def answer(times):\n    return _S.f(times)\n"),
+    "container": "from ctxlab.costs import traffic\n_table = {'x': [traffic.model_hits]}\ndef answer(times):\n    return _table['x'][0](times)\n",
+    "local_import": "def answer(times):\n    import ctxlab.costs.traffic as t\n    return t.model_hits(times)\n",
+    "local_from_import": "def answer(times):\n    from ctxlab.costs.traffic import model_hits as m\n    return m(times)\n",
+    "helper_function": ("from ctxlab.costs import traffic as _t\ndef _helper(times):\n    return _t.model_hits(times)\n"
+                        "def answer(times):\n    return _helper(times)\n"),
+    "lambda": "from ctxlab.costs.traffic import model_hits as _mh\nanswer = lambda times: _mh(times)\n",
+}
+
+HONEST = """
+from ctxlab.costs import traffic, compare
+
+def answer(times, ttl_s=300):
+    hits, expiry = [], None
+    for t in sorted(times):
+        hits.append(expiry is not None and t <= expiry)
+        expiry = t + ttl_s
+    profile = compare.Profile()          # other library names are fine
+    return hits, traffic.__name__, profile.hit_rate
+"""
+
+
+def _define(code: str):
+    ns: dict = {"__name__": "__main__"}
+    exec(compile(code, "<notebook cell>", "exec"), ns)  # noqa: S102 - the test's own submission
+    return ns["answer"]
+
+
+@pytest.mark.parametrize("form", sorted(REACH_FORMS))
+def test_every_form_of_reaching_a_twin_is_refused(form):
+    from ctxlab.costs import traffic
+
+    answer = _define(REACH_FORMS[form])
+    assert reached(answer, traffic.model_hits), form
+    with pytest.raises(TwinUsed, match="model_hits"):
+        refuse_twins(answer, traffic.model_hits, traffic.hit_rate)
+
+
+def test_an_honest_answer_that_uses_other_library_names_is_not_refused():
+    from ctxlab.costs import compare, traffic
+
+    answer = _define(HONEST)
+    refuse_twins(answer, traffic.model_hits, traffic.hit_rate, compare.compare)
+    assert reached(answer, traffic.model_hits, compare.compare) == []
+
+
+def test_a_twin_given_as_a_method_matches_its_bound_form():
+    from ctxlab.labs import rag_lab
+
+    code = "def answer(lab, k):\n    return 1 - _r(k)\n"
+    ns = {"__name__": "__main__", "_r": object.__new__(rag_lab.Lab).recall}
+    exec(compile(code, "<notebook cell>", "exec"), ns)  # noqa: S102
+    assert reached(ns["answer"], (rag_lab.Lab, "recall"))

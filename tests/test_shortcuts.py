@@ -5,7 +5,8 @@ Two shortcuts per autograded exercise:
 * the **library twin**: the answer cell returns what ``ctxlab`` already computes (10's ``rrf`` is
   ``retrieval.rrf``; 08's accuracy per method is ``measure.by_method``), or the nearest library
   function where the library has no twin (06's ``my_filter`` returns the lesson's own
-  ``select_files``);
+  ``select_files``); for 08 and 10 also through a name bound before the test runs (an alias, a
+  ``functools.partial``, a closure);
 * the **always-equal object**: the answer returns an object whose ``__eq__`` always answers True
   (and whose comparisons and arithmetic never fail), shaped like the expected type.
 
@@ -80,6 +81,9 @@ SHORTCUTS = {
         ("accuracy_by_method", "accuracy-tests", {
             "twin": ("def accuracy_by_method(graded, partial_weight=0.5):\n"
                      "    return {m: v['all'] for m, v in measure.by_method(graded, partial_weight).items()}\n"),
+            "twin_partial": ("import functools\n_by = functools.partial(measure.by_method)\n"
+                             "def accuracy_by_method(graded, partial_weight=0.5):\n"
+                             "    return {m: v['all'] for m, v in _by(graded, partial_weight).items()}\n"),
             "always_equal": always_equal("accuracy_by_method(graded, partial_weight=0.5)", "dict"),
         }),
         ("decide", "decide-tests", {
@@ -94,6 +98,9 @@ SHORTCUTS = {
     "10_rag_lab": [
         ("rrf", "rrf-tests", {
             "twin": "def rrf(rankings, k=60):\n    return retrieval.rrf(rankings, k)\n",
+            "twin_alias": "from ctxlab.retrieval import rrf as _fuse\ndef rrf(rankings, k=60):\n    return _fuse(rankings, k)\n",
+            "twin_closure": ("def _make(f):\n    def rrf(rankings, k=60):\n        return f(rankings, k)\n    return rrf\n"
+                             "rrf = _make(retrieval.rrf)\n"),
             "always_equal": always_equal("rrf(rankings, k=60)", "list"),
         }),
         ("one_minus_recall_at_k", "failure-tests", {

@@ -76,9 +76,10 @@ KIND_TEXT = {
     "link": "リンク（シンボリックリンク）は読まずに除外",
     "skipped_file": "読み込めないファイルを除外",
     "late": "遅れた提出（LMS のファイル名に LATE）",
+    "review": "自動採点を保留・要確認（採点の仕組みに手を加えるコード。テストは 0 点、formgrader で手動採点）",
 }
 PROBLEMS = {"unknown_assignment", "unknown_learner", "broken_notebook", "autograde_failed", "same_name",
-            "link", "skipped_file"}
+            "link", "skipped_file", "review"}
 
 
 
@@ -202,6 +203,20 @@ def scan(folder: Path, known: list[str]) -> tuple[list[Upload], list[Issue], int
             issues.append(Issue("unknown_assignment", up.learner, None,
                                 f"{up.rel}（ファイル名かフォルダ名に課題 id（{known[0]} など）を含めてください）", up.rel))
         uploads.append(up)
+    return uploads, issues, ignored
+
+
+def scan_zips(folder: Path, into: Path, known: list[str]) -> tuple[list, list[Issue], int]:
+    """:func:`scan` of each zip directly in ``folder`` (extracted by :func:`extract_zips` into
+    ``into``): the uploads (named ``zip/path``), the issues (what extraction left out included)
+    and the change to the count of ignored files (each zip was counted there)."""
+    subs, left_out = extract_zips(folder, into)
+    uploads, issues, ignored = [], unread_issues([], left_out, known), 0
+    for sub in subs:
+        more, more_issues, ign = scan(sub, known)
+        for up in more:
+            up.rel = f"{sub.name}.zip/{up.rel}"
+        uploads, issues, ignored = uploads + more, issues + more_issues, ignored + ign - 1
     return uploads, issues, ignored
 
 

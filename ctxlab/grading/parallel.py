@@ -36,6 +36,7 @@ from ctxlab._progress import progress as progress_bar
 from ctxlab.grading._audit import audit, notebook_scores
 from ctxlab.grading._nbgrader import CONFIG, RELEASE_DIR, SOURCE_DIR, gradebook_url, grading_env, nbgrader_command, rmtree
 from ctxlab.grading.isolation import WALL_MARK, denials
+from ctxlab.grading.tamper import review_of
 
 
 @dataclass
@@ -51,6 +52,7 @@ class Outcome:
     limits: list[str] = field(default_factory=list)     # what the sandbox refused or limited
     feedback_error: str = ""                            # why feedback could not be made
     discarded: list[str] = field(default_factory=list)  # gradebook changes autograde does not make
+    review: list[str] = field(default_factory=list)     # why it is held for review (tamper.py), not autograded
 
 
 @dataclass
@@ -266,7 +268,8 @@ def _collect(wroot: Path, pairs: list[tuple[str, str]], worker: int,
             fb_error = fb_reasons.get(os.path.normpath(str(ag)), "") if graded and not made else ""
             out.append(Outcome(student, assignment, graded, error,
                                sum(_count_timeouts(n) for n in notebooks), made, worker,
-                               [x for n in notebooks for x in denials(n)], fb_error))
+                               [x for n in notebooks for x in denials(n)], fb_error,
+                               review=[x for n in notebooks for x in review_of(n)]))
     return out
 
 

@@ -42,6 +42,8 @@ from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer, Unicode
 
+from ctxlab.grading.tamper import REVIEW_ENAME
+
 HIDDEN_NOTE = "非公開のテストが失敗しました（中身は表示されません）。課題の説明と公開テストを見直してください。"
 TIMEOUT_NOTE = ("制限時間内に終わりませんでした（無限ループや、終わらない待ちがないか確かめてください）。"
                 "このセルのテストは不合格として採点されています。")
@@ -148,6 +150,8 @@ class HideHiddenTestTracebacks(NbGraderPreprocessor):
             if out.get("output_type") != "error":
                 continue
             ename, evalue = out.get("ename", "Error"), out.get("evalue", "")
+            if ename == REVIEW_ENAME:
+                continue  # the grader's own note: the submission is held for review
             if ename == "CellTimeoutError":
                 out["evalue"] = ""
                 out["traceback"] = [f"{ename}: {TIMEOUT_NOTE}"]

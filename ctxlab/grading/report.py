@@ -154,6 +154,9 @@ def format_summary(report: Report, limit: int = 20) -> str:
     block("サンドボックスが拒否・制限した操作あり（採点済み）",
           [f"{report.who(o.student)} {o.assignment}: {', '.join(o.limits)}" for o in (run.outcomes if run else [])
            if o.limits])
+    block("自動採点を保留した（採点の仕組みに手を加えるコード・formgrader で確認して手動採点）",
+          [f"{report.who(o.student)} {o.assignment}: {' / '.join(o.review)}" for o in (run.outcomes if run else [])
+           if o.review])
     block("gradebook への採点以外の変更を破棄した",
           [f"{report.who(o.student)} {o.assignment}: {', '.join(o.discarded)}" for o in (run.outcomes if run else [])
            if o.discarded] + (run.discarded if run else []))

@@ -27,8 +27,8 @@ from ctxlab._paths import REPO_ROOT
 from ctxlab.errors import GradeError
 from ctxlab.grading import _nbgrader, lms_export
 from ctxlab.grading._nbgrader import SOURCE_DIR, gradebook_url, place_submission, rmtree, sync_course_root
-from ctxlab.grading.lms import (Issue, Person, check_notebook, copy_tree, extract_zip, extract_zips, key_learners,
-                                load_issues, newest, read_roster, save_issues, save_lms_ids, scan, unread_issues)
+from ctxlab.grading.lms import (Issue, Person, check_notebook, copy_tree, extract_zip, key_learners, load_issues,
+                                newest, read_roster, save_issues, save_lms_ids, scan, scan_zips, unread_issues)
 from ctxlab.grading.isolation import INSTALL_HINT, limits_config_args, sandbox_tool, unavailable_reason
 from ctxlab.grading.parallel import grade_parallel
 from ctxlab.grading.release import assignments as all_assignments
@@ -54,7 +54,7 @@ EPILOG = """例:
   ctxlab grade --export --feedback                    # 手動採点の点とコメントをフィードバックに反映
   ctxlab grade --validate course/00_start_here/00_start_here.ipynb   # 1 冊だけテストが通るか確かめる
 
-終了コード: 0 すべて採点できた / 1 採点できなかった提出、名簿で解決していない同名の受講者がある（理由は要約と CSV の notes 列）・
+終了コード: 0 すべて採点できた / 1 採点できなかった提出、名簿で解決していない同名の受講者がある、自動採点を保留した提出がある（理由は要約と CSV の notes 列）・
 --validate でテストが失敗 / 2 入力の誤り
 """
 
@@ -142,14 +142,9 @@ def intake(upload: Path, root: Path, known: list[str], force: bool = False,
             raise GradeError(f"{upload} が見つかりません")
         uploads, issues, report.ignored = scan(folder, course_assignments or known)
         issues += unread_issues(links, left_out, course_assignments or known)
-        subs, sub_left_out = extract_zips(folder, Path(tmp) / "zips") if upload.is_dir() else ([], [])
-        for sub in subs:  # a folder of zips
-            more, more_issues, ignored = scan(sub, course_assignments or known)
-            for up in more:
-                up.rel = f"{sub.name}.zip/{up.rel}"
-            # the zip itself was counted among the ignored files
-            uploads, issues, report.ignored = uploads + more, issues + more_issues, report.ignored + ignored - 1
-        issues += unread_issues([], sub_left_out, course_assignments or known)
+        if upload.is_dir():  # a folder of zips (Moodle gives one per assignment)
+            more, more_issues, ignored = scan_zips(folder, Path(tmp) / "zips", course_assignments or known)
+            uploads, issues, report.ignored = uploads + more, issues + more_issues, report.ignored + ignored
         others = {a for a in (course_assignments or known) if a not in known}
         report.other_assignments = sum(u.assignment in others for u in uploads)
         uploads = [u for u in uploads if u.assignment not in others]
@@ -236,6 +231,8 @@ def _record(root: Path, report: Report) -> list[Issue]:
             fresh.append(Issue("timeout", o.student, o.assignment, f"{o.timeouts} セルが制限時間で止められました"))
         if o.limits:
             fresh.append(Issue("sandbox_limit", o.student, o.assignment, ", ".join(o.limits)))
+        if o.review:
+            fresh.append(Issue("review", o.student, o.assignment, " / ".join(o.review)))
         if o.discarded:
             fresh.append(Issue("gradebook_discarded", o.student, o.assignment, ", ".join(o.discarded)))
         if o.graded and not report.sandbox:
@@ -432,7 +429,8 @@ def run(args: argparse.Namespace) -> int:
                    force=args.force, progress=not args.quiet, assignments=args.assignment, roster=args.roster,
                    sandbox=args.sandbox, groups=args.groups, release_answers=args.release_answers)
     print(format_summary(report))
-    return 1 if (report.failed or report.problems) else 0
+    held = report.run is not None and any(o.review for o in report.run.outcomes)
+    return 1 if (report.failed or report.problems or held) else 0
 
 
 def main(argv: list[str] | None = None) -> int:

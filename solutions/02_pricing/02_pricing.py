@@ -217,6 +217,8 @@ assert round(m["long_context"]) == 207, f"ロングコンテキストは月 $207
 ### BEGIN HIDDEN TESTS
 assert type(m) is dict and all(type(v) is float or type(v) is int for v in m.values()), m
 assert round(m["filter"]) == 31
+from ctxlab.labs._twins import refuse_twins
+refuse_twins(monthly_by_path, compare.compare)  # an alias, partial or wrapper bound earlier
 _saved_compare = compare.compare
 def _blocked(*args, **kwargs):
     raise AssertionError("compare.compare を使わずに、call_cost と monthly_cost で組み立ててください")

@@ -615,6 +615,8 @@ for m in pricing.models().values():
 ### BEGIN HIDDEN TESTS
 import dataclasses
 # the library's own versions must not be what answers: they raise while the learner's function runs
+from ctxlab.labs._twins import refuse_twins
+refuse_twins(first_paying_call, formulas.first_paying_call, formulas.breakeven_reuses)
 _twins = {name: getattr(formulas, name) for name in ("first_paying_call", "breakeven_reuses")}
 def _twin(*args, **kwargs):
     raise AssertionError("ctxlab.costs.formulas の first_paying_call / breakeven_reuses を使わずに書いてください")
@@ -880,6 +882,8 @@ def _twin_called(*args, **kwargs):
 
 
 _twins = {(m, n): getattr(m, n) for m in (_al_mod, _pc_mod) for n in ("compare_placements", "format_comparison")}
+from ctxlab.labs._twins import refuse_twins
+refuse_twins(choose_placement, *_twins.values())
 _g = globals()
 _shadowed = {k: v for k, v in list(_g.items()) if not k.startswith("_")
              and any(v is t or getattr(v, "func", None) is t for t in _twins.values())}

@@ -279,6 +279,8 @@ print("sandbox のシミュレーション（6 節の再生）と同じヒット
 ### BEGIN HIDDEN TESTS
 from ctxlab.costs import traffic as _costs_traffic
 _saved = (traffic.model_hits, traffic.hit_rate, _costs_traffic.model_hits, _costs_traffic.hit_rate)
+from ctxlab.labs._twins import refuse_twins
+refuse_twins(ttl_hit_rate, *_saved)  # an alias, partial or wrapper bound earlier
 def _blocked(*args, **kwargs):
     raise AssertionError("ctxlab の model_hits / hit_rate を使わずに書いてください")
 traffic.model_hits = traffic.hit_rate = _costs_traffic.model_hits = _costs_traffic.hit_rate = _blocked
@@ -355,6 +357,8 @@ for ttl, rep in replays.items():
 print("sandbox のシミュレーション（6 節の再生）と同じ額です:", {k: round(v, 2) for k, v in ttl_costs(day, doc_tokens).items()})
 ### BEGIN HIDDEN TESTS
 _saved = (traffic.day_cost, traffic.compare_ttls)
+from ctxlab.labs._twins import refuse_twins
+refuse_twins(ttl_costs, *_saved)
 def _blocked(*args, **kwargs):
     raise AssertionError("ctxlab.labs.ttl の day_cost / compare_ttls を使わずに書いてください")
 traffic.day_cost = traffic.compare_ttls = _blocked

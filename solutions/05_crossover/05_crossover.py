@@ -309,6 +309,8 @@ _haiku = crossover.profile(5, model="claude-haiku-4-5")
 _want = [crossover.crossover_tokens(_p) for _p in _profiles] + [crossover.crossover_tokens(_haiku)]
 # the library's own solvers raise while the learner's function runs
 _twins = {name: getattr(crossover, name) for name in ("crossover_tokens", "line", "_lines")}
+from ctxlab.labs._twins import refuse_twins
+refuse_twins(rag_crossover_tokens, *_twins.values())  # an alias, partial or wrapper bound earlier
 def _twin(*args, **kwargs):
     raise AssertionError("crossover.crossover_tokens / line を使わずに解いてください")
 for _name in _twins:

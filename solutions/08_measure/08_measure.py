@@ -388,13 +388,15 @@ for m, value in mine.items():
     assert abs(value - expected) < 1e-9, f"{m}: {value:.3f} ですが、惜しいを 0.5 と数えると {expected:.3f} です"
 print({m: f"{v:.0%}" for m, v in mine.items()})
 ### BEGIN HIDDEN TESTS
-from ctxlab.labs._twins import exact_type, twins_disabled
+from ctxlab.evaluation import levels as _levels
+from ctxlab.labs._twins import exact_type, refuse_twins, twins_disabled
 from ctxlab.labs.measure import Graded
 q0 = questions[0]
 mk = lambda m, lv: Graded(q0, m, "", lv)
 sample = [mk("b", "partial"), mk("a", "correct"), mk("b", "wrong"), mk("a", "partial"), mk("a", "wrong"), mk("a", "wrong")]
 expected_full = {m: v["all"] for m, v in measure.by_method(graded).items()}
-with twins_disabled(globals(), measure.by_method, measure.accuracy, measure.table):
+refuse_twins(accuracy_by_method, measure.by_method, measure.accuracy, measure.table, _levels.accuracy)
+with twins_disabled(globals(), measure.by_method, measure.accuracy, measure.table, _levels.accuracy):
     r = accuracy_by_method(sample)
     r0 = accuracy_by_method(sample, partial_weight=0)
     r1 = accuracy_by_method(sample, partial_weight=1)

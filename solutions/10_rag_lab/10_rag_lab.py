@@ -423,8 +423,9 @@ mine, baseline = lab.recall_with(rrf, K), lab.recall(rag_lab.BASELINE, K)
 print(f"あなたの rrf で融合: 1 − recall@{K} = {1 - mine:.1%}　基準線（{rag_lab.METHODS[rag_lab.BASELINE].label}）: {1 - baseline:.1%}")
 assert mine > baseline, "基準線の recall@20 を超えていません。順位は 1 から数え、1/(k + 順位) を足し合わせていますか"
 ### BEGIN HIDDEN TESTS
-from ctxlab.labs._twins import exact_type, twins_disabled
+from ctxlab.labs._twins import exact_type, refuse_twins, twins_disabled
 baseline_recall = lab.recall(rag_lab.BASELINE, K)
+refuse_twins(rrf, retrieval.rrf)
 with twins_disabled(globals(), retrieval.rrf):
     outs = [rrf([]), rrf([[5, 4, 3]]), rrf([[1, 2], [3, 4]]), rrf([["a", "b"], ["b", "c"]]), rrf([[1, 2], [2, 1], [1]]),
             rrf([[7, 8], [9, 8]])]
@@ -616,7 +617,7 @@ except ValueError:
 else:
     raise AssertionError("k が 1 未満なら、課題のとおり ValueError を投げてください")
 ### BEGIN HIDDEN TESTS
-from ctxlab.labs._twins import exact_type, twins_disabled
+from ctxlab.labs._twins import exact_type, refuse_twins, twins_disabled
 from ctxlab.retrieval import metrics as _metrics
 Q = corpus.Question
 t = ["上限は20日", "20日と12文字以上", "上限は20日", "無関係"]
@@ -629,6 +630,7 @@ expected = {k: 1 - lab.recall(name, k) for k in (1, 5, 50)}
 twins = [_metrics.fact_recall, _metrics.hit_recall, _metrics.recall_curve, _metrics.fact_coverage, _metrics.mean_recall_at_k,
          _metrics.recall_at_k, (rag_lab.Lab, "recall"), (rag_lab.Lab, "per_question"), (rag_lab.Lab, "curve"),
          (rag_lab.Lab, "_found_by_rank"), (rag_lab.Lab, "_curve")]
+refuse_twins(one_minus_recall_at_k, *twins)
 with twins_disabled(globals(), *twins):
     got = [one_minus_recall_at_k([[3, 2, 0, 1]], [q1], t, f, 2), one_minus_recall_at_k([[3, 2, 0, 1]], [q1], t, f, 3),
            one_minus_recall_at_k([[0, 1]], [q1], t, f, 50), one_minus_recall_at_k([[0, 2]], [q1], t, f, 2),
