@@ -169,10 +169,20 @@ def test_below_the_minimum_nothing_is_cached_and_no_error(client):
 def test_minimum_is_per_model(client):
     opus_min = pricing.get_model(OPUS).min_cacheable_tokens
     sonnet_min = pricing.get_model(SONNET).min_cacheable_tokens
-    assert sonnet_min < opus_min
+    assert opus_min < sonnet_min   # 512 and 1,024 in the docs table
     content = [doc_block(make_doc((sonnet_min + opus_min) // 2), ttl="5m"), question()]
-    assert ask(client, content, model=OPUS).usage.cache_creation_input_tokens == 0
-    assert ask(client, content, model=SONNET).usage.cache_creation_input_tokens > 0
+    assert ask(client, content, model=SONNET).usage.cache_creation_input_tokens == 0
+    assert ask(client, content, model=OPUS).usage.cache_creation_input_tokens > 0
+
+
+def test_new_models_are_accepted_and_an_unconfirmed_minimum_is_the_stated_assumption(client):
+    assumed, confirmed = pricing.min_cacheable_tokens("claude-opus-5-5")
+    assert not confirmed
+    for model in ("claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5", "claude-fable-5-2"):
+        below = [doc_block(make_doc(pricing.min_cacheable_tokens(model)[0] // 2), ttl="5m"), question()]
+        above = [doc_block(make_doc(pricing.min_cacheable_tokens(model)[0] * 2), ttl="5m"), question()]
+        assert ask(client, below, model=model).usage.cache_creation_input_tokens == 0
+        assert ask(client, above, model=model).usage.cache_creation_input_tokens > 0
 
 
 def test_model_switch_misses_and_caches_are_per_model(client):
