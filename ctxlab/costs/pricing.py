@@ -159,6 +159,8 @@ class PriceTable(Strict):
     notes: str
     sources: Mapping[str, Source]
     min_cacheable_assumed: "MinCacheableAssumption"
+    #: the models of 「RAG とロングコンテキストの使い分け」, at that article's prices and date
+    article_models: tuple[str, ...]
     models: tuple[ModelPrice, ...]
     latency_model: LatencyModel
 
@@ -169,6 +171,9 @@ class PriceTable(Strict):
             raise ValueError("the table lists no model")
         if len(set(ids)) != len(ids):
             raise ValueError(f"model ids must be unique, got {ids}")
+        unknown = [a for a in self.article_models if a not in ids]
+        if unknown:
+            raise ValueError(f"article_models names models the table lacks: {unknown}")
         return self
 
 
@@ -193,6 +198,12 @@ def get_model(model: str | ModelPrice) -> ModelPrice:
             + ", ".join(table)
         )
     return table[model]
+
+
+def article_models() -> dict[str, ModelPrice]:
+    """The usage article's three models at its prices (now legacy): reproduce its figures on these, labelled as its."""
+    table = models()
+    return {k: table[k] for k in _table().article_models}
 
 
 def current_models() -> dict[str, ModelPrice]:
