@@ -58,6 +58,24 @@ def _count_docs(texts: list[str], mode: str, model: str) -> tuple[int, str]:
     return tc.tokens, tc.method
 
 
+def _folder_documents(folder: Path) -> tuple[list[str], int, list[str]]:
+    """(texts, characters, warnings) of a document folder; with a ``catalog.json``, only its current versions.
+
+    A folder with the course's catalog (data/rules) keeps superseded versions beside the current ones;
+    a long-context prompt sends only the current ones, so only those are counted (and the catalog itself is not a document).
+    """
+    if (folder / "catalog.json").is_file():
+        from ctxlab.corpus import rules
+
+        docs = rules.load(current_only=True, rules_dir=folder)
+        every = rules.load(current_only=False, rules_dir=folder)
+        note = (f"{folder}/catalog.json に従い、現行の {len(docs)} ファイルだけを数えます"
+                f"（改定前の {len(every) - len(docs)} 版とカタログ自体は数えません）")
+        return [d.text for d in docs], sum(len(d.text) for d in docs), [note]
+    report = load_folder(folder)
+    return [d.text for d in report.documents], report.chars, report.warnings
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     profile = Profile(
         model=args.model,
@@ -77,14 +95,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
         doc_tokens, method, chars = args.total_tokens, "--total-tokens で指定", None
         n_files = args.files
         if args.docs:
-            report = load_folder(args.docs)
-            n_files, chars, warnings = len(report.documents), report.chars, report.warnings
+            texts, chars, warnings = _folder_documents(args.docs)
+            n_files = len(texts)
     elif args.docs:
-        report = load_folder(args.docs)
-        warnings = report.warnings
-        texts = [d.text for d in report.documents]
+        texts, chars, warnings = _folder_documents(args.docs)
         doc_tokens, method = _count_docs(texts, args.count, args.model)
-        n_files, chars = len(texts), report.chars
+        n_files = len(texts)
     else:
         raise DocumentError("--docs DIR か --total-tokens N のどちらかを指定してください。")
     result = compare(doc_tokens, n_files, profile, chars=chars, token_method=method, question=args.ask)

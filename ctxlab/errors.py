@@ -39,5 +39,9 @@ class GradeError(InputError):
     """Submissions or a course folder cannot be graded as given."""
 
 
+class ContextWindowExceeded(InputError):
+    """A prompt is longer than the model's context window: the API refuses it, so it has no price."""
+
+
 class BudgetExceeded(CtxlabError, RuntimeError):
     """A request or a cell would spend more than the budget the learner set."""

@@ -134,3 +134,22 @@ def test_console_script_runs():
     exe = os.path.join(os.path.dirname(sys.executable), "ctxlab")
     proc = subprocess.run([exe, *SEED_ARGS], capture_output=True, text=True)
     assert proc.returncode == 0 and "$1.251" in proc.stdout
+
+
+def test_the_course_folder_counts_only_current_documents(capsys):
+    from ctxlab.api import tokens
+    from ctxlab.corpus import rules
+
+    code, out, err = run(["compare", "--docs", "data/rules", "--json"], capsys)
+    assert code == 0, err
+    got = json.loads(out)
+    current = rules.load(current_only=True)
+    assert got["n_files"] == len(current) == 48
+    assert got["doc_tokens"] == tokens.count_documents([d.text for d in current]).tokens
+    assert any("現行の 48 ファイル" in w and "改定前の 5 版" in w for w in got["warnings"])
+
+
+def test_a_prompt_over_the_window_is_refused_not_priced(capsys):
+    code, out, err = run(["compare", "--total-tokens", "400000", "--model", "claude-haiku-4-5"], capsys)
+    assert code != 0 and "$" not in out
+    assert "200,000" in err and "拒否" in err

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from ctxlab.costs import compare, crossover, formulas, pricing, traffic
+from ctxlab.errors import ContextWindowExceeded
 from ctxlab.plots import crossover as crossover_plots
 from ctxlab.widgets._png import png_rgba
 
@@ -17,6 +18,8 @@ PROFILES = [
     crossover.profile(50, model="claude-sonnet-5", hit_rate=0.6),
     crossover.profile(20, model="claude-haiku-4-5", rag_chunks=20, db_monthly=0.0),
     crossover.profile(5, hit_rate=0.0, db_monthly=200.0, ttl="1h"),
+    crossover.profile(20, model="claude-haiku-5-5", db_monthly=10.0),                 # prompt-length tiers
+    crossover.profile(20, model="claude-opus-5-5", ttl="1h"),
 ]
 
 
@@ -25,9 +28,10 @@ def gap(d, p, a="long_context", b="rag"):
     return m[a] - m[b]
 
 
-def bisect_crossover(p, a="long_context", b="rag", hi=1e9):
-    """Direct computation: bisection over compare's monthly costs."""
+def bisect_crossover(p, a="long_context", b="rag", hi=None):
+    """Direct computation: bisection over compare's monthly costs, up to where long context fits the window."""
     lo = 0.0
+    hi = pricing.get_model(p.model).context_window - p.prompt_tokens if hi is None else hi
     if gap(lo, p, a, b) >= 0:
         return 0.0
     if gap(hi, p, a, b) < 0:
@@ -63,9 +67,11 @@ def test_usage_article_month():
 
 @pytest.mark.parametrize("p", PROFILES)
 def test_lines_are_compares_figures(p):
+    if pricing.get_model(p.model).prompt_tiers:
+        pytest.skip("a tiered model's month is affine only between tier boundaries (test_tier_jump)")
     for path in crossover.PATHS:
         ln = crossover.line(path, p)
-        for d in (0, 33_333, 197_000, 1_234_567):
+        for d in (0, 33_333, 197_000, min(950_000, pricing.get_model(p.model).context_window - p.prompt_tokens)):
             tol = 1e-9 if path != "filter" else 0.01  # the filter rounds its share to whole tokens (< 1 cent)
             assert ln(d) == pytest.approx(crossover.monthly(d, p)[path], abs=tol)
     with pytest.raises(ValueError, match="unknown path"):
@@ -78,7 +84,9 @@ def test_crossover_matches_bisection(p):
     direct = bisect_crossover(p)
     assert x == pytest.approx(direct, rel=1e-9, abs=1e-6)
     m = crossover.monthly(x, p)
-    assert m["long_context"] == pytest.approx(m["rag"], abs=1e-9)
+    tier_edges = [t.over_prompt_tokens - p.prompt_tokens for t in pricing.get_model(p.model).prompt_tiers]
+    if x not in tier_edges:   # at a tier boundary the month jumps past RAG's instead of meeting it
+        assert m["long_context"] == pytest.approx(m["rag"], abs=1e-9)
     assert gap(x * 0.99, p) < 0 < gap(x * 1.01 + 1, p)
 
 
@@ -113,12 +121,40 @@ def test_filter_crossover_matches_bisection():
 def test_never_crosses():
     assert crossover.crossover_tokens(crossover.profile(0)) is None       # no traffic: RAG pays the DB for nothing
     haiku = crossover.profile(5, model="claude-haiku-4-5")
-    x = crossover.crossover_tokens(haiku)
-    assert x is not None and x > 200_000
-    assert crossover.crossover_tokens(haiku, max_tokens=200_000) is None  # beyond the window
-    assert crossover.crossover_tokens(haiku, max_tokens=x + 1) == pytest.approx(x)
+    # the lines would meet beyond the 200K window, where long context has no price: no crossing
+    assert crossover.crossover_tokens(haiku) is None
+    assert crossover.line("long_context", haiku)(250_000) < crossover.line("rag", haiku)(250_000)
+    x = crossover.crossover_tokens(crossover.profile(20))
+    assert crossover.crossover_tokens(crossover.profile(20), max_tokens=x - 1) is None
+    assert crossover.crossover_tokens(crossover.profile(20), max_tokens=x + 1) == pytest.approx(x)
     free = crossover.profile(20, rag_chunks=0, db_monthly=0.0)
     assert crossover.crossover_tokens(free) == 0.0                        # RAG costs no more from the start
+
+
+def test_tier_jump():
+    """Haiku 5.5: one token over the 100,000-token prompt tier, long context pays the higher rate on every token."""
+    p = crossover.profile(20, model="claude-haiku-5-5", db_monthly=10.0)
+    edge = 100_000 - p.prompt_tokens
+    below, above = crossover.monthly(edge, p), crossover.monthly(edge + 1, p)
+    assert above["long_context"] > 4 * below["long_context"]
+    assert above["rag"] == below["rag"]
+    x = crossover.crossover_tokens(p)
+    assert x == pytest.approx(bisect_crossover(p), abs=1.0)
+    cs = crossover.curves(p, [edge, edge + 1])
+    assert cs["long_context"][1] > 4 * cs["long_context"][0]
+
+
+def test_over_the_window_there_is_no_long_context_price():
+    p = crossover.profile(5, model="claude-haiku-4-5")
+    with pytest.raises(ContextWindowExceeded, match="200,000"):
+        crossover.monthly(400_000, p)
+    with pytest.raises(ContextWindowExceeded):
+        compare.compare(400_000, 50, p)
+    cs = crossover.curves(p, [100_000, 400_000])
+    assert math.isnan(cs["long_context"][1]) and cs["rag"][1] == cs["rag"][0]
+    s = crossover.situation(400_000, p)
+    assert not s["fits_window"] and math.isnan(s["monthly_long_context"]) and s["cheapest"] == "rag"
+    assert "200,000" in s["window_error"] and s["window_usage"] == 2.0
 
 
 def test_curves_follow_monthly():
@@ -265,7 +301,8 @@ def test_simulator_shows_the_numbers_and_redraws_in_place(wc):
     res = sim.set(model="claude-haiku-4-5", doc_tokens=300_000, db_monthly=0.0)
     assert len(sim.redraw_times) == n + 1, "set() redraws once"
     assert res["context_window"] == 200_000 and not res["fits_window"]
-    assert "ウィンドウに載らない" in sim.numbers.value
+    assert "ウィンドウに載らない" in sim.numbers.value and "API はこのリクエストを拒否" in sim.numbers.value
+    assert "TTFT 3 秒以内" not in sim.numbers.value and "3 秒以内" not in sim.numbers.value
     assert sim.profile.model == "claude-haiku-4-5" and sim.state["doc_tokens"] == 300_000
     with pytest.raises(ValueError, match="unknown control"):
         sim.set(speed=3)
@@ -277,7 +314,7 @@ def test_simulator_marks_crossover_and_shades_the_window(wc):
     assert sim.plot.cross_dot.get_data()[0][0] == pytest.approx(cross)
     assert sim.plot.over_band.get_x() == 1_000_000 and sim.plot.half_band.get_x() == 500_000
     sim.set(questions_per_day=1, db_monthly=500.0)   # RAG's DB costs more than the window can hold
-    assert sim.result["crossover_tokens"] > 1_000_000
+    assert sim.result["crossover_tokens"] is None
     assert not sim.plot.cross_text.get_visible() and "ウィンドウ" in sim.plot.note.get_text()
 
 

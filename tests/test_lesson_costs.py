@@ -41,10 +41,25 @@ def clean_env(monkeypatch):
     LEDGER.reset()
 
 
+@pytest.mark.xfail(strict=True, reason="data/lesson_costs.json was measured before the December 2026 lineup joined "
+                   "the price table: run tools/lesson_costs.py (all lessons x all models), then drop this mark")
+def test_the_table_covers_every_course_model():
+    assert online.lesson_costs()["models"] == list(pricing.models())
+
+
+def test_a_model_the_table_has_not_measured_gets_a_line_not_an_error(monkeypatch):
+    unmeasured = [m for m in pricing.models() if m not in online.lesson_costs()["models"]]
+    if not unmeasured:
+        pytest.skip("every model is measured")
+    monkeypatch.setenv(online.MODEL_ENV, unmeasured[0])
+    line = online.cost_line("02_pricing", client=None)
+    assert "まだ測っていません" in line and unmeasured[0] in line and "tools/lesson_costs.py" in line
+
+
 def test_the_table_covers_every_lesson_and_every_course_model():
     t = online.lesson_costs()
     assert sorted(t["lessons"]) == LESSONS, "run tools/lesson_costs.py after adding or renaming a lesson"
-    assert t["models"] == list(pricing.models()) and t["default_model"] == pricing.DEFAULT_MODEL
+    assert set(t["models"]) <= set(pricing.models()) and t["default_model"] == pricing.DEFAULT_MODEL
     for lesson, row in t["lessons"].items():
         for model in t["models"]:
             run = row["runs"][model]

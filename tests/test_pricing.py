@@ -4,6 +4,7 @@ import math
 import pytest
 
 from ctxlab.costs import formulas, pricing
+from ctxlab.errors import ContextWindowExceeded, CtxlabError
 
 W5, W1, R, S = 1.25, 2.0, 0.1, 0.02
 
@@ -14,12 +15,97 @@ def test_price_table_has_the_seed_models_with_dates_and_sources():
         m = table[mid]
         assert (m.input_usd_per_mtok, m.output_usd_per_mtok) == (inp, out)
         assert m.cache_write_5m_multiplier == 1.25 and m.cache_write_1h_multiplier == 2.0
-        assert 0 < m.cache_read_multiplier < 1
-        assert 512 <= m.min_cacheable_tokens <= 4096
-        for fig in ("price", "context_window", "cache", "min_cacheable_tokens"):
-            assert m.sources[fig]["date"] and m.sources[fig]["source"]
+        assert m.cache_read_multiplier == 0.1
+        assert m.status == "legacy" and not m.is_current and m.released < "2026-08"
+        for fig in ("price", "released", "status", "context_window", "cache", "min_cacheable_tokens"):
+            assert m.sources[fig].date and m.sources[fig].source
     assert table["claude-opus-5"].context_window == 1_000_000
     assert table["claude-haiku-4-5"].context_window == 200_000
+    # the docs table: 512 for Opus 5 (the table once said 4,096), 1,024 Sonnet 5, 4,096 Haiku 4.5
+    assert [table[k].min_cacheable_tokens for k in ("claude-opus-5", "claude-sonnet-5", "claude-haiku-4-5")] \
+        == [512, 1024, 4096]
+
+
+# the lineup of December 2026: input / output / 5m write / 1h write / read, per million tokens
+LINEUP = {
+    "claude-opus-5-5": (4, 20, 5, 8, 0.20),
+    "claude-sonnet-5-5": (2, 10, 2.50, 4, 0.10),
+    "claude-haiku-5-5": (0.10, 0.50, 0.125, 0.20, 0.01),
+    "claude-fable-5-2": (8, 40, 10, 16, 0.20),
+    "claude-fable-5-1": (10, 50, 12.50, 20, 0.25),
+}
+
+
+@pytest.mark.parametrize("mid", sorted(LINEUP))
+def test_the_current_lineup_prices_per_token(mid):
+    m = pricing.get_model(mid)
+    inp, out, w5, w1, r = LINEUP[mid]
+    n = MTOK_LOW(m)
+    one = pricing.call_cost(m, input_tokens=n, output_tokens=n)
+    assert math.isclose(one.uncached_input * 1e6 / n, inp) and math.isclose(one.output * 1e6 / n, out)
+    assert math.isclose(pricing.call_cost(m, cache_write_5m_tokens=MTOK_LOW(m)).total * 1e6 / MTOK_LOW(m), w5)
+    assert math.isclose(pricing.call_cost(m, cache_write_1h_tokens=MTOK_LOW(m)).total * 1e6 / MTOK_LOW(m), w1)
+    assert math.isclose(pricing.call_cost(m, cache_read_tokens=MTOK_LOW(m)).total * 1e6 / MTOK_LOW(m), r)
+    assert m.context_window == 1_000_000 and m.max_output_tokens == 128_000 and m.tokenizer_family == "newer"
+    assert m.status == ("superseded" if mid == "claude-fable-5-1" else "latest")
+    assert (mid in pricing.current_models()) == (m.status == "latest")
+
+
+def MTOK_LOW(m):
+    """A prompt length inside the model's lowest tier."""
+    return m.prompt_tiers[0].over_prompt_tokens if m.prompt_tiers else 1_000_000
+
+
+def test_read_multiples_moved_on_the_new_models():
+    t = pricing.models()
+    assert t["claude-opus-5-5"].cache_read_multiplier == t["claude-sonnet-5-5"].cache_read_multiplier == 0.05
+    assert t["claude-fable-5-2"].cache_read_multiplier == t["claude-fable-5-1"].cache_read_multiplier == 0.025
+    assert t["claude-haiku-5-5"].cache_read_multiplier == 0.1
+    assert all(m.cache_write_5m_multiplier == 1.25 and m.cache_write_1h_multiplier == 2.0 for m in t.values())
+
+
+def test_haiku_5_5_prices_the_whole_request_by_prompt_length():
+    h = pricing.get_model("claude-haiku-5-5")
+    rule = h.tier_rule
+    assert rule.assumption and rule.source.source and "100,000" in rule.source.source
+    low = pricing.call_cost(h, input_tokens=100_000, output_tokens=1_000)
+    high = pricing.call_cost(h, input_tokens=100_001, output_tokens=1_000)
+    assert math.isclose(low.total, 100_000 * 0.10e-6 + 1_000 * 0.50e-6)
+    # one token more: every token, output included, at the higher rate (the stated rule)
+    assert math.isclose(high.total, 100_001 * 0.50e-6 + 1_000 * 2.50e-6)
+    # cache reads and writes count toward the threshold and are priced at the tier's input
+    mixed = pricing.call_cost(h, input_tokens=5_000, cache_read_tokens=170_000, cache_write_5m_tokens=0)
+    assert math.isclose(mixed.total, 5_000 * 0.50e-6 + 170_000 * 0.05e-6)
+    small = pricing.call_cost(h, input_tokens=5_000, cache_read_tokens=90_000)
+    assert math.isclose(small.total, 5_000 * 0.10e-6 + 90_000 * 0.01e-6)
+    # models without tiers price linearly
+    o = pricing.get_model("claude-opus-5-5")
+    assert math.isclose(pricing.call_cost(o, input_tokens=300_000).total, 2 * pricing.call_cost(o, input_tokens=150_000).total)
+
+
+def test_usage_cost_follows_the_tiers():
+    usage = {"input_tokens": 50, "cache_read_input_tokens": 150_000, "cache_creation_input_tokens": 0,
+             "output_tokens": 200}
+    got = pricing.usage_cost(usage, "claude-haiku-5-5")
+    assert math.isclose(got.total, 50 * 0.5e-6 + 150_000 * 0.05e-6 + 200 * 2.5e-6)
+
+
+def test_a_prompt_over_the_window_has_no_price():
+    with pytest.raises(ContextWindowExceeded, match="200,000") as e:
+        pricing.call_cost("claude-haiku-4-5", input_tokens=150_000, cache_read_tokens=60_000)
+    assert isinstance(e.value, CtxlabError) and "RAG" in str(e.value)
+    assert pricing.call_cost("claude-haiku-4-5", input_tokens=200_000).total > 0
+
+
+def test_minimum_cacheable_length_is_null_where_unconfirmed():
+    t = pricing.models()
+    for mid in ("claude-opus-5-5", "claude-sonnet-5-5", "claude-fable-5-2", "claude-fable-5-1"):
+        assert t[mid].min_cacheable_tokens is None
+        assert "not confirmed" in t[mid].sources["min_cacheable_tokens"].source
+        n, confirmed = pricing.min_cacheable_tokens(mid)
+        assert n > 0 and not confirmed
+    assert pricing.min_cacheable_tokens("claude-haiku-5-5") == (512, True)
+    assert t["claude-haiku-4-5"].tokenizer_family == "older"
 
 
 def test_breakeven_matches_the_cost_article():

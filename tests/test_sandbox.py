@@ -169,10 +169,20 @@ def test_below_the_minimum_nothing_is_cached_and_no_error(client):
 def test_minimum_is_per_model(client):
     opus_min = pricing.get_model(OPUS).min_cacheable_tokens
     sonnet_min = pricing.get_model(SONNET).min_cacheable_tokens
-    assert sonnet_min < opus_min
+    assert opus_min < sonnet_min   # 512 and 1,024 in the docs table
     content = [doc_block(make_doc((sonnet_min + opus_min) // 2), ttl="5m"), question()]
-    assert ask(client, content, model=OPUS).usage.cache_creation_input_tokens == 0
-    assert ask(client, content, model=SONNET).usage.cache_creation_input_tokens > 0
+    assert ask(client, content, model=SONNET).usage.cache_creation_input_tokens == 0
+    assert ask(client, content, model=OPUS).usage.cache_creation_input_tokens > 0
+
+
+def test_new_models_are_accepted_and_an_unconfirmed_minimum_is_the_stated_assumption(client):
+    assumed, confirmed = pricing.min_cacheable_tokens("claude-opus-5-5")
+    assert not confirmed
+    for model in ("claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5", "claude-fable-5-2"):
+        below = [doc_block(make_doc(pricing.min_cacheable_tokens(model)[0] // 2), ttl="5m"), question()]
+        above = [doc_block(make_doc(pricing.min_cacheable_tokens(model)[0] * 2), ttl="5m"), question()]
+        assert ask(client, below, model=model).usage.cache_creation_input_tokens == 0
+        assert ask(client, above, model=model).usage.cache_creation_input_tokens > 0
 
 
 def test_model_switch_misses_and_caches_are_per_model(client):
@@ -647,3 +657,29 @@ def test_the_sandbox_abstains_when_no_sentence_holds_most_of_the_question_nouns(
     srcs = [answer.Source(doc, "text", 0, "年休規程")]
     assert answer.coverage(srcs, "社員食堂は何時から使えますか？") <= answer.ABSTAIN_AT_OR_BELOW
     assert answer.coverage(srcs, "年休の繰越しの上限は？") == 1.0
+
+
+@pytest.mark.parametrize("param, value", [("temperature", 0.0), ("top_p", 0.9), ("top_k", 5)])
+def test_sampling_parameters_removed_in_2026_10_21_are_a_400(client, param, value):
+    with pytest.raises(anthropic.BadRequestError) as e:
+        ask(client, [question()], extra_body={param: value})   # the SDK 2.x no longer has these arguments
+    err = e.value.body["error"]
+    assert e.value.status_code == 400 and err["type"] == "invalid_request_error"
+    assert err["message"].startswith(f"{param}:") and "2026-10-21" in err["message"]
+
+
+CITATION = {"type": "char_location", "cited_text": "有給", "document_index": 0, "start_char_index": 0,
+            "end_char_index": 2}
+
+
+@pytest.mark.parametrize("block", [
+    {"type": "text", "text": "有給は何日？", "citations": [CITATION]},
+    {"type": "search_result", "source": "hr", "title": "就業規則",
+     "content": [{"type": "text", "text": "有給休暇は 20 日", "citations": [CITATION]}]},
+])
+def test_a_user_text_block_with_citations_is_a_400(client, block):
+    with pytest.raises(anthropic.BadRequestError) as e:
+        ask(client, [block, question()])
+    assert e.value.status_code == 400 and "citations" in e.value.body["error"]["message"]
+    # an empty citations array is still accepted
+    assert ask(client, [{"type": "text", "text": "有給は何日？", "citations": []}]).content

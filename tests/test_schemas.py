@@ -39,6 +39,22 @@ def test_broken_price_table_lists_every_problem_with_its_field(tmp_path):
     assert isinstance(e.value, CtxlabError) and isinstance(e.value, ValueError)
 
 
+@pytest.mark.parametrize("breakage, message", [
+    (lambda m: m.pop("tier_rule"), "tier_rule"),
+    (lambda m: m["sources"].pop("released"), "released"),
+    (lambda m: m["prompt_tiers"].append({"over_prompt_tokens": 2_000_000, "input_usd_per_mtok": 1,
+                                         "output_usd_per_mtok": 5}), "context window"),
+])
+def test_a_tier_without_its_rule_or_a_figure_without_a_source_is_refused(tmp_path, breakage, message):
+    raw = json.loads((DATA_DIR / "pricing.json").read_text(encoding="utf-8"))
+    haiku = next(m for m in raw["models"] if m["id"] == "claude-haiku-5-5")
+    breakage(haiku)
+    path = tmp_path / "pricing.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    with pytest.raises(SchemaError, match=message):
+        _schema.load_json(path, pricing.PriceTable)
+
+
 def test_duplicate_model_ids_are_refused(tmp_path):
     raw = json.loads((DATA_DIR / "pricing.json").read_text(encoding="utf-8"))
     raw["models"].append(raw["models"][0])

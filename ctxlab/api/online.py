@@ -159,7 +159,7 @@ def cost_line(lesson: str, client) -> str:
     """Three Japanese lines: the lesson's online cost on the chosen model, its source, what needs the API."""
     try:
         c = lesson_cost(lesson)
-    except (FileNotFoundError, KeyError) as e:  # the table is being made (tools/lesson_costs.py runs the lessons)
+    except (FileNotFoundError, KeyError, ValueError) as e:  # not measured yet (tools/lesson_costs.py runs the lessons)
         return f"このレッスンの料金はまだ測っていません（{e}）。python tools/lesson_costs.py で表を作れます。"
     if c.requests == 0:
         head = "実 API での料金: なし（料金のかかるリクエストを送りません）"

@@ -27,6 +27,7 @@ import numpy as np
 
 from ctxlab.costs import compare, formulas, pricing, traffic
 from ctxlab.costs._checks import nonneg
+from ctxlab.errors import ContextWindowExceeded
 
 DAYS_PER_MONTH = compare.DAYS_PER_MONTH   # the article: 20 questions a day = 600 a month
 ARTICLE_FILES = 50              # the usage article: 50 files; the filter keeps 5 of them
@@ -77,8 +78,40 @@ def curves(p: compare.Profile, doc_grid: Iterable[float], n_files: int = ARTICLE
            paths: Sequence[str] = tuple(PATHS)) -> dict[str, np.ndarray]:
     """Monthly dollars of ``paths`` at each document volume of ``doc_grid`` (arrays, one per path)."""
     grid = [float(d) for d in doc_grid]
-    rows = [monthly(d, p, n_files) for d in grid]
-    return {path: np.array([r[path] for r in rows]) for path in paths}
+    rows = [_monthly_or_rag_only(d, p, n_files) for d in grid]
+    return {path: np.array([r.get(path, math.nan) for r in rows]) for path in paths}
+
+
+def fits(doc_tokens: float, p: compare.Profile) -> bool:
+    """Whether long context (the documents and the prompt) fits the model's context window."""
+    return doc_tokens + p.prompt_tokens <= pricing.get_model(p.model).context_window
+
+
+def _monthly_or_rag_only(doc_tokens: float, p: compare.Profile, n_files: int) -> dict[str, float]:
+    """compare's month; over the window only RAG's (it does not grow with the documents), the rest absent."""
+    if fits(doc_tokens, p):
+        return monthly(doc_tokens, p, n_files)
+    at0 = monthly(0, p, n_files)
+    return {k: at0[k] for k in ("rag", "rag_api", "rag_db")}
+
+
+def _segments(p: compare.Profile, n_files: int) -> list[tuple[float, float]]:
+    """Document volumes (lo, hi] on which every path's month is affine: cut at each price-tier boundary.
+
+    A tier's threshold T (prompt tokens) is crossed by long context at T - prompt and by the
+    filter at that volume x n_files / filter_files; the last segment ends where long context
+    no longer fits the window.
+    """
+    m = pricing.get_model(p.model)
+    top = m.context_window - p.prompt_tokens
+    share = min(p.filter_files, n_files) / n_files
+    cuts = {0.0, float(top)}
+    for tier in m.prompt_tiers:
+        for c in (tier.over_prompt_tokens - p.prompt_tokens, (tier.over_prompt_tokens - p.prompt_tokens) / share):
+            if 0 < c < top:
+                cuts.add(float(c))
+    edges = sorted(cuts)
+    return list(zip(edges, edges[1:]))
 
 
 @dataclass(frozen=True)
@@ -102,12 +135,16 @@ def line(path: str, p: compare.Profile, n_files: int = ARTICLE_FILES, probe: flo
     return _lines((path,), p, n_files, probe)[path]
 
 
-def _lines(paths: Sequence[str], p: compare.Profile, n_files: int, probe: float = 1_000_000) -> dict[str, Line]:
-    at0, at_probe = monthly(0, p, n_files), monthly(probe, p, n_files)
+def _lines(paths: Sequence[str], p: compare.Profile, n_files: int, probe: float = 1_000_000,
+           segment: tuple[float, float] | None = None) -> dict[str, Line]:
+    """Lines through two volumes of one affine segment (the first by default: below any tier, inside the window)."""
+    lo, hi = segment or _segments(p, n_files)[0]
+    a, b = (lo, min(probe, hi)) if segment is None else (lo + (hi - lo) / 3, lo + 2 * (hi - lo) / 3)
+    at0, at_probe = monthly(a, p, n_files), monthly(b, p, n_files)
     unknown = [x for x in paths if x not in at0]
     if unknown:
         raise ValueError(f"unknown path {unknown[0]!r}: choose from {', '.join(at0)}")
-    return {x: Line(at0[x], (at_probe[x] - at0[x]) / probe) for x in paths}
+    return {x: Line(at0[x] - a * (at_probe[x] - at0[x]) / (b - a), (at_probe[x] - at0[x]) / (b - a)) for x in paths}
 
 
 def crossover_tokens(p: compare.Profile, dearer: str = "long_context", cheaper: str = "rag",
@@ -120,18 +157,22 @@ def crossover_tokens(p: compare.Profile, dearer: str = "long_context", cheaper: 
     and ``None`` when it never gets cheaper (no traffic, or a crossing beyond ``max_tokens``).
     Meant for a ``dearer`` path that grows with the volume at least as fast as ``cheaper``
     (long context against RAG or the filter; the filter against RAG).
+    Prices change by segment where a model has prompt tiers (the month jumps at a tier boundary);
+    the search ends where long context no longer fits the model's window (beyond it there is no
+    long-context price to compare).
     """
-    lines = _lines((dearer, cheaper), p, n_files)
-    gap_at0 = lines[dearer].at0 - lines[cheaper].at0
-    slope = lines[dearer].slope - lines[cheaper].slope
-    if gap_at0 >= 0:
-        return 0.0
-    if slope <= 0:
-        return None
-    x = -gap_at0 / slope
-    if max_tokens is not None and x > max_tokens:
-        return None
-    return x
+    for k, (lo, hi) in enumerate(_segments(p, n_files)):
+        lines = _lines((dearer, cheaper), p, n_files, segment=None if k == 0 else (lo, hi))
+        gap = lambda x: lines[dearer](x) - lines[cheaper](x)  # noqa: E731
+        start = lo if k == 0 else math.nextafter(lo, math.inf)
+        if gap(start) >= 0:
+            x = 0.0 if k == 0 else lo
+        elif gap(hi) < 0:
+            continue
+        else:
+            x = start - gap(start) / (lines[dearer].slope - lines[cheaper].slope)
+        return None if max_tokens is not None and x > max_tokens else x
+    return None
 
 
 def max_tokens_for_ttft(limit_s: float = TTFT_LIMIT_S, prompt_tokens: int = 400) -> float:
@@ -160,18 +201,32 @@ def max_tokens_for_ttft(limit_s: float = TTFT_LIMIT_S, prompt_tokens: int = 400)
 
 
 def situation(doc_tokens: float, p: compare.Profile, n_files: int = ARTICLE_FILES) -> dict:
-    """Everything the simulator shows, as a flat dict of numbers (and the cheapest path's key)."""
-    c = compare.compare(doc_tokens, n_files, p)
+    """Everything the simulator shows, as a flat dict of numbers (and the cheapest path's key).
+
+    Over the model's window long context has no price: its months and times are NaN,
+    ``fits_window`` is False and ``window_error`` says why (RAG's figures stay).
+    """
     m = pricing.get_model(p.model)
-    mo = c.monthly
-    cheapest_path = min(PATHS, key=lambda k: mo[k])
+    over = not fits(doc_tokens, p)
+    c = compare.compare(0 if over else doc_tokens, n_files, p)
+    mo = dict(c.monthly)
+    window_error = ""
+    if over:
+        try:
+            pricing.call_cost(m, input_tokens=doc_tokens + p.prompt_tokens)
+        except ContextWindowExceeded as exc:
+            window_error = str(exc)
+        for k in ("long_context", "long_context_no_cache", "filter"):
+            mo[k] = math.nan
+    cheapest_path = min((k for k in PATHS if not math.isnan(mo[k])), key=lambda k: mo[k])
     return {
+        "window_error": window_error,
         "doc_tokens": doc_tokens,
         "questions_per_day": per_day(p),
         "questions_per_month": p.questions_per_month,
         "hit_rate": c.hit_rate,
         "hit_rate_from_traffic": p.hit_rate_from_traffic,
-        "monthly_long_context_article": c.article_monthly["long_context"],
+        "monthly_long_context_article": math.nan if over else c.article_monthly["long_context"],
         "model": p.model,
         "rag_chunks": p.rag_chunks,
         "db_monthly": p.db_monthly,
@@ -181,12 +236,12 @@ def situation(doc_tokens: float, p: compare.Profile, n_files: int = ARTICLE_FILE
         "monthly_rag": mo["rag"],
         "monthly_rag_api": mo["rag_api"],
         "cheapest": cheapest_path,
-        "window_usage": c.window_usage,
+        "window_usage": doc_tokens / m.context_window,
         "context_window": m.context_window,
-        "fits_window": c.window_usage <= 1.0,
-        "within_half_window": c.window_usage <= HALF_WINDOW,
-        "ttft_long_context_s": c.rows["lc_cached"].ttft_s,
-        "ttft_filter_s": c.rows["filter_cached"].ttft_s,
+        "fits_window": not over,
+        "within_half_window": doc_tokens / m.context_window <= HALF_WINDOW,
+        "ttft_long_context_s": math.nan if over else c.rows["lc_cached"].ttft_s,
+        "ttft_filter_s": math.nan if over else c.rows["filter_cached"].ttft_s,
         "ttft_rag_s": c.rows["rag"].ttft_s,
         "crossover_tokens": crossover_tokens(p, n_files=n_files),
     }

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Annotated, Mapping
+from typing import Annotated, Literal, Mapping, Optional
 
 import pydantic
 import pydantic.dataclasses
@@ -19,6 +19,7 @@ from ctxlab._paths import DATA_DIR
 from ctxlab._schema import STRICT, Strict, load_json
 from ctxlab.costs._checks import nonneg, share
 from ctxlab.costs.usage import usage_dict
+from ctxlab.errors import ContextWindowExceeded
 
 PRICING_PATH = DATA_DIR / "pricing.json"
 MTOK = 1_000_000
@@ -27,22 +28,75 @@ DEFAULT_MODEL = "claude-opus-5"
 
 
 _Positive = Annotated[float, pydantic.Field(gt=0)]
+_Date = Annotated[str, pydantic.Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")]
+
+
+class Source(Strict):
+    """Where a figure comes from and when it was checked."""
+
+    date: _Date
+    source: Annotated[str, pydantic.Field(min_length=1)]
+
+
+class PromptTier(Strict):
+    """A higher price tier: prompts of more than ``over_prompt_tokens`` tokens pay these rates."""
+
+    over_prompt_tokens: Annotated[int, pydantic.Field(gt=0)]
+    input_usd_per_mtok: _Positive
+    output_usd_per_mtok: _Positive
+
+
+class TierRule(Strict):
+    """Which tokens count toward a tier threshold and what the higher rate applies to.
+
+    The official pages say only "prompts up to / over N tokens"; the rule is a stated assumption
+    (``assumption``) with its source, and the cost model follows it.
+    """
+
+    counted_tokens: tuple[Literal["input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"], ...]
+    applies_to: str
+    boundary: str
+    assumption: bool
+    source: Source
 
 
 @pydantic.dataclasses.dataclass(frozen=True, config=STRICT)
 class ModelPrice:
-    """One row of the price table."""
+    """One row of the price table (prices of the lowest prompt tier)."""
 
     id: Annotated[str, pydantic.Field(min_length=1)]
     display_name: str
+    released: _Date
+    status: Literal["latest", "superseded", "legacy"]
     input_usd_per_mtok: _Positive
     output_usd_per_mtok: _Positive
     context_window: Annotated[int, pydantic.Field(gt=0)]
+    max_output_tokens: Annotated[int, pydantic.Field(gt=0)]
     cache_write_5m_multiplier: _Positive
     cache_write_1h_multiplier: _Positive
     cache_read_multiplier: Annotated[float, pydantic.Field(ge=0, lt=1)]
-    min_cacheable_tokens: Annotated[int, pydantic.Field(ge=0)]
-    sources: Mapping[str, Mapping[str, str]]
+    #: None: no source gives it ("not confirmed"); see :func:`min_cacheable_tokens`
+    min_cacheable_tokens: Optional[Annotated[int, pydantic.Field(gt=0)]]
+    tokenizer_family: Literal["older", "newer"]
+    sources: Mapping[str, Source]
+    status_note: str = ""
+    prompt_tiers: tuple[PromptTier, ...] = ()
+    tier_rule: Optional[TierRule] = None
+
+    def __post_init__(self):
+        needed = {"price", "released", "status", "context_window", "cache", "min_cacheable_tokens", "tokenizer_family"}
+        missing = sorted(needed - set(self.sources))
+        if missing:
+            raise ValueError(f"{self.id}: sources lacks {missing} (every figure needs a date and a source)")
+        if self.prompt_tiers and self.tier_rule is None:
+            raise ValueError(f"{self.id}: prompt_tiers need a tier_rule saying which tokens count and what they price")
+        limits = [t.over_prompt_tokens for t in self.prompt_tiers]
+        if limits != sorted(set(limits)) or (limits and limits[-1] >= self.context_window):
+            raise ValueError(f"{self.id}: prompt_tiers must rise and stay inside the context window, got {limits}")
+
+    @property
+    def is_current(self) -> bool:
+        return self.status == "latest"
 
     @property
     def input_per_token(self) -> float:
@@ -59,6 +113,24 @@ class ModelPrice:
             return self.cache_write_1h_multiplier
         raise ValueError(f"ttl must be '5m' or '1h', got {ttl!r}")
 
+    def rates(self, prompt_tokens: float) -> tuple[float, float]:
+        """(input, output) dollars per token for a prompt of ``prompt_tokens`` under the tier rule.
+
+        Raises :class:`ContextWindowExceeded` for a prompt longer than the context window.
+        """
+        nonneg("prompt_tokens", prompt_tokens)
+        if prompt_tokens > self.context_window:
+            raise ContextWindowExceeded(
+                f"{self.display_name} のコンテキストウィンドウは {self.context_window:,} tokens ですが、"
+                f"プロンプトは {prompt_tokens:,.0f} tokens です: API はこのリクエストを拒否するので料金はありません。"
+                "文書を絞るか（RAG・フィルタ）、ウィンドウの大きいモデルを選んでください"
+            )
+        inp, out = self.input_usd_per_mtok, self.output_usd_per_mtok
+        for tier in self.prompt_tiers:
+            if prompt_tokens > tier.over_prompt_tokens:
+                inp, out = tier.input_usd_per_mtok, tier.output_usd_per_mtok
+        return inp / MTOK, out / MTOK
+
 
 class LatencyModel(Strict):
     """The simulated time-to-first-token model (calibrated on published figures, not measured)."""
@@ -71,6 +143,13 @@ class LatencyModel(Strict):
     output_tokens_per_s: _Positive
 
 
+class MinCacheableAssumption(Strict):
+    """What the sandbox simulates where a model's minimum cacheable length is not confirmed."""
+
+    tokens: Annotated[int, pydantic.Field(gt=0)]
+    note: str
+
+
 class PriceTable(Strict):
     """``data/pricing.json``."""
 
@@ -78,6 +157,10 @@ class PriceTable(Strict):
     unit: str
     as_of: Annotated[str, pydantic.Field(pattern=r"^\d{4}-\d{2}-\d{2}$")]
     notes: str
+    sources: Mapping[str, Source]
+    min_cacheable_assumed: "MinCacheableAssumption"
+    #: the models of 「RAG とロングコンテキストの使い分け」, at that article's prices and date
+    article_models: tuple[str, ...]
     models: tuple[ModelPrice, ...]
     latency_model: LatencyModel
 
@@ -88,6 +171,9 @@ class PriceTable(Strict):
             raise ValueError("the table lists no model")
         if len(set(ids)) != len(ids):
             raise ValueError(f"model ids must be unique, got {ids}")
+        unknown = [a for a in self.article_models if a not in ids]
+        if unknown:
+            raise ValueError(f"article_models names models the table lacks: {unknown}")
         return self
 
 
@@ -112,6 +198,25 @@ def get_model(model: str | ModelPrice) -> ModelPrice:
             + ", ".join(table)
         )
     return table[model]
+
+
+def article_models() -> dict[str, ModelPrice]:
+    """The usage article's three models at its prices (now legacy): reproduce its figures on these, labelled as its."""
+    table = models()
+    return {k: table[k] for k in _table().article_models}
+
+
+def current_models() -> dict[str, ModelPrice]:
+    """The models the table marks "latest" (the lineup to price a decision on today)."""
+    return {k: m for k, m in models().items() if m.is_current}
+
+
+def min_cacheable_tokens(model: str | ModelPrice) -> tuple[int, bool]:
+    """(minimum cacheable length, confirmed?): the table's figure, or the stated assumption where none is confirmed."""
+    m = get_model(model)
+    if m.min_cacheable_tokens is not None:
+        return m.min_cacheable_tokens, True
+    return _table().min_cacheable_assumed.tokens, False
 
 
 def latency_model() -> dict:
@@ -157,7 +262,9 @@ def call_cost(
     The token arguments follow the API's usage fields: ``input_tokens`` are the uncached
     input tokens (after the last breakpoint), the cache writes are
     ``cache_creation.ephemeral_5m_input_tokens`` / ``ephemeral_1h_input_tokens``, and
-    ``cache_read_tokens`` is ``cache_read_input_tokens``.
+    ``cache_read_tokens`` is ``cache_read_input_tokens``. A model with prompt tiers prices the
+    whole request at the tier its prompt length falls in (the table's ``tier_rule``, a stated
+    assumption); a prompt over the context window raises :class:`ContextWindowExceeded`.
     """
     m = get_model(model)
     for name, v in (
@@ -168,14 +275,30 @@ def call_cost(
         ("cache_read_tokens", cache_read_tokens),
     ):
         nonneg(name, v)
-    p = m.input_per_token
+    p, out_rate = m.rates(prompt_tokens(
+        m, input_tokens=input_tokens, cache_write_tokens=cache_write_5m_tokens + cache_write_1h_tokens,
+        cache_read_tokens=cache_read_tokens))
     return CallCost(
         uncached_input=input_tokens * p,
         cache_write=(cache_write_5m_tokens * m.cache_write_5m_multiplier
                      + cache_write_1h_tokens * m.cache_write_1h_multiplier) * p,
         cache_read=cache_read_tokens * m.cache_read_multiplier * p,
-        output=output_tokens * m.output_per_token,
+        output=output_tokens * out_rate,
     )
+
+
+def prompt_tokens(model: str | ModelPrice, *, input_tokens: float = 0, cache_write_tokens: float = 0,
+                  cache_read_tokens: float = 0) -> float:
+    """The prompt length that decides the model's price tier (the tokens its ``tier_rule`` counts).
+
+    Without tiers (or without a rule) every input token counts; the window check uses this length too.
+    """
+    m = get_model(model)
+    parts = {"input_tokens": input_tokens, "cache_creation_input_tokens": cache_write_tokens,
+             "cache_read_input_tokens": cache_read_tokens}
+    if m.tier_rule is None:
+        return sum(parts.values())
+    return sum(parts[name] for name in m.tier_rule.counted_tokens)
 
 
 def usage_cost(usage, model: str | ModelPrice = DEFAULT_MODEL) -> CallCost:

@@ -208,7 +208,7 @@ def context_cost(document_tokens: int, chunk_tokens: Sequence[int], *, model: st
     tail = sum(chunk_tokens) + n * CHUNK_PROMPT_TOKENS
     p = m.input_per_token
     out = n * output_tokens * m.output_per_token
-    if cache and d >= m.min_cacheable_tokens:
+    if cache and d >= pricing.min_cacheable_tokens(m)[0]:
         return ContextCost(d * m.cache_write_5m_multiplier * p, (n - 1) * d * m.cache_read_multiplier * p,
                            tail * p, out, n, document_tokens)
     return ContextCost(0.0, 0.0, (n * d + tail) * p, out, n, document_tokens)

@@ -65,7 +65,7 @@ def explain(usage: Any, model: str | pricing.ModelPrice = pricing.DEFAULT_MODEL)
              f" / 出力込み ${cost.total:.5f}（{m.id}）")
     if kind == "none":
         lines.append("キャッシュの欄が 2 つとも 0: 区切り（cache_control）がないか、区切りまでの長さが"
-                     f"このモデルの最小長 {m.min_cacheable_tokens:,} tokens に届いていない（エラーにはならない）。")
+                     f"このモデルの最小長 {_min_label(m)} に届いていない（エラーにはならない）。")
     elif kind == "write":
         lines.append("書き込みだけ: 区切りまでを新しく保存した。次の呼び出しで読めれば、損益分岐を超えて安くなる。"
                      "毎回これなら、区切りより前で何かが毎回変わっている。")
@@ -216,3 +216,8 @@ __all__ = [
     "PLACEMENTS", "STRATEGIES", "manual_clock", "run_single", "run_conversation", "run_agent", "run_usd",
     "compare_placements", "format_comparison", "month_usd", "estimate_usd", "tool_reply",
 ]
+
+
+def _min_label(m) -> str:
+    n, confirmed = pricing.min_cacheable_tokens(m)
+    return f"{n:,} tokens" if confirmed else f"{n:,} tokens（公式の値は未確認: サンドボックスの仮定）"

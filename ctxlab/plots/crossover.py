@@ -139,7 +139,7 @@ class MonthlyCostPlot:
             self.cross_vline.set_visible(False)
             self.cross_text.set_visible(False)
             if cross is None:
-                self.note.set_text("交差しない: RAG は安くならない")
+                self.note.set_text(f"ウィンドウ {window:,} tok の内側では交差しない: RAG は安くならない")
             elif cross > window:
                 self.note.set_text(f"RAG が安くなるのは {cross:,.0f} tok から\n（ウィンドウ {window:,} tok の外）")
             else:

@@ -337,7 +337,7 @@ class Sandbox:
             now = self.clock.now()
             self.cache.purge(now)
             plan = self.cache.plan(
-                parsed.blocks, parsed.breakpoints, now, parsed.model_info.min_cacheable_tokens
+                parsed.blocks, parsed.breakpoints, now, pricing.min_cacheable_tokens(parsed.model_info)[0]
             )
         answer = build_answer(
             body, citations=parsed.citations, output_format=parsed.output_format, max_tokens=parsed.max_tokens

@@ -10,8 +10,7 @@ The hash is taken over the blocks **as received**: each block is serialized with
 so moving a breakpoint does not change the prefix). A learner who builds the same block
 with its keys in another order therefore misses the cache, as a byte change would on the
 real API. The model, the citations switch (for system and messages), and tool_choice,
-thinking and the presence of images (for messages) are mixed into the hash too, which
-follows the documented "what invalidates the cache" table. A top-level ``cache_control``
+thinking and images (for messages) are mixed into the hash too (the documented "what invalidates the cache" table). A top-level ``cache_control``
 (automatic caching) becomes one more breakpoint, on the last cacheable block.
 """
 from __future__ import annotations
@@ -24,6 +23,7 @@ from typing import Any
 
 from ctxlab.costs import pricing
 from ctxlab import estimate as tok
+from ctxlab.sandbox._api_2026_10_21 import check_request
 from ctxlab.sandbox.errors import invalid, not_found
 
 MAX_BREAKPOINTS = 4
@@ -279,6 +279,7 @@ def parse_request(body: Any, endpoint: str) -> ParsedRequest:
         stream = False
     messages = body["messages"]
     _check_messages(messages)
+    check_request(body)   # what API version 2026-10-21 refuses
     system = body.get("system")
     _check_system(system)
     tools = body.get("tools")

@@ -22,6 +22,7 @@ The numbers come from :mod:`ctxlab.costs.crossover` (compare and pricing underne
 from __future__ import annotations
 import base64
 import html
+import math
 import time
 from collections import OrderedDict, deque
 from contextlib import contextmanager
@@ -46,8 +47,9 @@ def numbers_html(res: dict) -> str:
     cell = "style='white-space:nowrap;padding:1px 6px;text-align:right'"
     body = "".join(
         f"<tr><td style='white-space:nowrap;padding:1px 6px;color:{PATH_COLORS[k]}'>{html.escape(SHORT_LABELS[k])}</td>"
-        f"<td {cell}>{'<b>' if k == res['cheapest'] else ''}${cost:,.0f}{'</b>' if k == res['cheapest'] else ''}</td>"
-        f"<td {cell}>{ttft:.1f} s</td></tr>"
+        + (f"<td {cell} colspan=2>ウィンドウに載らない</td></tr>" if math.isnan(cost) else
+           f"<td {cell}>{'<b>' if k == res['cheapest'] else ''}${cost:,.0f}{'</b>' if k == res['cheapest'] else ''}</td>"
+           f"<td {cell}>{ttft:.1f} s</td></tr>")
         for k, cost, ttft in rows)
     usage = res["window_usage"]
     verdict = ("50% 以下: 前提を満たす" if res["within_half_window"]
@@ -55,6 +57,15 @@ def numbers_html(res: dict) -> str:
     cross = res["crossover_tokens"]
     cross_txt = "交差しない" if cross is None else f"{cross:,.0f} tok から RAG が安い"
     ttft_ok = res["ttft_long_context_s"] <= crossover.TTFT_LIMIT_S
+    if not res["fits_window"]:
+        return (
+            "<div style='font-size:12px;line-height:1.6'>"
+            "<table style='font-size:12px;border-collapse:collapse'>"
+            f"<tr><th></th><th {cell}>月額</th><th {cell}>TTFT</th></tr>{body}</table>"
+            f"コンテキスト使用率: <b>{usage:.1%}</b>（{verdict}）<br>"
+            f"{html.escape(res['window_error'])}<br>"
+            f"交点: {cross_txt}（ウィンドウの内側で）</div>"
+        )
     return (
         "<div style='font-size:12px;line-height:1.6'>"
         "<table style='font-size:12px;border-collapse:collapse'>"

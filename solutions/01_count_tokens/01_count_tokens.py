@@ -186,7 +186,7 @@ except ValueError:
 # ずっと前提（ウィンドウの 50% 以下）を満たすモデルのうち、入力単価がいちばん安いモデルの id を返す関数
 # `pick_model(doc_tokens, yearly_growth, years)` を書いてください。どのモデルでも満たせないなら `None` を返します。
 #
-# - 候補は価格表のモデル（`pricing.models()`）です。ウィンドウと単価もそこにあります
+# - 候補は使い分けの記事の 3 モデル（`pricing.article_models()`、記事の日付の価格）です。ウィンドウと単価もそこにあります
 # - `doc_tokens` が 0 以下、`yearly_growth` か `years` が負なら `ValueError`
 
 # %% nbgrader={"grade": false, "grade_id": "max_growth", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -195,7 +195,7 @@ def pick_model(doc_tokens, yearly_growth, years):
     if doc_tokens <= 0 or yearly_growth < 0 or years < 0:
         raise ValueError("doc_tokens must be > 0, yearly_growth and years >= 0")
     final = doc_tokens * (1 + yearly_growth) ** years     # the documents only grow: the last year decides
-    fits = [m for m in pricing.models().values() if final <= 0.5 * m.context_window]
+    fits = [m for m in pricing.article_models().values() if final <= 0.5 * m.context_window]
     if not fits:
         return None
     return min(fits, key=lambda m: m.input_usd_per_mtok).id
@@ -217,7 +217,7 @@ assert pick_model(100_000, 0.1, 1) == "claude-sonnet-5", "1 年後の 11 万ト�
 for years in (0, 3, 5):
     print(f"題材の規程（{count.tokens:,} tokens）が年 30% 増えて {years} 年: {pick_model(count.tokens, 0.3, years)}")
 ### BEGIN HIDDEN TESTS
-_saved_models = pricing.models
+_saved_models = pricing.article_models
 for _args, _want in [((count.tokens, 0.3, 4), "claude-sonnet-5"), ((count.tokens, 0.3, 5), None),
                      ((600_000, 0.0, 0), None), ((500_000, 0.0, 10), "claude-sonnet-5"),
                      ((50_000, 1.0, 1), "claude-haiku-4-5"), ((50_000, 1.0, 2), "claude-sonnet-5")]:
@@ -227,11 +227,11 @@ for _args, _want in [((count.tokens, 0.3, 4), "claude-sonnet-5"), ((count.tokens
 import dataclasses
 _big = dataclasses.replace(pricing.get_model("claude-haiku-4-5"), id="cheap-big", input_usd_per_mtok=0.5,
                            context_window=2_000_000)
-pricing.models = lambda: {**_saved_models(), "cheap-big": _big}
+pricing.article_models = lambda: {**_saved_models(), "cheap-big": _big}
 try:
     assert pick_model(900_000, 0.0, 0) == "cheap-big"
 finally:
-    pricing.models = _saved_models
+    pricing.article_models = _saved_models
 for _bad in [(0, 0.1, 1), (1_000, -0.1, 1), (1_000, 0.1, -1)]:
     try:
         pick_model(*_bad)
