@@ -278,7 +278,7 @@ def run(methods: Iterable[Method], questions: Iterable[Question], client, *, mod
         print(f"{exc}\n→ 代わりにオフラインの sandbox で実行します（結果は sandbox の抜粋回答です）。")
         client = make_client(offline=True)
 
-    bar = _progress.progress(total=len(planned), desc="質問", unit="問", enabled=progress)
+    bar = _progress.progress(total=len(planned), desc="呼び出し（質問 × 方式）", unit="回", enabled=progress)
     out = []
     try:
         for p in planned:
