@@ -76,7 +76,9 @@ def test_a_library_twin_scores_0(section, how):
         src = ("import functools\nfrom ctxlab.labs import prompt_caching as pc\n"
                "table = functools.partial(pc.compare_placements)\n"
                + _body(section, [TWIN[0].replace("prompt_caching.compare_placements", "table"), TWIN[1]]))
-    _grade_twin = pytest.raises(AssertionError, match="compare_placements")
+    # refuse_twins names the twin the function reaches (TwinUsed); the runtime guard fails an assertion
+    from ctxlab.labs._twins import TwinUsed
+    _grade_twin = pytest.raises((AssertionError, TwinUsed), match="compare_placements")
     with _grade_twin:
         _grade(section, src)
     # the hidden tests put the library back as it was

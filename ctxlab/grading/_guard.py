@@ -177,7 +177,10 @@ def _check(found: list[str]) -> None:
         extra = [cb for cb in now if not any(cb is b or cb == b for b in before)]
         # a library's own callback (``%matplotlib inline`` registers flush_figures) is not the learner's
         foreign = [cb for cb in extra if not _installed_code(cb)]
-        if foreign or any(not any(b is cb or b == cb for cb in now) for b in before):
+        # nor is a library's own callback that the library took away (matplotlib's pyplot unregisters its
+        # post_execute hook when the backend changes): only the removal of one the library does not own counts
+        removed = [b for b in before if not any(b is cb or b == cb for cb in now) and not _installed_code(b)]
+        if foreign or removed:
             found.append(f"イベント {event} のコールバックを変更")
             callbacks[event] = list(before) + [cb for cb in extra if cb not in foreign]
     if ip.custom_exceptions != _P["custom_exceptions"]:

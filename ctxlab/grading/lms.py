@@ -38,6 +38,7 @@ import hashlib
 import json
 import re
 import unicodedata
+import zipfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 
