@@ -104,6 +104,15 @@ def _installed_code(value) -> bool:
     return code is not None and os.path.realpath(code.co_filename).startswith(_P["roots"])
 
 
+def _notebook_code(value) -> bool:
+    """Whether a callable (a function, a bound method, a partial, an object with ``__call__``) was defined by
+    code run in the notebook: a cell's file is ``<ipython-input-…>`` or ipykernel's ``/tmp/ipykernel_…/…``."""
+    fn = getattr(value, "func", value)          # functools.partial
+    fn = getattr(fn, "__func__", fn)            # bound method
+    code = getattr(fn, "__code__", None) or getattr(getattr(type(fn), "__call__", None), "__code__", None)
+    return code is not None and (code.co_filename.startswith("<") or "ipykernel_" in code.co_filename)
+
+
 def _ctxlab_modules() -> dict[str, types.ModuleType]:
     return {n: m for n, m in list(sys.modules.items())
             if isinstance(m, types.ModuleType) and (n == "ctxlab" or n.startswith("ctxlab."))}
@@ -176,11 +185,11 @@ def _check(found: list[str]) -> None:
         now = callbacks.get(event, [])
         extra = [cb for cb in now if not any(cb is b or cb == b for b in before)]
         # a library's own callback (``%matplotlib inline`` registers flush_figures) is not the learner's
-        foreign = [cb for cb in extra if not _installed_code(cb)]
-        # nor is a library's own callback that the library took away (matplotlib's pyplot unregisters its
-        # post_execute hook when the backend changes): only the removal of one the library does not own counts
-        removed = [b for b in before if not any(b is cb or b == cb for cb in now) and not _installed_code(b)]
-        if foreign or removed:
+        foreign = [cb for cb in extra if _notebook_code(cb)]
+        # a library may take its own callback away (matplotlib's pyplot unregisters its post_execute hook when
+        # the backend changes): only callbacks the notebook's own code defined count; a learner who removes a
+        # library's callback needs get_ipython, which the source scan holds
+        if foreign:
             found.append(f"イベント {event} のコールバックを変更")
             callbacks[event] = list(before) + [cb for cb in extra if cb not in foreign]
     if ip.custom_exceptions != _P["custom_exceptions"]:
