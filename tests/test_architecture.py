@@ -15,6 +15,7 @@ PKG = Path(__file__).resolve().parent.parent / "ctxlab"
 #: bottom to top; a name is a top-level module or package of ctxlab
 LAYERS = [
     {"errors", "_paths", "_text", "_progress", "_schema", "estimate", "published", "_recorded"},
+    {"_table"},
     {"costs"},
     {"corpus", "retrieval", "quiz"},
     {"sandbox"},

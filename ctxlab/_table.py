@@ -1,0 +1,73 @@
+"""A table that reads right in a terminal and in JupyterLab.
+
+Text tables padded by display width drift out of column in the browser: its font does not give a
+full-width character exactly two half-width columns. :class:`Table` keeps one set of cells and
+renders them twice: ``str()`` pads them by display width (``_text.pad``) for the CLI and ``print``,
+``_repr_html_`` writes an HTML table (every cell escaped) that the notebook lays out itself.
+"""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from ctxlab import _text
+
+
+def _cell(v: Any) -> str:
+    return "" if v is None else str(v)
+
+
+@dataclass
+class Table:
+    """Rows of cells under ``columns``; ``align`` is "l" or "r" per column (numbers right by default)."""
+
+    columns: Sequence[str]
+    rows: Sequence[Sequence[Any]]
+    caption: str | None = None
+    align: Sequence[str] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.columns = [_cell(c) for c in self.columns]
+        self.rows = [[_cell(v) for v in row] for row in self.rows]
+        for i, row in enumerate(self.rows):
+            if len(row) != len(self.columns):
+                raise ValueError(f"row {i} has {len(row)} cells, the table has {len(self.columns)} columns")
+        if self.align is None:
+            self.align = [self._guess(j) for j in range(len(self.columns))]
+        if len(self.align) != len(self.columns) or any(a not in ("l", "r") for a in self.align):
+            raise ValueError(f"align must give 'l' or 'r' for each of the {len(self.columns)} columns")
+
+    def _guess(self, j: int) -> str:
+        cells = [row[j] for row in self.rows if row[j]]
+        numeric = cells and all(c.lstrip("$-+").replace(",", "").replace(".", "", 1).rstrip("%xs×")[:1].isdigit()
+                                for c in cells)
+        return "r" if numeric else "l"
+
+    def __str__(self) -> str:
+        widths = [max([_text.width(c)] + [_text.width(row[j]) for row in self.rows])
+                  for j, c in enumerate(self.columns)]
+
+        def line(cells):
+            return "  ".join(_text.pad(c, w, a == "r") for c, w, a in zip(cells, widths, self.align)).rstrip()
+
+        out = [self.caption] if self.caption else []
+        out += [line(self.columns), "  ".join("-" * w for w in widths)]
+        out += [line(row) for row in self.rows]
+        out += [f"注: {n}" for n in self.notes]
+        return "\n".join(out)
+
+    def _repr_html_(self) -> str:
+        def style(a):
+            return ' style="text-align:right"' if a == "r" else ' style="text-align:left"'
+
+        head = "".join(f"<th{style(a)}>{html.escape(c)}</th>" for c, a in zip(self.columns, self.align))
+        body = "".join("<tr>" + "".join(f"<td{style(a)}>{html.escape(v)}</td>" for v, a in zip(row, self.align))
+                       + "</tr>" for row in self.rows)
+        cap = f"<caption>{html.escape(self.caption)}</caption>" if self.caption else ""
+        notes = "".join(f"<p>注: {html.escape(n)}</p>" for n in self.notes)
+        return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{notes}"
+
+    def __repr__(self) -> str:
+        return str(self)

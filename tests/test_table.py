@@ -1,0 +1,28 @@
+"""ctxlab._table: one set of cells, a text table padded by display width and an escaped HTML table."""
+import pytest
+
+from ctxlab import _table, _text
+
+
+def test_text_columns_line_up_by_display_width():
+    t = _table.Table(["方式", "月額"], [["ロングコンテキスト", "$203"], ["RAG", "$102"]])
+    lines = str(t).splitlines()
+    assert [_text.width(line) for line in lines[2:]] == [_text.width(lines[0])] * 2 == [24, 24]
+    assert lines[2].endswith("$203") and lines[3].endswith("$102")
+    assert lines[1] == "-" * 18 + "  " + "-" * 4
+    assert t.align == ["l", "r"]
+
+
+def test_html_escapes_every_cell_and_keeps_alignment():
+    t = _table.Table(["<b>列</b>", "n"], [["<script>alert(1)</script>", "1,000"]], caption="a & b")
+    h = t._repr_html_()
+    assert "<script>" not in h and "&lt;script&gt;" in h and "&lt;b&gt;列" in h
+    assert "<caption>a &amp; b</caption>" in h
+    assert '<td style="text-align:right">1,000</td>' in h
+
+
+def test_a_row_of_the_wrong_length_is_refused():
+    with pytest.raises(ValueError, match="row 0 has 1 cells"):
+        _table.Table(["a", "b"], [["x"]])
+    with pytest.raises(ValueError, match="align"):
+        _table.Table(["a"], [["x"]], align=["c"])
