@@ -117,3 +117,15 @@ def test_grading_runs_in_the_pip_bwrap_when_the_system_has_none(tmp_path, hidden
     assert float(rows["bob"][NAME]) == 0
     out = "".join(o.get("text", "") for c in graded.cells if c.cell_type == "code" for o in c.get("outputs", []))
     assert "PROBE repo False key False" in out, out[-2000:]
+
+
+def test_a_home_the_grader_cannot_write_falls_back_to_a_private_temp_folder(monkeypatch, tmp_path):
+    """`runuser -u someone` keeps root's HOME: the font cache must not stop grading there."""
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", "/dev/null")          # no folder can be made below it, as root too
+    monkeypatch.setattr(isolation.tempfile, "gettempdir", lambda: str(tmp_path))
+    d = isolation.font_cache_dir()
+    assert d.parent == tmp_path / f"ctxlab-cache-{os.getuid()}" and d.is_dir()
+    assert any(d.glob("fontlist-*.json"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))   # control: a writable cache is used as before
+    assert isolation.font_cache_dir().parent == tmp_path / "xdg" / "ctxlab"

@@ -209,10 +209,15 @@ def font_cache_dir() -> Path:
     for every notebook, seconds each); the launcher copies it into the kernel's home."""
     from importlib.metadata import version  # not `import matplotlib`: the grader need not pay for it
 
+    name = f"matplotlib-{version('matplotlib')}"
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    d = base / "ctxlab" / f"matplotlib-{version('matplotlib')}"
-    if not any(d.glob("fontlist-*.json")):
+    d = base / "ctxlab" / name
+    try:
         d.mkdir(parents=True, exist_ok=True)
+    except OSError:  # a home the grader cannot write (e.g. HOME left at another user's): a private temp folder
+        d = Path(tempfile.gettempdir()) / f"ctxlab-cache-{os.getuid()}" / name
+        d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if not any(d.glob("fontlist-*.json")):
         subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], capture_output=True,
                        env={**os.environ, "MPLCONFIGDIR": str(d)})
     return d
