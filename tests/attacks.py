@@ -135,11 +135,14 @@ try:
 except MemoryError:
     print("ATTACK 30 GB: MemoryError")
 chunks = []
+held_mb = 0
 try:
     while True:
         chunks.append(bytearray(2**26))
+        held_mb += 64
 except MemoryError:
-    print("ATTACK hog stopped at", len(chunks) * 64, "MB: MemoryError")
+    chunks.clear()  # free it before printing: print itself needs memory at the limit
+    print("ATTACK hog stopped at", held_mb, "MB: MemoryError")
 del chunks
 '''
 

@@ -46,6 +46,7 @@ from nbgrader.preprocessors import Execute
 from traitlets import Bool, Integer
 
 from ctxlab._paths import DATA_DIR, PACKAGE_DIR, QUIZZES_DIR
+from ctxlab.grading._fontcache import font_cache_dir
 from ctxlab.grading._seccomp import SECCOMP_HINT, seccomp_filter
 
 #: environment variables a grading kernel keeps (everything else is dropped)
@@ -202,25 +203,6 @@ def readable_paths() -> list[Path]:
         if p.exists() and not any(q in (p, *p.parents) for q in out):
             out.append(p)
     return out
-
-
-def font_cache_dir() -> Path:
-    """matplotlib's font list, built once outside the sandbox (a fresh home would rebuild it
-    for every notebook, seconds each); the launcher copies it into the kernel's home."""
-    from importlib.metadata import version  # not `import matplotlib`: the grader need not pay for it
-
-    name = f"matplotlib-{version('matplotlib')}"
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    d = base / "ctxlab" / name
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-    except OSError:  # a home the grader cannot write (e.g. HOME left at another user's): a private temp folder
-        d = Path(tempfile.gettempdir()) / f"ctxlab-cache-{os.getuid()}" / name
-        d.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if not any(d.glob("fontlist-*.json")):
-        subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], capture_output=True,
-                       env={**os.environ, "MPLCONFIGDIR": str(d)})
-    return d
 
 
 def sandbox_command(kernel_cmd: list[str], workdir: Path, rundir: Path, limits: Limits,
