@@ -27,6 +27,7 @@ as nbgrader runs it, with the scrubbed environment only.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import os
@@ -256,6 +257,17 @@ def sandbox_command(kernel_cmd: list[str], workdir: Path, rundir: Path, limits: 
     return [*args, sys.executable, "-I", "-S", "-c", _LAUNCHER, json.dumps(cfg), *kernel_cmd]
 
 
+def _remove_rundir(path: Path) -> None:
+    """Remove a kernel's socket folder, also once :meth:`~IsolatedKernelManager.lock_rundir` took its write
+    bit (without root, rmtree cannot unlink inside it then); symlinks the kernel left are never followed."""
+    for folder, subs, _ in os.walk(path):
+        for d in [folder, *(os.path.join(folder, s) for s in subs)]:
+            if not os.path.islink(d):
+                with contextlib.suppress(OSError):
+                    os.chmod(d, 0o700)
+    shutil.rmtree(path, ignore_errors=True)
+
+
 def sandbox_uid() -> int | None:
     """The user id the launcher takes when grading as root (None otherwise)."""
     return 1_000_000 + os.getpid() if os.geteuid() == 0 else None
@@ -338,7 +350,7 @@ class IsolatedKernelManager(AsyncKernelManager):
             except OSError:
                 pass
             if self._rundir is not None:   # nothing of the killed kernel stays on the host
-                shutil.rmtree(self._rundir, ignore_errors=True)
+                _remove_rundir(self._rundir)
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
         await super()._async_cleanup_resources(restart=restart)
@@ -346,7 +358,7 @@ class IsolatedKernelManager(AsyncKernelManager):
             self._timer.cancel()
             self._timer = None
         if self._rundir is not None and not restart:
-            shutil.rmtree(self._rundir, ignore_errors=True)
+            _remove_rundir(self._rundir)
             self._rundir = None
 
 
