@@ -173,9 +173,22 @@ def run_all(page, timeout_ms: int = 180_000):
     page.get_by_role("menuitem", name="Run", exact=True).click()
     page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
     # Run All marks every code cell [*] at once; each one then gets its count, or [ ] when the kernel
-    # skips it after an error. The count check makes sure no prompt was missing while we looked.
-    page.wait_for_function(
-        "([sel, n]) => { const p = [...document.querySelectorAll(sel)].map(e => e.textContent);"
-        " return p.length === n && p.every(t => !t.includes('*')) && p.some(t => /\\[\\d+\\]/.test(t)); }",
-        arg=[prompts, n_code], timeout=timeout_ms)
-    page.wait_for_selector("#jp-main-statusbar >> text=Idle", timeout=timeout_ms)
+    # skips it after an error. JupyterLab also turns every pending [*] into [ ] as soon as one cell
+    # replies with an error (even a raises-exception cell) while the kernel goes on running them, and
+    # the kernel is Idle for a moment between two cells: so done means no [*], the kernel Idle, and
+    # the prompts unchanged across three looks over two seconds.
+    look = ("([sel, n]) => { const p = [...document.querySelectorAll(sel)].map(e => e.textContent);"
+            " const bar = document.querySelector('#jp-main-statusbar');"
+            " const idle = !!bar && bar.textContent.includes('Idle');"
+            " return idle && p.length === n && p.every(t => !t.includes('*')) && p.some(t => /\\[\\d+\\]/.test(t))"
+            " ? p.join('|') : ''; }")
+    deadline = time.monotonic() + timeout_ms / 1000
+    seen, same = None, 0
+    while time.monotonic() < deadline:
+        state = page.evaluate(look, [prompts, n_code])
+        same = same + 1 if state and state == seen else 0
+        if same >= 2:
+            return
+        seen = state
+        page.wait_for_timeout(1000)
+    raise AssertionError(f"Run All did not settle within {timeout_ms / 1000:.0f} s (a cell still [*] or the kernel busy)")

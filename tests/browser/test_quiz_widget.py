@@ -1,5 +1,6 @@
 """09_knowledge_check in JupyterLab: answer wrongly, then rightly, and see feedback and progress."""
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 
 from ctxlab import quiz
 
@@ -9,9 +10,19 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def _choose(page, choice_id: str):
+    """Pick a choice. The labels are the choice ids (a, b, …) for every question, and moving to the next
+    question re-renders them: a label found a moment earlier can be replaced under the click, so the
+    click is retried until the choice is checked in the current DOM."""
     radio = page.locator(".widget-radio-box label", has_text=choice_id).first
-    radio.scroll_into_view_if_needed()
-    radio.click()
+    for _ in range(5):
+        try:
+            radio.click(timeout=10_000)   # scrolls it into view; re-resolves a detached label
+            if radio.locator("input").is_checked():
+                return
+        except PlaywrightError:
+            pass
+        page.wait_for_timeout(300)
+    raise AssertionError(f"choice {choice_id} could not be selected: {radio.count()} labels match")
 
 
 def test_quiz_feedback_and_progress(page, lab):

@@ -18,7 +18,11 @@ def test_run_all_goes_on_past_unsolved_exercises(page, lab):
     run_all(page)
     prompts = page.locator(".jp-Notebook:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt").all_text_contents()
     skipped = [i for i, t in enumerate(prompts) if not re.search(r"\[\d+\]", t)]
-    assert not skipped, f"code cells left unexecuted after Run All: {skipped} of {len(prompts)}"
+    if skipped:   # say what stopped it: the output of the last cell that ran before the first one skipped
+        stop = page.locator(".jp-Notebook:not(.lm-mod-hidden) .jp-CodeCell").nth(max(skipped[0] - 1, 0))
+        stopped = stop.locator(".jp-OutputArea").text_content() or ""
+        raise AssertionError(f"code cells left unexecuted after Run All: {skipped} of {len(prompts)}; "
+                             f"prompts {prompts[max(skipped[0] - 2, 0):skipped[0] + 2]}; the cell before: {stopped[-600:]}")
     waiting = page.locator(".jp-OutputArea-output", has_text="はまだ解かれていません")
     assert waiting.count() >= 3, f"each unsolved exercise says so: {waiting.count()} messages"
     text = waiting.first.text_content()
