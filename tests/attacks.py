@@ -134,11 +134,15 @@ try:
     print("ATTACK allocated 30 GB")
 except MemoryError:
     print("ATTACK 30 GB: MemoryError")
+# numpy.empty reserves without writing: the limit is on address space, so it stops the hog at the
+# same size, while zero-filling 2 GB (bytearray) takes ~10 s of page faults on a 2-core VM, as long
+# as the class's cell timeout, and the cell would time out before it reached the limit
+import numpy
 chunks = []
 held_mb = 0
 try:
     while True:
-        chunks.append(bytearray(2**26))
+        chunks.append(numpy.empty(2**26, dtype=numpy.uint8))
         held_mb += 64
 except MemoryError:
     chunks.clear()  # free it before printing: print itself needs memory at the limit

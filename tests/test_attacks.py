@@ -156,9 +156,9 @@ def test_limits_hold_inside_the_sandbox_and_are_reported(graded):
     fork = re.search(r"fork stopped after (\d+) children: \[Errno 11\]", attack_output(graded, "atk_fork"))
     assert fork and int(fork.group(1)) < limits.processes
     memory = attack_output(graded, "atk_memory")
-    assert "ATTACK 30 GB: MemoryError" in memory
+    assert "ATTACK 30 GB: MemoryError" in memory, memory[-800:]
     hog = re.search(r"hog stopped at (\d+) MB: MemoryError", memory)
-    assert hog and int(hog.group(1)) <= limits.memory_mb
+    assert hog and int(hog.group(1)) <= limits.memory_mb, memory[-800:]
     big = re.findall(r"stopped at (\d+) MB: \[Errno (27|28)\]", attack_output(graded, "atk_bigfile"))
     assert len(big) == 2 and all(int(mb) <= limits.file_mb for mb, _ in big)
     outcomes = graded["outcomes"]
