@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from ctxlab.costs import pricing, traffic
-from ctxlab.costs.compare import Profile, compare, format_table
+from ctxlab.costs.compare import TTL_CHOICES, Profile, compare, format_table
 from ctxlab.corpus.documents import DocumentError, load_folder
 
 
@@ -207,7 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--filter-files", type=_positive_int, default=5)
     c.add_argument("--rag-chunks", type=_positive_int, default=8)
     c.add_argument("--chunk-tokens", type=_positive_int, default=800)
-    c.add_argument("--ttl", choices=["5m", "1h"], default="5m")
+    c.add_argument("--ttl", choices=list(TTL_CHOICES), default="auto",
+                   help="cache TTL; auto (default): the cheaper one for this traffic and model (lesson 04)")
     c.add_argument("--count", choices=["estimate", "api"], default="estimate",
                    help="estimate offline (default) or call count_tokens (needs ANTHROPIC_API_KEY)")
     c.add_argument("--json", action="store_true", help="print JSON")

@@ -7,15 +7,30 @@ import sys
 import pytest
 
 from ctxlab import cli
+from ctxlab.costs.compare import Profile, compare
 from ctxlab.corpus import documents as docs
 
-SEED_ARGS = ["compare", "--total-tokens", "197000", "--ask", "有給の繰越上限は？"]
+# the usage article's table is priced at its own 5-minute TTL (the CLI's default is "auto")
+SEED_ARGS = ["compare", "--total-tokens", "197000", "--ttl", "5m", "--ask", "有給の繰越上限は？"]
 
 
 def run(args, capsys):
     code = cli.main(args)
     out = capsys.readouterr()
     return code, out.out, out.err
+
+
+def test_default_ttl_is_the_cheaper_one_and_says_so(capsys):
+    code, out, err = run(["compare", "--total-tokens", "197000", "--json"], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    p = Profile(questions_per_month=600)
+    five, hour = (compare(197_000, 50, Profile(questions_per_month=600, ttl=t)).monthly["long_context"]
+                  for t in ("5m", "1h"))
+    assert data["ttl"] == p.resolved_ttl() == ("1h" if hour < five else "5m")
+    assert data["monthly"]["long_context"] == pytest.approx(min(five, hour), rel=1e-12)
+    code, out, err = run(["compare", "--total-tokens", "197000"], capsys)
+    assert f"TTL {data['ttl']}（安いほうを自動で選択）" in out and "安いほうの TTL" in out
 
 
 def test_usage_article_figures(capsys):

@@ -100,15 +100,17 @@ def test_seed_crossover_value():
 
 def test_default_hit_rate_comes_from_the_traffic_model():
     p = crossover.profile(20)
-    h = traffic.expected_hit_rate(20, "5m")
-    assert p.hit_rate is None and p.effective_hit_rate() == h and 0.45 < h < 0.6
-    m = pricing.get_model("claude-opus-5")
-    per_token = 600 * m.input_per_token * ((1 - h) * 1.25 + h * 0.1)
+    # 20 a day of office traffic: the 1-hour TTL is the cheaper one (lesson 04), so the month is priced at it
+    assert p.resolved_ttl() == "1h"
+    h = traffic.expected_hit_rate(20, "1h")
+    assert p.hit_rate is None and p.effective_hit_rate() == h and 0.8 < h < 0.9
+    m = pricing.get_model(p.model)
+    per_token = 600 * m.input_per_token * ((1 - h) * m.write_multiplier("1h") + h * m.cache_read_multiplier)
     expected = (600 * 8 * 800 * m.input_per_token + 70) / per_token
     assert crossover.crossover_tokens(p) == pytest.approx(expected)
     # fewer questions a day: a lower hit rate, not the same 80%
     assert crossover.profile(5).effective_hit_rate() < h < crossover.profile(100).effective_hit_rate()
-    assert crossover.profile(20, ttl="1h").effective_hit_rate() > h
+    assert crossover.profile(20, ttl="5m").effective_hit_rate() < h
 
 
 def test_filter_crossover_matches_bisection():

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from ctxlab import cli
-from ctxlab.costs import compare, crossover, formulas, traffic
+from ctxlab.costs import compare, crossover, formulas, pricing, traffic
 from ctxlab.labs import ttl
 
 DOC = 197_000
@@ -96,3 +96,56 @@ def test_hybrid_has_area_only_with_a_fixed_part():
     assert crossover.cheapest(10, 0.03, 1.25, 0.1, 0.02, m0=0.1) == "hybrid"
     assert crossover.cheapest(1, 0.03, 1.25, 0.1, 0.02, m0=0.1) == "retrieval"
     assert m.asymptote == pytest.approx(0.1 - 0.02 - 0.1 * 0.1)
+
+
+@pytest.mark.parametrize("model", ["claude-opus-5", "claude-haiku-4-5", "claude-opus-5-5", "claude-haiku-5-5"])
+@pytest.mark.parametrize("per_day", [2, 5, 20, 60, 200])
+def test_one_traffic_level_gives_one_ttl_everywhere(per_day, model, capsys):
+    """Lesson 04 prices simulated days at both TTLs and keeps the cheaper one; compare, the
+    crossover, the CLI and the simulator price the month at that same TTL by default."""
+    days = [traffic.office_day(per_day, seed=s) for s in range(traffic.DAYS)]
+    day_mean = {t: sum(ttl.day_cost(d, t, DOC, model=model) for d in days) / len(days) for t in ("5m", "1h")}
+    chosen = min(day_mean, key=day_mean.get)
+    month = day_mean[chosen] * compare.DAYS_PER_MONTH
+
+    p = compare.Profile(model=model, questions_per_month=per_day * 30)
+    assert p.ttl == "auto" and p.resolved_ttl() == chosen == compare.choose_ttl(p).ttl
+    c = compare.compare(DOC, 50, p)
+    assert c.ttl == chosen and c.monthly["long_context"] == pytest.approx(month, rel=1e-9)
+    assert c.hit_rate == traffic.expected_hit_rate(per_day, chosen)
+
+    sit = crossover.situation(DOC, crossover.profile(per_day, model=model))
+    assert sit["ttl"] == chosen and sit["ttl_auto"]
+    assert sit["monthly_long_context"] == pytest.approx(month, rel=1e-9)
+
+    assert cli.main(["compare", "--total-tokens", str(DOC), "--questions-per-month", str(per_day * 30),
+                     "--model", model, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["ttl"] == chosen and out["monthly"]["long_context"] == pytest.approx(month, rel=1e-9)
+
+    wc = pytest.importorskip("ctxlab.widgets.crossover")
+    sim = wc.CrossoverSimulator(doc_tokens=DOC, questions_per_day=per_day, model=model)
+    assert sim.controls["ttl"].value == "auto" and sim.result["ttl"] == chosen
+    assert sim.result["monthly_long_context"] == pytest.approx(month, rel=1e-9)
+    # the simulator's TTL control fixes either one, and the month follows lesson 04's day cost at it
+    other = "5m" if chosen == "1h" else "1h"
+    sim.set(ttl=other)
+    assert sim.result["ttl"] == other and not sim.result["ttl_auto"]
+    assert sim.result["monthly_long_context"] == pytest.approx(day_mean[other] * compare.DAYS_PER_MONTH, rel=1e-9)
+    assert sim.result["monthly_long_context"] >= month
+
+
+def test_office_traffic_picks_the_hour_and_a_fixed_rate_the_cheaper_write():
+    # lesson 04's office rows (20, 60, 200 a day): the 1-hour TTL on every model of the table
+    for model in pricing.models():
+        for per_day in (20, 60, 200):
+            assert compare.Profile(model=model, questions_per_month=per_day * 30).resolved_ttl() == "1h", (model, per_day)
+    # a fixed hit rate is the same at both TTLs, so the 5-minute write (the cheaper multiple) wins
+    fixed = compare.choose_ttl(compare.Profile(hit_rate=0.8))
+    assert fixed.ttl == "5m" and fixed.hit_rates == {"5m": 0.8, "1h": 0.8}
+    # the reason names both TTLs' figures; a TTL given by hand is kept and said to be given
+    assert "5m" in fixed.reason() and "1h" in fixed.reason()
+    given = compare.choose_ttl(compare.Profile(ttl="1h", hit_rate=0.8))
+    assert given.ttl == "1h" and given.fixed and "指定" in given.reason()
+    with pytest.raises(ValueError, match="auto"):
+        compare.Profile(ttl="10m").check()

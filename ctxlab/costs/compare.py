@@ -7,10 +7,15 @@ The month's cache hit rate comes, unless a profile fixes it, from lesson 04's tr
 (:func:`ctxlab.costs.traffic.expected_hit_rate` for the profile's questions a day, TTL and
 traffic shape), so one traffic level gives one hit rate in every lesson and in the CLI. The
 source article's fixed 80% is shown next to it (:data:`ARTICLE_HIT_RATE`).
+
+The TTL is lesson 04's choice too: ``Profile(ttl="auto")`` (the default) prices the month at
+the TTL that :func:`choose_ttl` finds cheaper for that traffic and model, so one traffic level
+and one model give one TTL, one hit rate and one month everywhere; ``"5m"`` or ``"1h"`` fixes it.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 
 from ctxlab.costs import pricing, traffic
 from ctxlab.costs._checks import nonneg, share
@@ -19,7 +24,12 @@ from ctxlab import _text
 
 #: the hit rate the source article (使い分けの記事) assumes for every traffic level
 ARTICLE_HIT_RATE = 0.8
+#: the TTL the source article prices its cache at (the 1.25x write)
+ARTICLE_TTL = "5m"
 DAYS_PER_MONTH = 30          # the article: 20 questions a day = 600 a month
+#: the API's cache TTLs, and "auto": the one that makes the month cheaper (:func:`choose_ttl`)
+TTLS = ("5m", "1h")
+TTL_CHOICES = ("auto",) + TTLS
 
 
 @dataclass(frozen=True)
@@ -27,8 +37,9 @@ class Profile:
     """The assumptions of a comparison (the source article's defaults, the hit rate from traffic).
 
     ``hit_rate=None`` (the default) takes the hit rate from the traffic model for
-    ``questions_per_month / 30`` questions a day of ``traffic`` at ``ttl``
-    (:meth:`effective_hit_rate`); a number fixes it.
+    ``questions_per_month / 30`` questions a day of ``traffic`` at the TTL
+    (:meth:`effective_hit_rate`); a number fixes it. ``ttl="auto"`` (the default) takes the
+    TTL that makes the month cheaper (:meth:`resolved_ttl`, :func:`choose_ttl`).
     """
 
     model: str = pricing.DEFAULT_MODEL
@@ -40,7 +51,7 @@ class Profile:
     filter_files: int = 5             # files left after the metadata filter
     rag_chunks: int = 8
     chunk_tokens: int = 800
-    ttl: str = "5m"
+    ttl: str = "auto"                 # "5m", "1h", or "auto": the cheaper one for this traffic and model
     traffic: str = traffic.DEFAULT_PROFILE   # the traffic shape the hit rate is taken from
 
     @property
@@ -51,18 +62,28 @@ class Profile:
     def hit_rate_from_traffic(self) -> bool:
         return self.hit_rate is None
 
+    def resolved_ttl(self) -> str:
+        """The TTL the month is priced at: the fixed one, or :func:`choose_ttl`'s for ``"auto"``."""
+        return choose_ttl(self).ttl
+
     def effective_hit_rate(self) -> float:
-        """The hit rate the month is priced with: fixed, or the traffic model's mean."""
+        """The hit rate the month is priced with: fixed, or the traffic model's mean at the resolved TTL."""
         if self.hit_rate is not None:
             return self.hit_rate
-        return traffic.expected_hit_rate(self.questions_per_day, self.ttl, self.traffic)
+        return traffic.expected_hit_rate(self.questions_per_day, self.resolved_ttl(), self.traffic)
+
+    def ttl_label(self) -> str:
+        """The TTL and where it comes from, in Japanese: 「TTL 1h（安いほうを自動で選択）」."""
+        ttl = self.resolved_ttl()
+        return f"TTL {ttl}（安いほうを自動で選択）" if self.ttl == "auto" else f"TTL {ttl}（指定）"
 
     def hit_rate_label(self) -> str:
         """Where the hit rate comes from, in Japanese (for tables and figures)."""
         h = self.effective_hit_rate()
         if self.hit_rate is not None:
             return f"ヒット率 {h:.0%}（固定）"
-        return f"ヒット率 {h:.0%}（04 の合成トラフィック {self.traffic}・TTL {self.ttl} の {traffic.DAYS} 日平均）"
+        return (f"ヒット率 {h:.0%}（04 の合成トラフィック {self.traffic}・TTL {self.resolved_ttl()} の "
+                f"{traffic.DAYS} 日平均）")
 
     def check(self) -> None:
         pricing.get_model(self.model)
@@ -71,10 +92,55 @@ class Profile:
             nonneg(name, getattr(self, name))
         if self.hit_rate is not None:
             share("hit_rate", self.hit_rate)
-        if self.ttl not in ("5m", "1h"):
-            raise ValueError(f"ttl must be '5m' or '1h', got {self.ttl!r}")
+        if self.ttl not in TTL_CHOICES:
+            raise ValueError(f"ttl must be 'auto', '5m' or '1h', got {self.ttl!r}")
         if self.traffic not in traffic.PROFILES:
             raise ValueError(f"traffic must be one of {', '.join(traffic.PROFILES)}, got {self.traffic!r}")
+
+
+@dataclass(frozen=True)
+class TtlChoice:
+    """Which TTL a month is priced at, and why (:func:`choose_ttl`).
+
+    ``hit_rates`` and ``unit_costs`` are per TTL; a unit cost is what one question pays for
+    each cached document token, in multiples of the input price: ``(1 - h) * w + h * r``
+    (a miss writes at the TTL's multiple w, a hit reads at r). The question, the answer and the
+    price tier are the same at both TTLs, so the TTL with the lower unit cost has the cheaper
+    month for every document size.
+    """
+
+    ttl: str
+    fixed: bool
+    hit_rates: dict[str, float]
+    unit_costs: dict[str, float]
+
+    def reason(self) -> str:
+        """One sentence in Japanese: the TTL and the comparison that chose it."""
+        parts = "、".join(f"{t} はヒット率 {self.hit_rates[t]:.0%} で {self.unit_costs[t]:.3f}" for t in TTLS)
+        how = "指定された TTL" if self.fixed else "安いほうの TTL"
+        return (f"{how} {self.ttl}: 文書 1 トークンあたり 1 問の入力単価の倍数は {parts}"
+                "（ミスは書き込み倍率、ヒットは読み出し倍率）")
+
+
+def choose_ttl(p: Profile) -> TtlChoice:
+    """The TTL that makes the month cheaper for ``p``'s traffic and model (or ``p.ttl`` when fixed).
+
+    With a fixed hit rate both TTLs hit equally often, so the cheaper write (5m) wins; from the
+    traffic model, the 1-hour TTL's higher hit rate can pay for its dearer write. A tie goes to 5m.
+    """
+    if p.ttl not in TTL_CHOICES:
+        raise ValueError(f"ttl must be 'auto', '5m' or '1h', got {p.ttl!r}")
+    return _choose_ttl(p.ttl, p.model, p.questions_per_day, p.hit_rate, p.traffic)
+
+
+@lru_cache(maxsize=1024)
+def _choose_ttl(ttl: str, model: str, per_day: float, hit_rate: float | None, shape: str) -> TtlChoice:
+    m = pricing.get_model(model)
+    rates = {t: hit_rate if hit_rate is not None else traffic.expected_hit_rate(per_day, t, shape) for t in TTLS}
+    units = {t: (1 - rates[t]) * m.write_multiplier(t) + rates[t] * m.cache_read_multiplier for t in TTLS}
+    if ttl != "auto":
+        return TtlChoice(ttl, True, rates, units)
+    return TtlChoice(min(TTLS, key=lambda t: (units[t], t != "5m")), False, rates, units)
 
 
 @dataclass(frozen=True)
@@ -99,6 +165,7 @@ class Comparison:
     monthly: dict[str, float]
     window_usage: float
     hit_rate: float = 0.0                      # the rate the month was priced with
+    ttl: str = "5m"                            # the TTL the month was priced at (the profile's, resolved)
     article_monthly: dict[str, float] = field(default_factory=dict)  # the same month at the article's 80%
     notes: list[str] = field(default_factory=list)
 
@@ -119,10 +186,42 @@ def compare(doc_tokens: int, n_files: int, profile: Profile | None = None, *, ch
     m = pricing.get_model(p.model)
     q = p.prompt_tokens
     out = p.output_tokens
-    write = {"cache_write_5m_tokens" if p.ttl == "5m" else "cache_write_1h_tokens": doc_tokens}
+    ttl = p.resolved_ttl()
+    rows = _rows(doc_tokens, n_files, p, ttl)
+    n = p.questions_per_month
+    h = p.effective_hit_rate()
+    monthly = _month(rows, n, h, p.db_monthly)
+    # the article's month: its 80% at its 5-minute TTL, whatever this profile's TTL is
+    article = _month(rows if ttl == ARTICLE_TTL else _rows(doc_tokens, n_files, p, ARTICLE_TTL), n,
+                     ARTICLE_HIT_RATE, p.db_monthly)
+
+    # The usage article counts the whole input, question included, at the read rate on a cached call.
+    seed_cached = pricing.call_cost(m, cache_read_tokens=doc_tokens + q, output_tokens=out).total
+    seed_write = pricing.call_cost(m, output_tokens=out, cache_write_5m_tokens=doc_tokens + q).total
+    seed_month = pricing.monthly_cost(n, cost_miss=seed_write, cost_hit=seed_cached, hit_rate=ARTICLE_HIT_RATE)
+    notes = [
+        f"使い分けの記事はどの質問数でも TTL 5 分・ヒット率 {ARTICLE_HIT_RATE:.0%} と置きます。その前提ならロングコンテキスト月 "
+        f"${article['long_context']:,.0f}・絞り込み ${article['filter']:,.0f}（この表は {p.hit_rate_label()}）。",
+        f"使い分けの記事の数え方（質問 {q:,} tok もキャッシュ読み出しとして数え、TTL 5 分・ヒット率 {ARTICLE_HIT_RATE:.0%}）では、"
+        f"キャッシュ時 ${seed_cached:.3f}/回・ロングコンテキスト月 ${seed_month:,.0f}。"
+        f"実際には質問はキャッシュの区切りの後ろにあり毎回通常単価なので、上の表の値が正しい数字です。",
+        f"メタデータで絞る月額はヒット率 {h:.0%} を絞り込み後の文書セットにも当てはめた値です。"
+        "質問ごとに文書セットが変わるとヒット率は下がります（バンドルを固定すると保てます）。",
+    ]
+    if p.ttl == "auto":
+        notes.append(choose_ttl(p).reason() + "。")
+    return Comparison(doc_tokens, n_files, chars, token_method, question, p, rows, monthly,
+                      doc_tokens / m.context_window, h, ttl, article, notes)
+
+
+def _rows(doc_tokens: int, n_files: int, p: Profile, ttl: str) -> dict[str, Row]:
+    m = pricing.get_model(p.model)
+    q = p.prompt_tokens
+    out = p.output_tokens
+    write = {"cache_write_5m_tokens" if ttl == "5m" else "cache_write_1h_tokens": doc_tokens}
 
     filt_docs = round(doc_tokens * min(p.filter_files, n_files) / n_files)
-    filt_write = {"cache_write_5m_tokens" if p.ttl == "5m" else "cache_write_1h_tokens": filt_docs}
+    filt_write = {"cache_write_5m_tokens" if ttl == "5m" else "cache_write_1h_tokens": filt_docs}
     rag_in = p.rag_chunks * p.chunk_tokens + q
 
     rows = {
@@ -145,26 +244,7 @@ def compare(doc_tokens: int, n_files: int, profile: Profile | None = None, *, ch
                    pricing.call_cost(m, input_tokens=rag_in, output_tokens=out).total,
                    pricing.ttft_seconds(rag_in, retrieval=True), "チャンク ID が構造で残る"),
     }
-    n = p.questions_per_month
-    h = p.effective_hit_rate()
-    monthly = _month(rows, n, h, p.db_monthly)
-    article = _month(rows, n, ARTICLE_HIT_RATE, p.db_monthly)
-
-    # The usage article counts the whole input, question included, at the read rate on a cached call.
-    seed_cached = pricing.call_cost(m, cache_read_tokens=doc_tokens + q, output_tokens=out).total
-    seed_write = pricing.call_cost(m, output_tokens=out, **{next(iter(write)): doc_tokens + q}).total
-    seed_month = pricing.monthly_cost(n, cost_miss=seed_write, cost_hit=seed_cached, hit_rate=ARTICLE_HIT_RATE)
-    notes = [
-        f"使い分けの記事はどの質問数でもヒット率 {ARTICLE_HIT_RATE:.0%} と置きます。その前提ならロングコンテキスト月 "
-        f"${article['long_context']:,.0f}・絞り込み ${article['filter']:,.0f}（この表は {p.hit_rate_label()}）。",
-        f"使い分けの記事の数え方（質問 {q:,} tok もキャッシュ読み出しとして数え、ヒット率 {ARTICLE_HIT_RATE:.0%}）では、"
-        f"キャッシュ時 ${seed_cached:.3f}/回・ロングコンテキスト月 ${seed_month:,.0f}。"
-        f"実際には質問はキャッシュの区切りの後ろにあり毎回通常単価なので、上の表の値が正しい数字です。",
-        f"メタデータで絞る月額はヒット率 {h:.0%} を絞り込み後の文書セットにも当てはめた値です。"
-        "質問ごとに文書セットが変わるとヒット率は下がります（バンドルを固定すると保てます）。",
-    ]
-    return Comparison(doc_tokens, n_files, chars, token_method, question, p, rows, monthly,
-                      doc_tokens / m.context_window, h, article, notes)
+    return rows
 
 
 def _month(rows: dict[str, Row], n: float, h: float, db_monthly: float) -> dict[str, float]:
@@ -204,7 +284,7 @@ def format_table(c: Comparison) -> str:
                      + _text.pad(f"${r.cost:.3f}", 9, True) + "  " + _text.pad(f"{r.ttft_s:.1f}s", 8, True) + "  " + r.citations)
     lines.append("-" * 96)
     per_day = p.questions_per_month / 30
-    lines.append(f"月 {p.questions_per_month:,.0f} 問（1 日 {per_day:g} 問・{p.hit_rate_label()}）")
+    lines.append(f"月 {p.questions_per_month:,.0f} 問（1 日 {per_day:g} 問・{p.ttl_label()}・{p.hit_rate_label()}）")
     mo = c.monthly
     lines.append(f"ロングコンテキスト ${mo['long_context']:,.0f}（キャッシュなしなら ${mo['long_context_no_cache']:,.0f}）"
                  f"  絞り込み ${mo['filter']:,.0f}  RAG ${mo['rag_api']:,.0f} + DB ${mo['rag_db']:,.0f}"
@@ -218,7 +298,7 @@ def format_table(c: Comparison) -> str:
     lines.append("前提: " + "; ".join([
         f"単価 ${m.input_usd_per_mtok:g} / ${m.output_usd_per_mtok:g}（100 万トークン, {pricing.price_table_date()} 時点）",
         f"質問と指示 {p.prompt_tokens:,} tok, 回答 {p.output_tokens:,} tok",
-        f"キャッシュ書き込み {m.write_multiplier(p.ttl)}x, 読み出し {m.cache_read_multiplier}x",
+        f"キャッシュ書き込み {m.write_multiplier(c.ttl)}x（TTL {c.ttl}）, 読み出し {m.cache_read_multiplier}x",
         f"RAG は {p.chunk_tokens:,} tok × {p.rag_chunks} チャンク, DB 月 ${p.db_monthly:g}",
         f"絞り込みは平均的なファイル {p.filter_files} 件",
         "ヒット率はトラフィックのモデル（04）から。実際の率は自社のログの間隔で確かめる",

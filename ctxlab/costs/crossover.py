@@ -226,6 +226,8 @@ def situation(doc_tokens: float, p: compare.Profile, n_files: int = ARTICLE_FILE
         "questions_per_month": p.questions_per_month,
         "hit_rate": c.hit_rate,
         "hit_rate_from_traffic": p.hit_rate_from_traffic,
+        "ttl": c.ttl,
+        "ttl_auto": p.ttl == "auto",
         "monthly_long_context_article": math.nan if over else c.article_monthly["long_context"],
         "model": p.model,
         "rag_chunks": p.rag_chunks,
@@ -257,7 +259,7 @@ def assumptions(p: compare.Profile | None = None, n_files: int = ARTICLE_FILES) 
     return [
         ("入力 / 出力の単価", f"${m.input_usd_per_mtok:g} / ${m.output_usd_per_mtok:g}（100 万トークン）",
          f"{m.display_name}。{others}（価格表 {pricing.price_table_date()}）"),
-        ("キャッシュの倍率", f"書き込み {m.write_multiplier(p.ttl):g} 倍（TTL {p.ttl}）・読み出し {m.cache_read_multiplier:g} 倍",
+        ("キャッシュの倍率", f"書き込み {m.write_multiplier(p.resolved_ttl()):g} 倍（{p.ttl_label()}）・読み出し {m.cache_read_multiplier:g} 倍",
          "通常の入力単価に対する倍率"),
         ("質問と指示", f"{p.prompt_tokens:,} tok", "毎回変わる部分。キャッシュの区切りの後ろで、常に通常単価"),
         ("回答", f"{p.output_tokens:,} tok", "出力単価が掛かる。どの方式でも同じ"),
@@ -265,7 +267,7 @@ def assumptions(p: compare.Profile | None = None, n_files: int = ARTICLE_FILES) 
         ("ベクトル DB", f"${p.db_monthly:g} / 月", "小規模のマネージド構成。質問数によらない固定費"),
         ("メタデータで絞った後に残る割合", f"{kept / n_files:.0%}（{n_files} 件のうち {kept} 件）",
          "平均的な大きさのファイルとして計算"),
-        ("月の質問数", f"{p.questions_per_month:,.0f} 問（1 日 {per_day(p):g} 問 × {DAYS_PER_MONTH} 日）", "置きの値"),
+        ("月の質問数", f"{p.questions_per_month:,.0f} 問（1 日 {per_day(p):g} 問 × {DAYS_PER_MONTH} 日）", "仮に置いた値（自社の数に置き換える）"),
         ("キャッシュヒット率", f"{p.effective_hit_rate():.0%}",
          ("固定した値。" if p.hit_rate is not None else
           f"04 の合成トラフィック（{p.traffic}）の {traffic.DAYS} 日平均。使い分けの記事は "
@@ -387,7 +389,7 @@ def profile_point(doc_tokens: float, p: compare.Profile) -> ProfilePoint:
     k = math.inf if h >= 1 else 1 / (1 - h)
     return ProfilePoint(k=k, rho=p.rag_chunks * p.chunk_tokens / doc_tokens,
                         s=p.db_monthly / p.questions_per_month / unit,
-                        w=m.write_multiplier(p.ttl), r=m.cache_read_multiplier, unit_usd=unit)
+                        w=m.write_multiplier(p.resolved_ttl()), r=m.cache_read_multiplier, unit_usd=unit)
 
 
 __all__ = [

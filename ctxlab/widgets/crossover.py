@@ -70,8 +70,9 @@ def numbers_html(res: dict) -> str:
         "<div style='font-size:12px;line-height:1.6'>"
         "<table style='font-size:12px;border-collapse:collapse'>"
         f"<tr><th></th><th {cell}>月額</th><th {cell}>TTFT</th></tr>{body}</table>"
+        f"TTL {res['ttl']}（{'安いほうを自動で選択' if res['ttl_auto'] else '指定'}）・"
         f"ヒット率 {res['hit_rate']:.0%}（{'04 のトラフィックから' if res['hit_rate_from_traffic'] else '固定'}）・"
-        f"使い分けの記事の 80% ならロングコンテキスト ${res['monthly_long_context_article']:,.0f}<br>"
+        f"使い分けの記事の前提（TTL 5 分・80%）ならロングコンテキスト ${res['monthly_long_context_article']:,.0f}<br>"
         f"キャッシュなしのロングコンテキスト: ${res['monthly_long_context_no_cache']:,.0f}<br>"
         f"コンテキスト使用率: <b>{usage:.1%}</b>（{verdict}）<br>"
         f"ロングコンテキストの TTFT: {'3 秒以内' if ttft_ok else '3 秒超'}<br>"
@@ -192,15 +193,16 @@ class CrossoverSimulator(_Widget):
 
     Controls: document volume (tokens), questions per day, where the cache hit rate comes from
     (``hit_mode``: ``"traffic"``, lesson 04's traffic model for the questions a day, or
-    ``"fixed"``, the ``hit_rate`` slider), the hit rate, model (from ``pricing.models()``), RAG
-    chunks, vector DB monthly cost. In ``"traffic"`` mode the slider is disabled and shows the
+    ``"fixed"``, the ``hit_rate`` slider), the hit rate, the cache TTL (``"auto"``: the cheaper one
+    for the traffic and model, as lesson 04 picks it; or ``"5m"`` / ``"1h"``), model (from
+    ``pricing.models()``), RAG chunks, vector DB monthly cost. In ``"traffic"`` mode the slider is disabled and shows the
     rate the model gives. Outputs: the monthly cost of
     long context (with the cache), the metadata filter and RAG (with the DB), the window
     usage, the warm-cache TTFT, and the figure. ``sim.result`` holds the numbers shown.
     """
 
     def __init__(self, doc_tokens: int = 197_000, questions_per_day: int = 20, hit_rate: float | None = None,
-                 model: str = pricing.DEFAULT_MODEL, rag_chunks: int = 8, db_monthly: float = 70.0, *,
+                 model: str = pricing.DEFAULT_MODEL, rag_chunks: int = 8, db_monthly: float = 70.0, ttl: str = "auto", *,
                  base: compare.Profile | None = None, n_files: int = crossover.ARTICLE_FILES,
                  continuous_update: bool = True):
         super().__init__()
@@ -219,6 +221,8 @@ class CrossoverSimulator(_Widget):
             "hit_rate": W.FloatSlider(value=compare.ARTICLE_HIT_RATE if hit_rate is None else hit_rate,
                                       min=0.0, max=1.0, step=0.01, readout_format=".0%",
                                       description="キャッシュヒット率", continuous_update=cu, style=style, layout=lay),
+            "ttl": W.ToggleButtons(options=[("自動（安いほう）", "auto"), ("5 分", "5m"), ("1 時間", "1h")], value=ttl,
+                                   description="キャッシュの TTL", style=style, layout=lay),
             "model": W.Dropdown(options=[(m.display_name, m.id) for m in pricing.models().values()], value=model,
                                 description="モデル", style=style, layout=lay),
             "rag_chunks": W.IntSlider(value=rag_chunks, min=1, max=40, step=1, description="RAG のチャンク数",
@@ -230,7 +234,7 @@ class CrossoverSimulator(_Widget):
         self.numbers = W.HTML(layout=W.Layout(width="300px"))
         wrap = W.Layout(flex_flow="row wrap")
         self.widget = W.VBox([
-            W.HBox([W.VBox(list(self.controls.values())[:4]), W.VBox(list(self.controls.values())[4:])], layout=wrap),
+            W.HBox([W.VBox(list(self.controls.values())[:5]), W.VBox(list(self.controls.values())[5:])], layout=wrap),
             W.HBox([self.image, self.numbers], layout=wrap),
         ])
         self._watch()
@@ -249,6 +253,7 @@ class CrossoverSimulator(_Widget):
         s = self.state
         fixed = s["hit_mode"] == "fixed"
         fields = {**self.base.__dict__, "model": s["model"], "hit_rate": float(s["hit_rate"]) if fixed else None,
+                  "ttl": s["ttl"],
                   "questions_per_month": s["questions_per_day"] * crossover.DAYS_PER_MONTH,
                   "rag_chunks": s["rag_chunks"], "db_monthly": float(s["db_monthly"])}
         return compare.Profile(**fields)

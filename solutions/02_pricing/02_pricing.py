@@ -122,7 +122,7 @@ for updates in (0, 4, 30, 300):
 # 記事と同じ前提（197,000 トークン、50 ファイル、質問 400、回答 700、Opus 5、月 600 問、ヒット率 80% に固定）で計算し直すと、ラベルと中身のずれが見えます。
 
 # %%
-article = compare.compare(197_000, 50, compare.Profile(hit_rate=compare.ARTICLE_HIT_RATE))
+article = compare.compare(197_000, 50, compare.Profile(hit_rate=compare.ARTICLE_HIT_RATE, ttl=compare.ARTICLE_TTL))
 r = article.rows
 print(f"「ロングコンテキスト」の行 ${r['lc_write'].cost:.3f} は、キャッシュ書き込み（1.25 倍）の値。キャッシュなしなら ${r['long_context'].cost:.3f}")
 print(f"「キャッシュ」の行: 質問をキャッシュの区切りの後ろに置くと ${r['lc_cached'].cost:.3f}")
@@ -131,7 +131,7 @@ print(f"「RAG」の行 ${r['rag'].cost:.3f} は通常単価（キャッシュ�
 for note in article.notes[1:]:
     print("注:", note)
 ours = compare.compare(197_000, 50)
-print(f"同じ文書で、ヒット率を合成トラフィックから出すと（1 日 20 問で {ours.hit_rate:.0%}）ロングコンテキストは月 "
+print(f"同じ文書で、TTL とヒット率を合成トラフィックから決めると（1 日 20 問で TTL {ours.ttl}・{ours.hit_rate:.0%}）ロングコンテキストは月 "
       f"${ours.monthly['long_context']:,.0f}（記事の 80% なら ${article.monthly['long_context']:,.0f}）")
 
 # %% [markdown]
@@ -232,7 +232,7 @@ try:
 finally:
     compare.compare = _saved_compare
 assert round(_m["long_context"]) == 207 and round(_m["rag"]) == 101
-_ref = compare.compare(doc_tokens, 50, compare.Profile()).monthly
+_ref = compare.compare(doc_tokens, 50, compare.Profile(ttl="5m")).monthly   # the exercise writes at 5m
 assert abs(m3["long_context"] - _ref["long_context"]) < 1e-6 and abs(m3["rag"] - _ref["rag"]) < 1e-6
 assert m0["rag"] == 70 and m0["long_context"] == 0
 assert abs(m1["long_context"] - 300 * (100_000 * 1.25 + 400) / 1e6 - 300 * 700 * 5 / 1e6) < 1e-6
