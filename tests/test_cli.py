@@ -10,8 +10,9 @@ from ctxlab import cli
 from ctxlab.costs.compare import Profile, compare
 from ctxlab.corpus import documents as docs
 
-# the usage article's table is priced at its own 5-minute TTL (the CLI's default is "auto")
-SEED_ARGS = ["compare", "--total-tokens", "197000", "--ttl", "5m", "--ask", "有給の繰越上限は？"]
+# the usage article's table is priced on its own model (now legacy) at its own 5-minute TTL
+# (the CLI's defaults are today's model and "auto")
+SEED_ARGS = ["compare", "--total-tokens", "197000", "--model", "claude-opus-5", "--ttl", "5m", "--ask", "有給の繰越上限は？"]
 
 
 def run(args, capsys):

@@ -10,6 +10,7 @@ import ctxlab.api.client as cc
 from ctxlab import estimate
 from ctxlab.api import tokens
 from ctxlab.api.client import get_sandbox, is_offline, make_client, mode_line
+from ctxlab.costs import pricing
 from ctxlab.sandbox import ANSWER_MARKER, Sandbox
 
 FAKE_KEY = "fake-test-key-0123456789-do-not-print"
@@ -43,7 +44,7 @@ def test_key_in_environment_means_real_api(monkeypatch):
     assert not is_offline(client) and get_sandbox(client) is None
     assert "sandbox.local" not in str(client.base_url)
     line = mode_line(client)
-    assert line.startswith("モード: 実 API（claude-opus-5 など・料金が発生します）")
+    assert line.startswith(f"モード: 実 API（{pricing.DEFAULT_MODEL} など・料金が発生します）")
     assert FAKE_KEY not in line and FAKE_KEY[-8:] not in line
     assert FAKE_KEY not in mode_line()
 

@@ -57,7 +57,8 @@ def test_monthly_is_compares_month():
     assert crossover.monthly(123_456, p) == compare.compare(123_456, 50, p).monthly
 
 
-ARTICLE = crossover.profile(hit_rate=compare.ARTICLE_HIT_RATE)   # the article's fixed 80%
+# the usage article's assumptions: its model (now legacy), its fixed 80% and its 5-minute TTL
+ARTICLE = crossover.profile(hit_rate=compare.ARTICLE_HIT_RATE, model=pricing.ARTICLE_MODEL, ttl=compare.ARTICLE_TTL)
 
 
 def test_usage_article_month():
@@ -91,7 +92,7 @@ def test_crossover_matches_bisection(p):
 
 def test_seed_crossover_value():
     # (RAG month - long context month at 0 tokens) / dollars per document token
-    m = pricing.get_model("claude-opus-5")
+    m = pricing.get_model(pricing.ARTICLE_MODEL)
     per_token = 600 * m.input_per_token * (0.2 * 1.25 + 0.8 * 0.1)
     expected = (600 * 8 * 800 * m.input_per_token + 70) / per_token
     assert crossover.crossover_tokens(ARTICLE) == pytest.approx(expected)
@@ -114,7 +115,7 @@ def test_default_hit_rate_comes_from_the_traffic_model():
 
 
 def test_filter_crossover_matches_bisection():
-    p = crossover.profile()
+    p = crossover.profile(model=pricing.ARTICLE_MODEL)
     x = crossover.crossover_tokens(p, dearer="filter")
     assert x == pytest.approx(bisect_crossover(p, "filter"), rel=1e-4)
 
@@ -283,7 +284,9 @@ def test_simulator_shows_the_numbers_and_redraws_in_place(wc):
     sim = wc.CrossoverSimulator()
     assert plt.get_fignums() == before, "the widget's figure must stay outside pyplot"
     assert sim.result == crossover.situation(197_000, crossover.profile())
-    assert "$207" in sim.numbers.value and "$101" in sim.numbers.value
+    res = sim.result
+    for key in ("monthly_long_context", "monthly_filter", "monthly_rag", "monthly_long_context_article"):
+        assert f"${res[key]:,.0f}" in sim.numbers.value, key
     w, h = _is_png(sim.image.value)
     assert w > 300 and h > 200
     lines = dict(sim.plot.lines)
@@ -347,7 +350,8 @@ def test_display_bundle_has_widget_and_static_fallback(wc):
     sim = wc.CrossoverSimulator()
     bundle = sim._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
-    assert "data:image/png;base64," in bundle["text/html"] and "$207" in bundle["text/html"]
+    assert "data:image/png;base64," in bundle["text/html"]
+    assert f"${sim.result['monthly_long_context']:,.0f}" in bundle["text/html"]
 
 
 def test_backgrounds_are_reused(wc):

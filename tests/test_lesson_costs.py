@@ -59,7 +59,7 @@ def test_a_model_the_table_has_not_measured_gets_a_line_not_an_error(monkeypatch
 def test_the_table_covers_every_lesson_and_every_course_model():
     t = online.lesson_costs()
     assert sorted(t["lessons"]) == LESSONS, "run tools/lesson_costs.py after adding or renaming a lesson"
-    assert set(t["models"]) <= set(pricing.models()) and t["default_model"] == pricing.DEFAULT_MODEL
+    assert set(t["models"]) <= set(pricing.models()) and t["default_model"] == online.LESSON_MODEL
     for lesson, row in t["lessons"].items():
         for model in t["models"]:
             run = row["runs"][model]

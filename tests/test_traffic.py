@@ -124,13 +124,14 @@ def test_hit_rate_is_the_share_of_short_gaps_except_the_first_request():
 
 
 def test_day_cost_by_hand():
-    m = pricing.get_model("claude-opus-5")
+    m = pricing.get_model(pricing.DEFAULT_MODEL)
     p, doc, q, out = m.input_per_token, 100_000, 400, 700
+    r = m.cache_read_multiplier
     ts = [0, 120, 1000]  # miss, hit, then a miss for 5m but a hit for 1h
     base = q * p + out * m.output_per_token
     assert traffic.day_cost(ts, None, doc) == pytest.approx(3 * ((doc + q) * p + out * m.output_per_token))
-    assert traffic.day_cost(ts, "5m", doc) == pytest.approx(3 * base + doc * p * (1.25 + 0.1 + 1.25))
-    assert traffic.day_cost(ts, "1h", doc) == pytest.approx(3 * base + doc * p * (2.0 + 0.1 + 0.1))
+    assert traffic.day_cost(ts, "5m", doc) == pytest.approx(3 * base + doc * p * (1.25 + r + 1.25))
+    assert traffic.day_cost(ts, "1h", doc) == pytest.approx(3 * base + doc * p * (2.0 + r + r))
     assert traffic.day_cost([], "1h", doc) == 0
     with pytest.raises(ValueError):
         traffic.day_cost(ts, "10m", doc)

@@ -68,7 +68,7 @@ def measure(workers: int, questions: int, only: list[str] | None = None) -> dict
     with ThreadPoolExecutor(max_workers=workers) as pool:
         results = list(pool.map(lambda job: run_one(*job), jobs))
     table = {"generated_by": "tools/lesson_costs.py", "date": dt.date.today().isoformat(), "source": SOURCE,
-             "source_short": SOURCE_SHORT, "models": models, "default_model": pricing.DEFAULT_MODEL,
+             "source_short": SOURCE_SHORT, "models": models, "default_model": online.LESSON_MODEL,
              "small_questions": questions, "lessons": {}}
     if only:  # keep the rows (and the date) of the lessons not measured again; the new rows carry their date
         old = online.lesson_costs()

@@ -63,13 +63,16 @@ def report() -> None:
 def check(estimated_usd: float, client, what: str) -> None:
     """Print the estimate; online, refuse (BudgetExceeded) when it is more than what is left.
 
+    ``estimated_usd`` is a ceiling (every call writing, every answer at max_tokens): it guards the
+    budget, and the lesson's banner (``show_cost``) says what the lesson is expected to cost.
     Records nothing: the requests that follow are charged by the meter as they are sent.
     """
     if estimated_usd < 0:
         raise ValueError("estimated_usd must be >= 0")
     if is_offline(client):
-        print(f"[sandbox] {what}: 実 API なら約 ${estimated_usd:,.3f} かかる処理です（オフラインなので料金は発生しません）")
+        print(f"[sandbox] {what}: 実 API なら多くて ${estimated_usd:,.3f}（予算を確かめるための上限の見積もり。"
+              "見込みの額は冒頭の表示）。オフラインなので料金は発生しません")
         return
     s = LEDGER.fits(estimated_usd, what)
-    print(f"{what}: 見積もり {usd(estimated_usd)}（予算 {usd(s.budget_usd)}、使用済み {usd(s.spent_usd)}、"
+    print(f"{what}: 上限の見積もり {usd(estimated_usd)}（予算 {usd(s.budget_usd)}、使用済み {usd(s.spent_usd)}、"
           f"残り {usd(s.remaining_usd)}。リクエストごとに実際の料金を記録し、予算を超えるリクエストは送りません）")

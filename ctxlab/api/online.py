@@ -35,11 +35,16 @@ from ctxlab.api.client import is_offline
 from ctxlab.costs import pricing
 from ctxlab.sandbox import ANSWER_MARKER
 
-__all__ = ["MODEL_ENV", "QUESTIONS_ENV", "COSTS_PATH", "NEEDS_API", "LessonCost", "lesson_model", "question_limit",
+__all__ = ["MODEL_ENV", "LESSON_MODEL", "QUESTIONS_ENV", "COSTS_PATH", "NEEDS_API", "LessonCost", "lesson_model", "question_limit",
            "limit_questions", "lesson_costs", "lesson_cost", "cost_line", "show_cost", "source_line", "response_source",
            "simulated_note"]
 
 MODEL_ENV = "CTXLAB_MODEL"
+#: the model lesson 08 answers its questions with when CTXLAB_MODEL is unset, and the column of the
+#: measured cost table a lesson shows by default. The lessons' requests still name the source
+#: articles' models (pricing.ARTICLE_MODEL and the others) while the prices they teach with use
+#: pricing.DEFAULT_MODEL: moving the requests means measuring the table again (tools/lesson_costs.py).
+LESSON_MODEL = "claude-opus-5"
 QUESTIONS_ENV = "CTXLAB_QUESTIONS"
 COSTS_PATH = DATA_DIR / "lesson_costs.json"
 T = TypeVar("T")

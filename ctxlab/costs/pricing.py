@@ -24,7 +24,10 @@ from ctxlab.errors import ContextWindowExceeded
 PRICING_PATH = DATA_DIR / "pricing.json"
 MTOK = 1_000_000
 
-DEFAULT_MODEL = "claude-opus-5"
+#: the model the lessons price and teach on: the current lineup's Opus, the successor of the article's Opus 5
+DEFAULT_MODEL = "claude-opus-5-5"
+#: the model the source articles price their tables on (now legacy): their figures are reproduced on it
+ARTICLE_MODEL = "claude-opus-5"
 
 
 _Positive = Annotated[float, pydantic.Field(gt=0)]

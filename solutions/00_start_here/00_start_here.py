@@ -96,7 +96,7 @@ for ex in ruler["examples"]:
 print(f"出典: {ruler['citation']}（公表値。このコースの測定ではない）")
 
 # %% [markdown]
-# 下の図は、正解を含む文書の位置を変えたときの正答率です（20 文書・1 文書数千トークンの実験の公表値）。
+# 下の図は、正解を含む文書の位置を変えたときの正答率です（20 文書の実験の公表値。1 文書は 100 トークン前後の短い段落で、20 文書を合わせても数千トークン）。
 # 位置の効き方はモデルで違い、GPT-3.5-Turbo は中ほどで大きく落ちますが、Claude-1.3 の線はほぼ平らです。
 # この図が示すのは**位置**の効果で、「ウィンドウの何 % まで詰めてよいか」ではありません。
 
@@ -151,46 +151,61 @@ print(compare.format_table(table))
 # ## 5. よくある思い込みを数字で崩す
 #
 # **思い込み 1: RAG はいつも安い。** RAG にはベクトル DB の固定費があるので、質問が少ないと逆転するはずです。
-# モデルと 1 日の質問数を変えて、月額（ロングコンテキストはキャッシュ込み、RAG は DB 込み）を比べます。
-# ヒット率は質問数ごとに合成トラフィックから出します（質問が少ないほど低い）。
+# モデルと 1 日の質問数を変えて、月額（ロングコンテキストはキャッシュ込み、RAG は DB 込み）を比べます。モデルは今日の Opus と Sonnet です。
+# ヒット率は質問数ごとに合成トラフィックから出し（質問が少ないと、おおむね低くなります）、TTL も質問数ごとに、月額が安いほうを選びます（04 の規則）。
 
 # %%
 PER_DAY = (1, 2, 5, 10, 20, 100)
+MODELS = (pricing.DEFAULT_MODEL, "claude-sonnet-5-5")
+MAX_DAY = 300
 
 
 def last_day_lc_cheaper(model, hit_rate=None):
-    """The largest questions a day of PER_DAY at which long context costs no more than RAG (None: never)."""
-    wins = []
-    for per_day in PER_DAY:
+    """The last questions a day (1..MAX_DAY, every integer) before RAG first costs less than long context.
+
+    0: RAG is cheaper from 1 a day; MAX_DAY: long context stays cheaper up to MAX_DAY.
+    """
+    for per_day in range(1, MAX_DAY + 1):
         c = compare.compare(count.tokens, len(texts),
                             compare.Profile(model=model, questions_per_month=per_day * 30, hit_rate=hit_rate))
-        if c.monthly["long_context"] <= c.monthly["rag"]:
-            wins.append(per_day)
-    return max(wins, default=None)
+        if c.monthly["long_context"] > c.monthly["rag"]:
+            return per_day - 1
+    return MAX_DAY
 
 
-for model in ("claude-opus-5", "claude-sonnet-5"):
+for model in MODELS:
     for per_day in PER_DAY:
         c = compare.compare(count.tokens, len(texts), compare.Profile(model=model, questions_per_month=per_day * 30))
         lc, rag = c.monthly["long_context"], c.monthly["rag"]
-        print(f"{model:16s} 1 日 {per_day:>3} 問（ヒット率 {c.hit_rate:3.0%}）: ロングコンテキスト ${lc:7,.0f}"
+        print(f"{model:17s} 1 日 {per_day:>3} 問（TTL {c.ttl}・ヒット率 {c.hit_rate:3.0%}）: ロングコンテキスト ${lc:7,.0f}"
               f" / RAG（DB 込み） ${rag:7,.0f} → 安いのは {'ロングコンテキスト' if lc <= rag else 'RAG'}")
-flip = {m: last_day_lc_cheaper(m) for m in ("claude-opus-5", "claude-sonnet-5")}
-flip_article = {m: last_day_lc_cheaper(m, compare.ARTICLE_HIT_RATE) for m in flip}
-for m in flip:
+flip = {m: last_day_lc_cheaper(m) for m in MODELS}
+flip_article = {m: last_day_lc_cheaper(m, compare.ARTICLE_HIT_RATE) for m in MODELS}
+for m in MODELS:
     print(f"{m}: ロングコンテキストが安いのは 1 日 {flip[m]} 問まで（ヒット率をトラフィックから）／"
-          f"{flip_article[m]} 問まで（使い分けの記事の 80%）")
-# what the prose below says: few questions keep long context cheaper, many make RAG cheaper,
-# and a fixed 80% moves the boundary towards more questions
-assert all(n is not None and n < PER_DAY[-1] for n in flip.values()), flip
-assert all(flip_article[m] >= flip[m] for m in flip), (flip, flip_article)
+          f"{flip_article[m]} 問まで（使い分けの記事の 80% に固定）")
+# what the prose below says: few questions keep long context cheaper, many make RAG cheaper, the
+# boundary moves with the model's prices, and a fixed 80% puts it somewhere else
+assert all(0 < n < MAX_DAY for n in flip.values()), flip
+assert len(set(flip.values())) > 1 and any(flip_article[m] != flip[m] for m in MODELS), (flip, flip_article)
 
 # %% [markdown]
 # 最後の 2 行のとおり、ロングコンテキストが安いのは質問が少ない側だけで、入れ替わる質問数はモデルの単価で動きます。
-# 質問が少ないとヒット率も下がるので、記事のように 80% と置くと、入れ替わる質問数を多めに見積もってしまいます（05 で詳しく動かします）。
+# ヒット率を記事のように 80% に固定すると、入れ替わる質問数はトラフィックから出した値とずれます。どちらにずれるかはモデルで違います:
+# 質問が少ないと実際のヒット率は 80% より低く、多いと（1 時間 TTL なら）80% より高くなるからです（05 で詳しく動かします）。
+#
+# 表の 1 日 1 問の行は、もう 1 つのことを示しています。どの質問もその日の最初の質問なのでヒットが起きず（ヒット率 0%）、
+# 毎回キャッシュ書き込みの割増を払います。キャッシュなしの月額と並べます。
 
+# %%
+one = compare.compare(count.tokens, len(texts), compare.Profile(questions_per_month=30))
+print(f"1 日 1 問（ヒット率 {one.hit_rate:.0%}）: キャッシュ込み ${one.monthly['long_context']:,.0f} / "
+      f"キャッシュなし ${one.monthly['long_context_no_cache']:,.0f}")
+assert one.hit_rate == 0 and one.monthly["long_context"] > one.monthly["long_context_no_cache"]
 
 # %% [markdown]
+# キャッシュ込みのほうが高くなります。質問がこれほど少ないなら、キャッシュを付けないのが安い選択です。
+#
 # **思い込み 2: ロングコンテキストなら出典は要らない。** 全文を渡しても、どの規程のどの条から答えたかは自動では残りません。
 # 比較表の「出典」列のとおり、ロングコンテキストでは citations を自分で組み込む必要があります（07 で扱います）。
 # RAG ではチャンク ID が構造として残ります。

@@ -46,10 +46,12 @@ for m in pricing.models().values():
 # - `input_tokens`（キャッシュされない入力。キャッシュの最後の区切りより後ろ。区切りは 03 で扱う）× 入力単価
 # - キャッシュ書き込み（`cache_creation_input_tokens`）× 入力単価 × 1.25（1 時間なら 2）。
 #   5 分・1 時間はキャッシュの寿命（TTL, Time To Live）で、書き込んだ内容がどれだけ残るかです（選び方は 04）
-# - キャッシュ読み出し（`cache_read_input_tokens`）× 入力単価 × 0.1
+# - キャッシュ読み出し（`cache_read_input_tokens`）× 入力単価 × 読み出しの倍率（モデルで違います。上の表の 0.1 倍・0.05 倍・0.025 倍）
 # - `output_tokens` × 出力単価
 #
-# 題材の規程をまるごと渡す場合を、キャッシュなし・初回・2 回目以降で計算します。
+# 題材の規程をまるごと渡す場合を、キャッシュなし・初回・2 回目以降で計算します。モデルは、このコースが計算に使う
+# 既定のモデル（`pricing.DEFAULT_MODEL`）です。使い分けの記事が使った Opus 5 の後継にあたる、今日の Opus を選んでいます
+# （記事と同じ立場のモデルで比べると、価格の改定だけの違いが見えるため）。記事の数字そのものは 4 節で、記事のモデルで再現します。
 #
 # 送るのは現行版の規程だけです（00 を参照）。
 
@@ -58,9 +60,11 @@ docs = corpus.load()
 doc_tokens = tokens.count_documents([d.text for d in docs], client=client).tokens
 QUESTION, ANSWER = 400, 700   # 質問と指示、回答（使い分けの記事の前提）
 
-no_cache = pricing.call_cost("claude-opus-5", input_tokens=doc_tokens + QUESTION, output_tokens=ANSWER)
-first = pricing.call_cost("claude-opus-5", input_tokens=QUESTION, cache_write_5m_tokens=doc_tokens, output_tokens=ANSWER)
-cached = pricing.call_cost("claude-opus-5", input_tokens=QUESTION, cache_read_tokens=doc_tokens, output_tokens=ANSWER)
+MODEL = pricing.get_model(pricing.DEFAULT_MODEL)
+print(f"{MODEL.display_name}（価格表 {pricing.price_table_date()} 時点）・文書 {doc_tokens:,} tokens")
+no_cache = pricing.call_cost(MODEL, input_tokens=doc_tokens + QUESTION, output_tokens=ANSWER)
+first = pricing.call_cost(MODEL, input_tokens=QUESTION, cache_write_5m_tokens=doc_tokens, output_tokens=ANSWER)
+cached = pricing.call_cost(MODEL, input_tokens=QUESTION, cache_read_tokens=doc_tokens, output_tokens=ANSWER)
 for name, c in [("キャッシュなし", no_cache), ("初回（書き込み）", first), ("2 回目以降（読み出し）", cached)]:
     print(f"{name:14s} 入力 ${c.input:.4f} + 出力 ${c.output:.4f} = ${c.total:.3f}")
 
@@ -109,8 +113,8 @@ plt.tight_layout()
 
 # %%
 E = 0.05                                      # コストの記事の値（aM を 1 とした単位）
-aM = doc_tokens * pricing.get_model("claude-opus-5").input_per_token
-print(f"aM（題材の規程を Opus 5 の通常単価で 1 回送る代金）= ${aM:.3f}、E = {E} aM = ${E * aM:.3f}")
+aM = doc_tokens * MODEL.input_per_token
+print(f"aM（題材の規程を {MODEL.display_name} の通常単価で 1 回送る代金）= ${aM:.3f}、E = {E} aM = ${E * aM:.3f}")
 for updates in (0, 4, 30, 300):
     print(f"月に {updates:>3} 回更新し、そのたびに全件を埋め込み直す: 索引の費用 月 ${updates * E * aM:7.2f}"
           f"（差分だけなら、変わった文書の分だけ）")
@@ -122,7 +126,8 @@ for updates in (0, 4, 30, 300):
 # 記事と同じ前提（197,000 トークン、50 ファイル、質問 400、回答 700、Opus 5、月 600 問、ヒット率 80% に固定）で計算し直すと、ラベルと中身のずれが見えます。
 
 # %%
-article = compare.compare(197_000, 50, compare.Profile(hit_rate=compare.ARTICLE_HIT_RATE, ttl=compare.ARTICLE_TTL))
+article = compare.compare(197_000, 50, compare.Profile(model=pricing.ARTICLE_MODEL, hit_rate=compare.ARTICLE_HIT_RATE,
+                                                   ttl=compare.ARTICLE_TTL))   # the article's model, 80% and 5m
 r = article.rows
 print(f"「ロングコンテキスト」の行 ${r['lc_write'].cost:.3f} は、キャッシュ書き込み（1.25 倍）の値。キャッシュなしなら ${r['long_context'].cost:.3f}")
 print(f"「キャッシュ」の行: 質問をキャッシュの区切りの後ろに置くと ${r['lc_cached'].cost:.3f}")
@@ -130,9 +135,12 @@ print(f"「絞り込み」の行 ${r['filter_write'].cost:.3f} も書き込み�
 print(f"「RAG」の行 ${r['rag'].cost:.3f} は通常単価（キャッシュなし）")
 for note in article.notes[1:]:
     print("注:", note)
-ours = compare.compare(197_000, 50)
-print(f"同じ文書で、TTL とヒット率を合成トラフィックから決めると（1 日 20 問で TTL {ours.ttl}・{ours.hit_rate:.0%}）ロングコンテキストは月 "
-      f"${ours.monthly['long_context']:,.0f}（記事の 80% なら ${article.monthly['long_context']:,.0f}）")
+ours = compare.compare(197_000, 50, compare.Profile(model=pricing.ARTICLE_MODEL))
+today = compare.compare(197_000, 50)
+print(f"同じ文書・同じモデルで、TTL とヒット率を合成トラフィックから決めると（1 日 20 問で TTL {ours.ttl}・{ours.hit_rate:.0%}）"
+      f"ロングコンテキストは月 ${ours.monthly['long_context']:,.0f}（記事の前提なら ${article.monthly['long_context']:,.0f}）")
+print(f"今日の {pricing.get_model(today.profile.model).display_name} では同じ前提で月 ${today.monthly['long_context']:,.0f}"
+      f"（RAG ${today.monthly['rag']:,.0f}）。記事の表は、記事の日付の価格での数字です")
 
 # %% [markdown]
 # 絞り込みの月額 \$58 がどのヒット率に当たるかは、月額をヒット率の式として逆に解けば分かります（演習 2）。
@@ -146,11 +154,11 @@ stuff, retrieve, calls = 200_000, 3_000, 50_000
 print(f"詰め込み   {stuff * calls:>17,} tokens / 月")
 print(f"検索して回答 {retrieve * calls:>15,} tokens / 月")
 print(f"比 {stuff / retrieve:.1f} 倍（入力トークンだけで）")
-opus = pricing.get_model("claude-opus-5")
-print(f"Opus 5 の入力単価では月 ${stuff * calls * opus.input_per_token:,.0f} と ${retrieve * calls * opus.input_per_token:,.0f}")
+opus = MODEL
+print(f"{opus.display_name} の入力単価では月 ${stuff * calls * opus.input_per_token:,.0f} と ${retrieve * calls * opus.input_per_token:,.0f}")
 
 # %% [markdown]
-# ただし、この比較にはキャッシュが入っていません。同じ 20 万トークンを毎回送るなら、キャッシュの読み出しは 0.1 倍です。
+# ただし、この比較にはキャッシュが入っていません。同じ 20 万トークンを毎回送るなら、読み出しは入力単価の読み出しの倍率倍（1 節の表）で済みます。
 # キャッシュが救うのは変わらない前置きの**料金**で、詰め込みすぎた文書の**正答率**ではありません（08 で扱います）。
 
 # %%
@@ -232,7 +240,7 @@ try:
 finally:
     compare.compare = _saved_compare
 assert round(_m["long_context"]) == 207 and round(_m["rag"]) == 101
-_ref = compare.compare(doc_tokens, 50, compare.Profile(ttl="5m")).monthly   # the exercise writes at 5m
+_ref = compare.compare(doc_tokens, 50, compare.Profile(model="claude-opus-5", ttl="5m")).monthly   # the exercise's model, at 5m
 assert abs(m3["long_context"] - _ref["long_context"]) < 1e-6 and abs(m3["rag"] - _ref["rag"]) < 1e-6
 assert m0["rag"] == 70 and m0["long_context"] == 0
 assert abs(m1["long_context"] - 300 * (100_000 * 1.25 + 400) / 1e6 - 300 * 700 * 5 / 1e6) < 1e-6

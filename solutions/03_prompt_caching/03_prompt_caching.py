@@ -98,10 +98,17 @@ print(prompt_caching.layout(req))
 # |---|---|---|
 # | `cache_creation_input_tokens` | 区切りまでを新しく保存した分 | 5 分 TTL は 1.25 倍、1 時間は 2 倍 |
 # | `cache_creation.ephemeral_5m_input_tokens` / `ephemeral_1h_input_tokens` | 上の内訳（TTL 別） | 同上 |
-# | `cache_read_input_tokens` | 保存済みの項目から読んだ分 | 0.1 倍 |
+# | `cache_read_input_tokens` | 保存済みの項目から読んだ分 | モデルで違う（このレッスンの DEMO のモデルは 0.1 倍） |
 # | `input_tokens` | **最後の区切りより後ろ** の、キャッシュされない分 | 1 倍 |
 #
-# （倍率は `data/pricing.json` のモデルごとの値です。新しいモデルには読み出しがもっと安いものもあります。）
+# 倍率は `data/pricing.json` のモデルごとの値です。読み出しの倍率は、今日のモデルでは下がっています（次のセルが価格表から表示します）。
+
+# %%
+for m in pricing.models().values():
+    print(f"{m.display_name:17s}（{ {'latest': '最新', 'superseded': '旧版', 'legacy': '旧世代'}[m.status]}）書き込み 5m {m.cache_write_5m_multiplier:g} 倍・1h {m.cache_write_1h_multiplier:g} 倍"
+          f"  読み出し {m.cache_read_multiplier:g} 倍")
+assert pricing.get_model(DEMO).cache_read_multiplier == 0.1   # what the table above says of this lesson's model
+assert min(m.cache_read_multiplier for m in pricing.current_models().values()) < 0.1   # "lower on today's models"
 
 # %%
 QUESTIONS = ["有給休暇は何日まで繰り越せますか？", "給与の支払日はいつですか？", "時間単位の年休は取れますか？"]
@@ -747,7 +754,7 @@ print(prompt_caching.format_comparison(single_runs, CACHE_MODEL, f"単発の質�
 
 # %% [markdown]
 # 自動キャッシュだけの列は、どの回も `cache_read_input_tokens` が 0 で、書き込みが毎回出ています。6 節の表の 1 行目、「請求が下がらない、むしろ上がった」と同じ症状です。
-# 公式ドキュメントの最初の例に従っただけで、この形ではここに着きます（同じページも、毎回変わるブロックに区切りを置くとこうなる、と注意しています）。
+# 公式ドキュメントの最初の例に従っただけでも、この形ならこの結果になります（同じページも、毎回変わるブロックに区切りを置くとこうなる、と注意しています）。
 #
 # 明示の区切りは 1 回目だけ書き込み、あとは読み出しです。併用は文書までを読み出したうえで、毎回その回の質問だけを書き込みます。
 # 質問は短いので差はわずかですが、書き込みは 1.25 倍なので、質問を通常単価で送る明示の区切りのほうがほんの少し安くなります。

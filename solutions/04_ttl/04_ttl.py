@@ -376,7 +376,7 @@ finally:
 assert min(_batch, key=_batch.get) == "none"
 assert min(_busy, key=_busy.get) == "5m"
 assert min(_half, key=_half.get) == "1h"
-_ref = traffic.compare_ttls(traffic.office_day(60, seed=3), 180_000)
+_ref = traffic.compare_ttls(traffic.office_day(60, seed=3), 180_000, model="claude-opus-5")   # the exercise's default model
 assert all(abs(_day[k] - _ref[k]["cost_usd"]) < 1e-9 for k in _ref)
 _h = pricing.get_model("claude-haiku-4-5")
 _q = 4 * (100 * _h.input_per_token + 50 * _h.output_per_token)
@@ -504,7 +504,7 @@ week = [traffic.office_day(10, seed=s, profile="spread") for s in range(5)]
 totals = {"none": 0.0, "5m": 0.0, "1h": 0.0}
 for d, ts in enumerate(week, 1):
     g = traffic.gaps(ts)
-    c = {k: v["cost_usd"] for k, v in traffic.compare_ttls(ts, doc_tokens).items()}
+    c = {k: v["cost_usd"] for k, v in traffic.compare_ttls(ts, doc_tokens, model=MODEL).items()}
     for k in totals:
         totals[k] += c[k]
     print(f"{d} 日目: 間隔 5 分未満 {sum(x < 300 for x in g)}・5〜60 分 {sum(300 <= x < 3600 for x in g)}・"

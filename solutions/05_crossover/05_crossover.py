@@ -165,6 +165,9 @@ Markdown("\n".join(table))
 # 表の数字から、次のことを確かめます（セルが計算して表示します）。
 
 # %%
+art = replace(base, model=pricing.ARTICLE_MODEL)   # the article's model (its prices of its date) for the fixed-80% line
+
+
 def far(x):
     return math.inf if x is None else x   # None here: no crossing inside the window (beyond it long context has no price)
 
@@ -174,8 +177,8 @@ cross = {m.id: {q: far(crossover.crossover_tokens(replace(base, model=m.id, ques
 few = [q for q in per_days if q <= 20]
 falls = all(all(c[a] > c[b] or math.isinf(c[a]) for a, b in zip(few, few[1:])) for c in cross.values())
 print(f"1 日 {few[0]}〜{few[-1]} 問では、どのモデルでも質問が少ないほど交点は文書の多い側: {falls}")
-opus_hi = cross["claude-opus-5"]
-print(f"Opus 5 の 1 日 {per_days[-2]} 問と {per_days[-1]} 問の交点: {opus_hi[per_days[-2]]:,.0f} と {opus_hi[per_days[-1]]:,.0f} tokens"
+opus_hi = cross[art.model]
+print(f"{pricing.get_model(art.model).display_name} の 1 日 {per_days[-2]} 問と {per_days[-1]} 問の交点: {opus_hi[per_days[-2]]:,.0f} と {opus_hi[per_days[-1]]:,.0f} tokens"
       f"（差 {abs(opus_hi[per_days[-1]] / opus_hi[per_days[-2]] - 1):.0%}）")
 by_price = sorted(pricing.article_models().values(), key=lambda m: m.input_usd_per_mtok)
 cheaper_further = all(cross[a.id][q] > cross[b.id][q] or math.isinf(cross[a.id][q])
@@ -185,9 +188,9 @@ half_first = [m.display_name for m in pricing.article_models().values()
               if any(x > m.context_window / 2 for x in cross[m.id].values())]
 print("交点よりウィンドウの 50% が先に来る質問数があるモデル:", "、".join(half_first) or "なし")
 article_further = all(
-    far(crossover.crossover_tokens(replace(base, questions_per_month=q * crossover.DAYS_PER_MONTH, hit_rate=compare.ARTICLE_HIT_RATE)))
-    > cross[base.model][q] for q in few)
-print(f"1 日 {few[0]}〜{few[-1]} 問で、ヒット率を記事の 80% に固定すると交点は文書の多い側に出る（{base.model}）:", article_further)
+    far(crossover.crossover_tokens(replace(art, questions_per_month=q * crossover.DAYS_PER_MONTH, hit_rate=compare.ARTICLE_HIT_RATE)))
+    > cross[art.model][q] for q in few)
+print(f"1 日 {few[0]}〜{few[-1]} 問で、ヒット率を記事の 80% に固定すると交点は文書の多い側に出る（{art.model}）:", article_further)
 assert falls and cheaper_further and half_first and article_further   # what the readings below say
 
 # %% [markdown]
@@ -202,9 +205,10 @@ for model, color in zip(pricing.article_models().values(), ["#1f77b4", "#ff7f0e"
           for q in qs]
     ax.plot(qs, xs, color=color, label=f"{model.display_name}（ヒット率はトラフィックから）")
     ax.axhline(model.context_window / 2, color=color, ls=":", lw=1)
-fixed = [crossover.crossover_tokens(replace(base, questions_per_month=q * crossover.DAYS_PER_MONTH,
+fixed = [crossover.crossover_tokens(replace(art, questions_per_month=q * crossover.DAYS_PER_MONTH,
                                             hit_rate=compare.ARTICLE_HIT_RATE)) for q in qs]
-ax.plot(qs, fixed, color="#1f77b4", ls="--", lw=1, label=f"Claude Opus 5（記事の {compare.ARTICLE_HIT_RATE:.0%} に固定）")
+ax.plot(qs, fixed, color="#1f77b4", ls="--", lw=1,
+        label=f"{pricing.get_model(art.model).display_name}（記事の {compare.ARTICLE_HIT_RATE:.0%} に固定）")
 ax.axhline(doc_tokens, color="black", lw=1, ls="--", label=f"題材の規程 {doc_tokens:,} tokens")
 ax.plot([], [], color="gray", ls=":", lw=1, label="点線: 各モデルのウィンドウの 50%")
 ax.set_xscale("log")
@@ -217,7 +221,7 @@ ax.grid(alpha=0.3)
 plt.tight_layout()
 
 # %% [markdown]
-# 読み取れることは 3 つです。
+# 読み取れることは 4 つです（記事の 3 モデルの上で）。
 #
 # - **質問が少ないほど交点は右（文書が多い側）へ逃げます。** RAG の DB の月額は質問数によらない固定費なので、質問が少ないと 1 問あたりが重くなります。
 #   質問が多い側では、ヒット率も上がってロングコンテキストの傾きが小さくなるので、交点はあまり動かなくなります（上の Opus 5 の 2 つの値）。
@@ -233,6 +237,73 @@ for h in (0.0, 0.5, compare.ARTICLE_HIT_RATE, 0.95, None):
     p = replace(base, hit_rate=h)
     print(f"{p.hit_rate_label():58s}: 文書 1 万トークンあたり月 ${crossover.line('long_context', p).slope * 10_000:6.2f}、"
           f"交点 {crossover.crossover_tokens(p):>9,.0f} tokens")
+
+# %% [markdown]
+# ### 今日のモデルで計算し直す
+#
+# ここまでの表と読み取りは、使い分けの記事の 3 モデル（記事の日付の価格）の上のものでした。価格表には今日のモデルも入っています
+# （`pricing.current_models()`）。読み出しの倍率が 0.05 倍（Opus 5.5・Sonnet 5.5）や 0.025 倍（Fable）に下がり、
+# Haiku 5.5 はプロンプトの長さで単価が変わります（100,000 トークンまでと、それを超えるプロンプト）。倍率と単価は下のセルが価格表から表示します。
+# 同じ計算を、記事の各モデルの後継（同じ系統の今日のモデル）でやり直し、どの結論が動いたかを確かめます。
+# 覚えるのは数字ではなく、価格が変わったら同じ計算で出し直す手順です。
+
+# %%
+def successor(m):
+    """The current model of the same family (Opus, Sonnet, Haiku) as the article's model ``m``."""
+    family = m.display_name.split()[1]
+    return next(c for c in pricing.current_models().values() if c.display_name.split()[1] == family)
+
+
+def verdict(p):
+    """Which path is cheaper for the course's documents under profile ``p`` (the premise first)."""
+    s = crossover.situation(doc_tokens, p, n_files=len(docs))
+    if not s["within_half_window"]:
+        return "前提外（ウィンドウの 50% 超）"
+    return "ロングコンテキスト" if s["monthly_long_context"] <= s["monthly_rag"] else "RAG"
+
+
+print(f"価格表 {pricing.price_table_date()} 時点")
+for m in pricing.current_models().values():
+    tiers = "・".join(f"{t.over_prompt_tokens:,} tokens 超は ${t.input_usd_per_mtok:g} / ${t.output_usd_per_mtok:g}"
+                     for t in m.prompt_tiers) or "なし"
+    print(f"  {m.display_name:17s} ${m.input_usd_per_mtok:g} / ${m.output_usd_per_mtok:g}  読み出し {m.cache_read_multiplier:g} 倍"
+          f"  長さの段階: {tiers}")
+moved, rows = [], ["| 1 日の質問数 | 記事のモデル | 交点 | 題材の規程で安いのは | 今日のモデル | 交点 | 題材の規程で安いのは |",
+                   "|---" * 7 + "|"]
+for old in pricing.article_models().values():
+    new = successor(old)
+    for q in (5, 20, 100):
+        cells, said = [], []
+        for m in (old, new):
+            p = replace(base, model=m.id, questions_per_month=q * crossover.DAYS_PER_MONTH)
+            x = crossover.crossover_tokens(p)
+            said.append(verdict(p))
+            cells += [m.display_name, "なし" if x is None else f"{x:,.0f}", said[-1]]
+        if said[0] != said[1]:
+            moved.append((q, old.display_name, said[0], new.display_name, said[1]))
+            cells[-1] = f"**{cells[-1]}**"
+        rows.append(f"| {q} | " + " | ".join(cells) + " |")
+rows.append("\n太字: 記事のモデルから結論が入れ替わった組み合わせ（ヒット率と TTL は質問数ごとにトラフィックから）")
+Markdown("\n".join(rows))
+
+# %%
+for q, a, va, b, vb in moved:
+    print(f"1 日 {q} 問: {a} では {va} → {b} では {vb}")
+print(f"結論が入れ替わった組み合わせ: {len(moved)} / {3 * len(pricing.article_models())}")
+now_cross = {m.id: [far(crossover.crossover_tokens(replace(base, model=m.id, questions_per_month=q * crossover.DAYS_PER_MONTH)))
+                    for q in per_days] for m in pricing.current_models().values()}
+comes_back = [pricing.get_model(m).display_name for m, xs in now_cross.items()
+              if any(b > a for a, b in zip(xs, xs[1:]) if not math.isinf(a))]
+print(f"1 日 {per_days[0]}〜{per_days[-1]} 問で、質問が増えると交点が文書の多い側へ戻るモデル:", "、".join(comes_back) or "なし")
+assert comes_back   # what the reading below says: "fewer questions, crossover further right" no longer holds everywhere
+
+# %% [markdown]
+# 記事の 3 モデルで成り立った「質問が少ないほど交点は文書の多い側」は、今日のモデルでは質問の多い側で崩れます（上のセルが該当するモデルを表示します）。
+# 交点は「RAG の月額 − 文書 0 のロングコンテキストの月額」を「文書 1 トークンあたりの月額」で割った値です。質問が増えると、
+# 分子の DB の固定費は薄まります（交点は左へ）。一方でヒット率が上がり、1 トークンあたりの単価 $(1-h)w + hr$ は下がり続けます（交点は右へ）。
+# 読み出しの倍率 $r$ が小さいほど後者が大きく効くので、読み出しが安くなった今日のモデルでは、質問の多い側で交点が右へ戻ります。
+# 表の太字は、題材の規程で安い方式が記事のモデルから入れ替わった組み合わせです（上のセルが一覧にします）。交点の列は、
+# 入れ替わらなかった組み合わせでも境目がどれだけ動いたかを示します。価格表の日付が変わったら、このセルを実行し直すだけで、どの結論が動いたかが出ます。
 
 # %% [markdown]
 # ## 5. 待ち時間の線
