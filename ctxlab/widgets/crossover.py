@@ -221,8 +221,9 @@ class CrossoverSimulator(_Widget):
             "hit_rate": W.FloatSlider(value=compare.ARTICLE_HIT_RATE if hit_rate is None else hit_rate,
                                       min=0.0, max=1.0, step=0.01, readout_format=".0%",
                                       description="キャッシュヒット率", continuous_update=cu, style=style, layout=lay),
-            "ttl": W.ToggleButtons(options=[("自動（安いほう）", "auto"), ("5 分", "5m"), ("1 時間", "1h")], value=ttl,
-                                   description="キャッシュの TTL", style=style, layout=lay),
+            "ttl": W.ToggleButtons(options=[("自動", "auto"), ("5 分", "5m"), ("1 時間", "1h")], value=ttl,
+                                   description="キャッシュの TTL", layout=lay,
+                                   style={**style, "button_width": "96px"}),   # three in one row
             "model": W.Dropdown(options=[(m.display_name, m.id) for m in pricing.models().values()], value=model,
                                 description="モデル", style=style, layout=lay),
             "rag_chunks": W.IntSlider(value=rag_chunks, min=1, max=40, step=1, description="RAG のチャンク数",
