@@ -10,8 +10,9 @@ data/pricing.json; the kernel's meter must agree. Lesson 08 is also measured wit
 Writes data/lesson_costs.json (read by ``ctxlab.api.online``) and the table between the
 ``lesson-costs`` markers of README.md and docs/instructor.md. Nothing is sent to the real API.
 
-Usage: .venv/bin/python tools/lesson_costs.py [--workers 2] [--questions 10] [--lessons ID ...] [--check | --docs]
-  --lessons: measure only these lessons again and keep the other rows of data/lesson_costs.json
+Usage: .venv/bin/python tools/lesson_costs.py [--workers 2] [--questions 10] [--lessons ID ...] [--models M ...] [--check | --docs]
+  --lessons: measure only these lessons again (on the table's models) and keep the other rows of data/lesson_costs.json
+  --models: the models measured (default: every model of the price table)
   --check: only compare README.md and docs/instructor.md with data/lesson_costs.json (exit 1 on drift)
   --docs: only rewrite the tables of README.md and docs/instructor.md from data/lesson_costs.json
 """
@@ -60,9 +61,14 @@ def run_one(path: Path, model: str, questions: int | None) -> dict:
     return result
 
 
-def measure(workers: int, questions: int, only: list[str] | None = None) -> dict:
+def measure(workers: int, questions: int, only: list[str] | None = None, models: list[str] | None = None) -> dict:
     lessons = sorted(p for p in (ROOT / "solutions").glob("*/*.ipynb") if not only or p.parent.name in only)
-    models = list(pricing.models())
+    # a partial run keeps the table's columns (every row must have the same models); a full run measures
+    # every model of the price table unless --models names them
+    models = models or (list(online.lesson_costs()["models"]) if only else list(pricing.models()))
+    unknown = [m for m in models if m not in pricing.models()]
+    if unknown:
+        raise SystemExit(f"not in data/pricing.json: {', '.join(unknown)}")
     jobs = [(p, m, None) for m in models for p in lessons]
     jobs += [(p, m, questions) for m in models for p in lessons if p.parent.name in SMALL_LESSONS]
     with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -91,6 +97,8 @@ def main() -> int:
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--docs", action="store_true")
     ap.add_argument("--lessons", nargs="+", metavar="ID", help="measure only these lessons again (e.g. 08_measure)")
+    ap.add_argument("--models", nargs="+", metavar="MODEL",
+                    help="the table's columns (default: every model of the price table; with --lessons, the table's own)")
     args = ap.parse_args()
     if args.check:
         stale = [str(p.relative_to(ROOT)) for p in DOCS
@@ -99,7 +107,9 @@ def main() -> int:
         return 1 if stale else 0
     t0 = time.perf_counter()
     if not args.docs:
-        table = measure(args.workers, args.questions, args.lessons)
+        if args.lessons and args.models and args.models != online.lesson_costs()["models"]:
+            raise SystemExit("--lessons keeps the table's models: measure every lesson to change the columns")
+        table = measure(args.workers, args.questions, args.lessons, args.models)
         online.COSTS_PATH.write_text(json.dumps(table, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         online.lesson_costs.cache_clear()
     for p in DOCS:

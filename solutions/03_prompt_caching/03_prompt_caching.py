@@ -67,8 +67,8 @@ def ask(question, model=DEMO, cache_ttl="5m", docs=docs):
 
 prefix = tokens.count_request(ask("?"), client=client, model=DEMO)
 print(f"前置き（システムプロンプト + 規程 {len(docs)} ファイル）: {prefix}")
-# the whole lesson sends 25 requests (sections 2-7); online it runs only within CTXLAB_BUDGET_USD
-CALLS = 25
+# the whole lesson sends 30 requests (sections 2-7); online it runs only within CTXLAB_BUDGET_USD
+CALLS = 30
 per_call = pricing.call_cost(DEMO, cache_write_5m_tokens=prefix.tokens, output_tokens=200).total
 budget.check(CALLS * per_call, client, f"この節の実演（{CALLS} 回の呼び出し）")
 
@@ -341,6 +341,43 @@ print(prompt_caching.format_calls([r.usage for r in toggled], DEMO, ["system を
 #
 # 会話の途中でこれらを切り替える設計では、切り替えた回に書き込みの割増を払い、それまでの履歴の読み出しを失います。
 # 切り替えるなら会話の最初に決めておきます（07 で citations を使うときも同じです）。
+#
+# ### 5.6 API に原因を聞く: キャッシュの診断
+#
+# ここまでは `usage` の欄から原因を推理しました。API には、前の呼び出しと比べて何が変わったかを答えさせる方法もあります（キャッシュの診断）。
+# リクエストに `diagnostics={"previous_message_id": 前の応答の id}` を付けると、前の呼び出しより読めた分が少ないとき、応答の
+# `diagnostics.cache_miss_reason` に原因の種類（`model_changed`・`system_changed`・`tools_changed`・`messages_changed` など）と、
+# 読めなかったトークン数の見積もりが入ります。最初の 1 回は `previous_message_id` を `None` にします。
+# 5.1・5.3・5.5 と同じ変え方を、診断を付けて送ります（モデルは、この節でまだキャッシュを書いていない Haiku 5.5 に切り替えます）。原因の判定は、sandbox ではドキュメントの規則どおりに判定するシミュレーションです。
+
+# %%
+first = client.messages.create(**ask(QUESTIONS[0]), diagnostics={"previous_message_id": None})
+changes = {
+    "質問だけを変えた": ask(QUESTIONS[1]),
+    "現在時刻を system に入れた（5.1）": with_clock_in_system(QUESTIONS[1], start + timedelta(hours=2)),
+    "モデルを切り替えた（まだ使っていないモデルへ）": ask(QUESTIONS[1], model="claude-haiku-5-5"),
+    "system を書き換えた（5.5）": dict(ask(QUESTIONS[1]), system=SYSTEM + "\n回答は表で書いてください。"),
+}
+diagnosed = {}
+for what, req in changes.items():
+    r = client.messages.create(**req, diagnostics={"previous_message_id": first.id})
+    u = usage_dict(r.usage)
+    reason = r.diagnostics.cache_miss_reason if r.diagnostics else None
+    diagnosed[what] = reason.type if reason else None
+    api = "なし（前と同じだけ読めた）" if reason is None else (
+        f"{reason.type}（読めなかった見積もり {getattr(reason, 'cache_missed_input_tokens', None) or 0:,} tokens）")
+    print(f"{what}\n  usage: 読み出し {u['cache_read_input_tokens']:>6,}・書き込み {u['cache_creation_input_tokens']:>6,}"
+          f"  → API の診断: {api}")
+assert diagnosed["質問だけを変えた"] is None and diagnosed["モデルを切り替えた（まだ使っていないモデルへ）"] == "model_changed"
+assert diagnosed["現在時刻を system に入れた（5.1）"] == diagnosed["system を書き換えた（5.5）"] == "system_changed"
+
+# %% [markdown]
+# `usage` が教えるのは「読めたか、どれだけ書いたか」で、どの応答にも必ず付きます。あとからログを集計するときも使えます（6 節の表と演習 1）。
+# ただし原因は推理するしかありません。モデルの切り替えと system の書き換えは、`usage` の上では同じ症状（読み出し 0、前置きの書き直し）ですが、
+# 診断はこの 2 つを `model_changed` と `system_changed` に分けて答えます。
+# 診断が教えるのは「前のどの呼び出しと比べて、何が変わったか」です。送るときに前の応答の id を付けた場合だけ答え、
+# 比べる相手は名指しした 1 回だけです。原因が判定できないとき（TTL が切れた、まだ書かれていない）は `unavailable` になります。
+# 開発中に「なぜ読めないのか」を確かめるには診断、運用で「どれだけ読めているか」を見張るには `usage`、と使い分けます。
 #
 # ## 6. 症状を読む: キャッシュを入れたのに請求が下がらない
 #
