@@ -31,7 +31,7 @@ def test_every_path_gives_the_same_month(per_day, ttl_name, capsys):
     assert sit["hit_rate"] == h and sit["monthly_long_context"] == pytest.approx(month, rel=1e-12)
 
     # lesson 04: the same simulated days priced one by one, averaged, times 30 days
-    days = [traffic.office_day(per_day, seed=s) for s in range(traffic.DAYS)]
+    days = [traffic.office_day(per_day, seed=s) for s in range(traffic.days_for(per_day, ttl_name))]
     day_mean = sum(ttl.day_cost(d, ttl_name, DOC) for d in days) / len(days)
     assert day_mean * compare.DAYS_PER_MONTH == pytest.approx(month, rel=1e-9)
 
@@ -103,8 +103,10 @@ def test_hybrid_has_area_only_with_a_fixed_part():
 def test_one_traffic_level_gives_one_ttl_everywhere(per_day, model, capsys):
     """Lesson 04 prices simulated days at both TTLs and keeps the cheaper one; compare, the
     crossover, the CLI and the simulator price the month at that same TTL by default."""
-    days = [traffic.office_day(per_day, seed=s) for s in range(traffic.DAYS)]
-    day_mean = {t: sum(ttl.day_cost(d, t, DOC, model=model) for d in days) / len(days) for t in ("5m", "1h")}
+    day_mean = {}
+    for t in ("5m", "1h"):   # each TTL's mean over as many days as its hit rate needs (traffic.days_for)
+        days = [traffic.office_day(per_day, seed=s) for s in range(traffic.days_for(per_day, t))]
+        day_mean[t] = sum(ttl.day_cost(d, t, DOC, model=model) for d in days) / len(days)
     chosen = min(day_mean, key=day_mean.get)
     month = day_mean[chosen] * compare.DAYS_PER_MONTH
 

@@ -82,8 +82,9 @@ class Profile:
         h = self.effective_hit_rate()
         if self.hit_rate is not None:
             return f"ヒット率 {h:.0%}（固定）"
-        return (f"ヒット率 {h:.0%}（04 の合成トラフィック {self.traffic}・TTL {self.resolved_ttl()} の "
-                f"{traffic.DAYS} 日平均）")
+        st = traffic.hit_rate_stats(self.questions_per_day, self.resolved_ttl(), self.traffic)
+        return (f"ヒット率 {h:.0%}（04 の合成トラフィック {self.traffic}・TTL {self.resolved_ttl()}、"
+                f"{st.days:,} 日の平均で標準誤差 {st.se * 100:.1f} ポイント）")
 
     def check(self) -> None:
         pricing.get_model(self.model)

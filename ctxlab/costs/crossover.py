@@ -270,7 +270,8 @@ def assumptions(p: compare.Profile | None = None, n_files: int = ARTICLE_FILES) 
         ("月の質問数", f"{p.questions_per_month:,.0f} 問（1 日 {per_day(p):g} 問 × {DAYS_PER_MONTH} 日）", "仮に置いた値（自社の数に置き換える）"),
         ("キャッシュヒット率", f"{p.effective_hit_rate():.0%}",
          ("固定した値。" if p.hit_rate is not None else
-          f"04 の合成トラフィック（{p.traffic}）の {traffic.DAYS} 日平均。使い分けの記事は "
+          f"04 の合成トラフィック（{p.traffic}・TTL {p.resolved_ttl()}）の "
+          f"{traffic.hit_rate_stats(per_day(p), p.resolved_ttl(), p.traffic).label()}。使い分けの記事は "
           f"{compare.ARTICLE_HIT_RATE:.0%} と置く。") + "絞り込みの文書セットにも同じ率を当てる"),
     ]
 

@@ -9,9 +9,9 @@ takes its hit rate from it, so one traffic level gives one hit rate everywhere:
 * **the cache model** -- a read refreshes the TTL, so with every request carrying the same
   breakpoint a request hits exactly when it starts less than one TTL after the start of the
   previous one (:func:`model_hits`, :func:`hit_rate`).
-* **the hit rate of a traffic level** -- :func:`expected_hit_rate` is the mean over
-  :data:`DAYS` simulated days (and :func:`hit_rate_spread` its range): the figure a month is
-  priced with.
+* **the hit rate of a traffic level** -- :func:`expected_hit_rate` is the mean over enough
+  simulated days for a standard error under half a point (:func:`days_for`; :func:`hit_rate_stats`
+  gives the mean, its standard error and the range of single days): the figure a month is priced with.
 """
 from __future__ import annotations
 
@@ -215,18 +215,51 @@ def hit_rate(times: Iterable[float], ttl: str | float = "5m") -> float:
 
 # ---------------------------------------------------------------- the hit rate of a traffic level
 
-#: simulated days (seeds 0 .. DAYS - 1) the hit rate of a traffic level is averaged over
-DAYS = 20
+#: the standard error the hit rate of a traffic level is simulated to (half a point: the lessons print whole percents)
+TARGET_SE = 0.005
+#: the pilot that measures a level's day-to-day spread, the fewest days simulated, and the most
+MIN_DAYS = 20
+MAX_DAYS = 5000
+#: kept for code that named the old fixed count: the pilot's (and the fewest) days
+DAYS = MIN_DAYS
 #: the traffic profile the course prices months with (office questions, bunched morning and evening)
 DEFAULT_PROFILE = "bunched"
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)
 def _day_rates(n_questions: int, ttl: str, profile: str, days: int) -> tuple[float, ...]:
     return tuple(hit_rate(office_day(n_questions, seed=s, profile=profile), ttl) for s in range(days))
 
 
-def _check(questions_per_day: float, ttl: str, profile: str, days: int) -> None:
+@lru_cache(maxsize=2048)
+def _enough_days(n_questions: int, ttl: str, profile: str) -> tuple[float, ...]:
+    rates = list(_day_rates(n_questions, ttl, profile, MIN_DAYS))
+    while len(rates) < MAX_DAYS:
+        d = len(rates)
+        mean = sum(rates) / d
+        sd = math.sqrt(sum((x - mean) ** 2 for x in rates) / (d - 1))
+        need = math.ceil((sd / TARGET_SE) ** 2)
+        if need <= d:
+            break
+        # the spread measured so far is itself an estimate: grow at least by a fifth, and look again
+        more = min(MAX_DAYS, max(need, d + d // 5 + 1))
+        rates += [hit_rate(office_day(n_questions, seed=s, profile=profile), ttl) for s in range(d, more)]
+    return tuple(rates)
+
+
+def days_for(n_questions: int, ttl: str = "5m", profile: str = DEFAULT_PROFILE) -> int:
+    """How many simulated days put the mean hit rate of ``n_questions`` a day within :data:`TARGET_SE`.
+
+    Starting from :data:`MIN_DAYS` days (seeds 0 ..), the day-to-day standard deviation s of the
+    rate says how many days d the mean needs (its standard error is s / sqrt(d) < TARGET_SE); more
+    days are simulated until the days there are suffice, at most :data:`MAX_DAYS`. Few questions a
+    day vary most (2 a day: 0%, 50% or 100%) and need the most days; they are also the cheapest.
+    """
+    _check(n_questions, ttl, profile, None)
+    return len(_enough_days(int(n_questions), ttl, profile))
+
+
+def _check(questions_per_day: float, ttl: str, profile: str, days: int | None) -> None:
     if isinstance(questions_per_day, bool) or not isinstance(questions_per_day, (int, float)) \
             or questions_per_day != questions_per_day or questions_per_day < 0 or math.isinf(questions_per_day):
         raise ValueError(f"questions_per_day must be a number >= 0, got {questions_per_day!r}")
@@ -235,44 +268,76 @@ def _check(questions_per_day: float, ttl: str, profile: str, days: int) -> None:
         raise ValueError(f"ttl must be '5m' or '1h' for a traffic hit rate, got {ttl!r}")
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}: use one of {', '.join(PROFILES)}")
-    if not isinstance(days, int) or days < 1:
-        raise ValueError(f"days must be an integer >= 1, got {days!r}")
+    if days is not None and (isinstance(days, bool) or not isinstance(days, int) or days < 1):
+        raise ValueError(f"days must be an integer >= 1 (or None: enough for TARGET_SE), got {days!r}")
 
 
-def hit_rate_spread(questions_per_day: float, ttl: str = "5m", profile: str = DEFAULT_PROFILE,
-                    days: int = DAYS) -> tuple[float, float, float]:
-    """(lowest, mean, highest) hit rate over ``days`` simulated days of ``questions_per_day`` questions.
+@dataclass(frozen=True)
+class HitRateStats:
+    """The hit rate of a traffic level over simulated days: the mean a month is priced with, its
+    standard error, the lowest and highest single day, and how many days were simulated."""
 
-    A whole number of questions is simulated as it is; between two whole numbers the figures
-    are interpolated linearly (a month of 7.5 a day is half 7 and half 8), so a sweep over
-    traffic is smooth. Below one question a day there is nothing to hit: 0.
+    mean: float
+    se: float
+    lowest: float
+    highest: float
+    days: int
+
+    def label(self) -> str:
+        """「85%（±0.3 ポイント、1,234 日の平均）」: the mean with its precision, in Japanese."""
+        return f"{self.mean:.0%}（±{self.se * 100:.1f} ポイント、{self.days:,} 日の平均）"
+
+
+def _stats(n: int, ttl: str, profile: str, days: int | None) -> HitRateStats:
+    rates = _enough_days(n, ttl, profile) if days is None else _day_rates(n, ttl, profile, days)
+    d = len(rates)
+    mean = sum(rates) / d
+    sd = math.sqrt(sum((x - mean) ** 2 for x in rates) / (d - 1)) if d > 1 else 0.0
+    return HitRateStats(mean, sd / math.sqrt(d), min(rates), max(rates), d)
+
+
+def hit_rate_stats(questions_per_day: float, ttl: str = "5m", profile: str = DEFAULT_PROFILE,
+                   days: int | None = None) -> HitRateStats:
+    """The hit rate of ``questions_per_day`` questions a day of ``profile`` traffic at ``ttl``.
+
+    ``days=None`` (the default) simulates :func:`days_for` days (standard error under
+    :data:`TARGET_SE`); a number fixes the days (seeds 0 .. days - 1). A whole number of questions
+    is simulated as it is; between two whole numbers the figures are interpolated linearly (a
+    month of 7.5 a day is half 7 and half 8), so a sweep over traffic is smooth. Below one
+    question a day there is nothing to hit: 0.
     """
     _check(questions_per_day, ttl, profile, days)
     lo_n = math.floor(questions_per_day)
     frac = questions_per_day - lo_n
-
-    def stats(n: int) -> tuple[float, float, float]:
-        rates = _day_rates(n, ttl, profile, days)
-        return min(rates), sum(rates) / len(rates), max(rates)
-
-    a = stats(lo_n)
+    a = _stats(lo_n, ttl, profile, days)
     if frac == 0:
         return a
-    b = stats(lo_n + 1)
-    return tuple((1 - frac) * x + frac * y for x, y in zip(a, b))  # type: ignore[return-value]
+    b = _stats(lo_n + 1, ttl, profile, days)
+    mix = lambda x, y: (1 - frac) * x + frac * y  # noqa: E731
+    return HitRateStats(mix(a.mean, b.mean), math.hypot((1 - frac) * a.se, frac * b.se),
+                        mix(a.lowest, b.lowest), mix(a.highest, b.highest), max(a.days, b.days))
+
+
+def hit_rate_spread(questions_per_day: float, ttl: str = "5m", profile: str = DEFAULT_PROFILE,
+                    days: int | None = None) -> tuple[float, float, float]:
+    """(lowest day, mean, highest day) of :func:`hit_rate_stats`."""
+    st = hit_rate_stats(questions_per_day, ttl, profile, days)
+    return st.lowest, st.mean, st.highest
 
 
 def expected_hit_rate(questions_per_day: float, ttl: str = "5m", profile: str = DEFAULT_PROFILE,
-                      days: int = DAYS) -> float:
+                      days: int | None = None) -> float:
     """Mean hit rate of ``questions_per_day`` questions a day of ``profile`` traffic at ``ttl``.
 
-    The mean over ``days`` simulated days of :func:`office_day` through :func:`hit_rate`
-    (lesson 04's model). This, not a fixed 80%, is the hit rate the course prices a month with.
+    The mean over simulated days of :func:`office_day` through :func:`hit_rate` (lesson 04's model),
+    to a standard error under :data:`TARGET_SE` unless ``days`` fixes the days. This, not a fixed
+    80%, is the hit rate the course prices a month with.
     """
-    return hit_rate_spread(questions_per_day, ttl, profile, days)[1]
+    return hit_rate_stats(questions_per_day, ttl, profile, days).mean
 
 
 __all__ = [
     "TTL_SECONDS", "DAY_START_S", "Profile", "PROFILES", "office_day", "clock_label", "ttl_seconds", "gaps",
-    "share_within", "model_hits", "hit_rate", "DAYS", "DEFAULT_PROFILE", "hit_rate_spread", "expected_hit_rate",
+    "share_within", "model_hits", "hit_rate", "TARGET_SE", "MIN_DAYS", "MAX_DAYS", "DAYS", "DEFAULT_PROFILE",
+    "days_for", "HitRateStats", "hit_rate_stats", "hit_rate_spread", "expected_hit_rate",
 ]

@@ -23,8 +23,9 @@ from ctxlab.api import messages
 from ctxlab.costs import pricing
 from ctxlab.costs._checks import nonneg
 from ctxlab.costs.traffic import (  # noqa: F401  (lesson 04 reads them here)
-    DAY_START_S, DAYS, PROFILES, TTL_SECONDS, Profile, _times, clock_label, expected_hit_rate, gaps, hit_rate,
-    hit_rate_spread, model_hits, office_day, share_within, ttl_seconds,
+    DAY_START_S, DAYS, MAX_DAYS, MIN_DAYS, PROFILES, TARGET_SE, TTL_SECONDS, HitRateStats, Profile, _times, clock_label,
+    days_for, expected_hit_rate, gaps, hit_rate, hit_rate_spread, hit_rate_stats, model_hits, office_day,
+    share_within, ttl_seconds,
 )
 from ctxlab.labs import _replay
 from ctxlab.labs._replay import Replay, Sent
@@ -113,6 +114,6 @@ def replay(times: Iterable[float], docs, *, ttl: str | None = "5m", model: str =
 __all__ = [
     "TTL_SECONDS", "DAY_START_S", "QUESTION_TOKENS", "OUTPUT_TOKENS", "Profile", "PROFILES",
     "office_day", "clock_label", "ttl_seconds", "gaps", "share_within", "model_hits", "hit_rate",
-    "DAYS", "hit_rate_spread", "expected_hit_rate",
+    "DAYS", "MIN_DAYS", "MAX_DAYS", "TARGET_SE", "days_for", "HitRateStats", "hit_rate_stats", "hit_rate_spread", "expected_hit_rate",
     "day_cost", "compare_ttls", "cheapest", "Sent", "Replay", "replay",
 ]

@@ -434,34 +434,36 @@ reach = [name for name, c in table.items() if c["5m"]["hit_rate"] >= 0.8]
 print("5 分 TTL でヒット率 80% 以上:", ", ".join(reach) or "なし")
 print("1 時間 TTL でヒット率 80% 以上:", ", ".join(n for n, c in table.items() if c["1h"]["hit_rate"] >= 0.8) or "なし")
 
-lo, mean, hi = traffic.hit_rate_spread(20, "5m")
-lo1, mean1, hi1 = traffic.hit_rate_spread(20, "1h")
-print(f"1 日 20 問（朝夕に集中）を {traffic.DAYS} 日シミュレーションした平均: 5 分 {mean:.0%}（日により {lo:.0%}〜{hi:.0%}）"
-      f"・1 時間 {mean1:.0%}（{lo1:.0%}〜{hi1:.0%}）")
+five, hour = traffic.hit_rate_stats(20, "5m"), traffic.hit_rate_stats(20, "1h")
+for name, st in (("5 分", five), ("1 時間", hour)):
+    print(f"1 日 20 問（朝夕に集中）・TTL {name}: {st.label()}。1 日ごとには {st.lowest:.0%}〜{st.highest:.0%}")
+mean, mean1 = five.mean, hour.mean
 assert "朝夕に集中・20 問" not in reach and mean < compare.ARTICLE_HIT_RATE <= mean1   # what the next cell says
 
 # %% [markdown]
 # この合成トラフィックでは、1 日 20 問でヒット率 80% に届くのは 1 時間 TTL のほうで、その場合の書き込みは 5 分 TTL より高い単価です。
-# 00・02・05 と `ctxlab compare` の月額は、この 20 日平均のヒット率を質問数ごとに使います（記事の 80% は注に並べます）。
+# 00・02・05 と `ctxlab compare` の月額は、この合成トラフィックのヒット率を質問数ごとに使います（記事の 80% は注に並べます）。
+# 1 日ごとのヒット率は大きくばらつくので、平均の標準誤差が 0.5 ポイント未満になるまで日数を重ねます（`traffic.hit_rate_stats`。何日かはセルが表示します）。
 # 「ヒット率 80%」と「5 分 TTL の単価」を同時に置いて月額を出すなら、その前提が成り立つかを自社のログの間隔で確かめてください。
 # ここで使ったトラフィックは仮定した一例にすぎず、結論はログの形しだいで変わります。
 
 # %% [markdown]
-# 質問数を動かして、TTL ごとのヒット率と 1 問あたりの料金を描きます（朝夕に集中するプロファイル、00・02・05 と同じ 20 日分の平均）。
+# 質問数を動かして、TTL ごとのヒット率と 1 問あたりの料金を描きます（朝夕に集中するプロファイル、00・02・05 と同じ平均）。
 
 # %%
 import matplotlib.pyplot as plt
 
 counts = [5, 10, 20, 40, 80, 160, 320]
-seeds = range(traffic.DAYS)
-rate = {ttl: [] for ttl in ("5m", "1h")}
-per_q = {ttl: [] for ttl in ("none", "5m", "1h")}
-for n_q in counts:
-    days = [traffic.compare_ttls(traffic.office_day(n_q, seed=s), doc_tokens, model=MODEL) for s in seeds]
-    for ttl in rate:
-        rate[ttl].append(sum(d[ttl]["hit_rate"] for d in days) / len(days))
-    for ttl in per_q:
-        per_q[ttl].append(sum(d[ttl]["cost_usd"] for d in days) / len(days) / n_q)
+
+
+def mean_day_cost(n_q, ttl):
+    """A day's cost averaged over the same simulated days as the hit rate of that traffic and TTL."""
+    days = traffic.days_for(n_q, ttl or "5m")
+    return sum(traffic.day_cost(traffic.office_day(n_q, seed=s), ttl, doc_tokens, model=MODEL) for s in range(days)) / days
+
+
+rate = {ttl: [traffic.hit_rate_stats(n_q, ttl).mean for n_q in counts] for ttl in ("5m", "1h")}
+per_q = {ttl: [mean_day_cost(n_q, None if ttl == "none" else ttl) / n_q for n_q in counts] for ttl in ("none", "5m", "1h")}
 
 COLOR = {"none": "gray", "5m": "tab:blue", "1h": "tab:orange"}
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.4))
@@ -556,7 +558,7 @@ print(f"1 週間の間隔 {len(week_gaps)} 個: 5 分未満 {sum(x < 300 for x i
 # - 間隔はリクエストの**開始から開始まで**。回答を書いている時間も含まれる。キャッシュが空のときに同時に送った質問は全部ミスになる。
 # - ヒット率 ≈ 間隔のうち TTL 未満の割合（正確には × (n − 1)/n。その日の最初の質問は必ずミス）。キャッシュを再生しなくても、ログの時刻の差から見積もれる。
 # - 5 分か 1 時間かは、5〜60 分の間隔の数と、1 時間でもミスする回数の比で決まる。間隔がいつも 1 時間を超えるなら、キャッシュしないのが最安。
-# - ヒット率は 1 日ごとにばらつく。月額に使うのは多くの日の平均で、00・02・05 と `ctxlab compare` はこの節の合成トラフィックの 20 日平均を使う。
+# - ヒット率は 1 日ごとにばらつく。月額に使うのは多くの日の平均で、00・02・05 と `ctxlab compare` はこの節の合成トラフィックで、標準誤差が 0.5 ポイント未満になる日数の平均を使う。
 # - 次の節（05）では、そのヒット率を入れて、ロングコンテキスト・キャッシュ・絞り込み・RAG の月額がどこで入れ替わるかを見ます。
 
 # %% [markdown]
