@@ -88,6 +88,9 @@ def test_every_lesson_prints_its_cost_in_its_first_code_cell(lesson):
     text = (ROOT / "solutions" / lesson / f"{lesson}.py").read_text(encoding="utf-8")
     first = text.split("# %%\n", 1)[1].split("\n# %%", 1)[0]
     assert f'ctxlab.show_cost("{lesson}", client)' in first
+    # and so every lesson says which price table (and of what date) its dollars come from
+    line = online.cost_line(lesson, None).splitlines()[-1]
+    assert line == online.price_line() and pricing.price_table_date() in line
 
 
 def test_the_cost_line_offline_says_what_it_would_cost_and_what_needs_the_api(offline_client):

@@ -35,7 +35,7 @@ from ctxlab.api.client import is_offline
 from ctxlab.costs import pricing
 from ctxlab.sandbox import ANSWER_MARKER
 
-__all__ = ["MODEL_ENV", "LESSON_MODEL", "QUESTIONS_ENV", "COSTS_PATH", "NEEDS_API", "LessonCost", "lesson_model", "question_limit",
+__all__ = ["MODEL_ENV", "LESSON_MODEL", "QUESTIONS_ENV", "price_line", "COSTS_PATH", "NEEDS_API", "LessonCost", "lesson_model", "question_limit",
            "limit_questions", "lesson_costs", "lesson_cost", "cost_line", "show_cost", "source_line", "response_source",
            "simulated_note"]
 
@@ -161,7 +161,8 @@ def lesson_cost(lesson: str, model: str | None = None, questions: int | None = N
 
 
 def cost_line(lesson: str, client) -> str:
-    """Three Japanese lines: the lesson's online cost on the chosen model, its source, what needs the API."""
+    """Four Japanese lines: the lesson's online cost on the chosen model, its source, what needs the API,
+    and the date of the price table every dollar figure of the lesson is computed with."""
     try:
         c = lesson_cost(lesson)
     except (FileNotFoundError, KeyError, ValueError) as e:  # not measured yet (tools/lesson_costs.py runs the lessons)
@@ -179,7 +180,14 @@ def cost_line(lesson: str, client) -> str:
             head += (f" ― いまの予算 {usd(LEDGER.budget())} では途中で止まり、その先は送りません"
                      "（予算は CTXLAB_BUDGET_USD か budget.set_budget(...) で設定）")
     return (f"{head}\n  出典: {lesson_costs()['source_short']}\n"
-            f"実 API でないと意味を持たない結果: {NEEDS_API.get(lesson, 'なし')}")
+            f"実 API でないと意味を持たない結果: {NEEDS_API.get(lesson, 'なし')}\n"
+            f"{price_line()}")
+
+
+def price_line() -> str:
+    """The price table the lesson's dollars come from, with its date and the default model."""
+    return (f"料金の計算: 価格表 data/pricing.json（{pricing.price_table_date()} 時点。"
+            f"既定のモデル {pricing.get_model(pricing.DEFAULT_MODEL).display_name}）")
 
 
 def show_cost(lesson: str, client) -> None:
