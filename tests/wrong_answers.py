@@ -80,6 +80,157 @@ def first_paying_call(w, r):
 '''),
         ],
     },
+    "06_metadata_filtering": {
+        "my_filter-tests": [
+            Wrong("returns the library's department filter (select_files)", '''
+def my_filter(question):
+    return metadata_filtering.select_files(question)
+'''),
+            Wrong("chooses files anew for each question (per_question_files)", '''
+def my_filter(question):
+    return metadata_filtering.per_question_files(question)
+'''),
+            Wrong("looks up the department dictionary before the cross-department sets", '''
+def my_filter(question):
+    event_bundles = [
+        (("退職", "定年"),
+         ["hr_shugyo_kisoku.txt", "hr_taishokukin.txt", "hr_saikoyo.txt", "it_account.txt", "ga_shataku.txt"]),
+        (("決裁", "稟議", "承認", "見積"),
+         ["fin_keiri.txt", "fin_keihi_2025.txt", "fin_kobai.txt", "fin_card.txt", "ga_kengen.txt", "ga_ringi.txt"]),
+        (("在宅", "テレワーク", "リモート"),
+         ["hr_shugyo_kisoku.txt", "hr_telework_2025.txt", "it_security_2025.txt", "it_kiki_riyo.txt"]),
+        (("誤送信", "漏えい", "漏洩", "紛失", "盗難", "置き忘れ", "間違えて送"),
+         ["common_kojin_joho.txt", "it_security_2025.txt", "it_incident.txt", "it_kiki_riyo.txt"]),
+    ]
+    found = metadata_filtering.match(question)
+    if found:
+        top = found[0]
+        dept_files = metadata_filtering.current_files(top.dept)
+        if len(dept_files) <= metadata_filtering.MAX_DOCS:
+            return list(dept_files)
+        return list(metadata_filtering.BUNDLES[top.bundle].files)
+    q = metadata_filtering.normalize(question)
+    for words, files in event_bundles:
+        if any(w in q for w in words):
+            return list(files)
+    return list(metadata_filtering.BUNDLES[metadata_filtering.FALLBACK_BUNDLE].files)
+'''),
+            Wrong("a cross-department set holds a superseded version (hr_telework_2022.txt)", '''
+def my_filter(question):
+    event_bundles = [
+        (("退職", "定年"),
+         ["hr_shugyo_kisoku.txt", "hr_taishokukin.txt", "hr_saikoyo.txt", "it_account.txt", "ga_shataku.txt"]),
+        (("決裁", "稟議", "承認", "見積"),
+         ["fin_keiri.txt", "fin_keihi_2025.txt", "fin_kobai.txt", "fin_card.txt", "ga_kengen.txt", "ga_ringi.txt"]),
+        (("在宅", "テレワーク", "リモート"),
+         ["hr_shugyo_kisoku.txt", "hr_telework_2022.txt", "hr_telework_2025.txt", "it_security_2025.txt"]),
+        (("誤送信", "漏えい", "漏洩", "紛失", "盗難", "置き忘れ", "間違えて送"),
+         ["common_kojin_joho.txt", "it_security_2025.txt", "it_incident.txt", "it_kiki_riyo.txt"]),
+    ]
+    q = metadata_filtering.normalize(question)
+    for words, files in event_bundles:
+        if any(w in q for w in words):
+            return list(files)
+    return metadata_filtering.select_files(question)
+'''),
+            Wrong("a set built from a department bundle repeats a file", '''
+def my_filter(question):
+    work = list(metadata_filtering.BUNDLES["hr_work"].files[:4])   # holds hr_telework_2025.txt already
+    event_bundles = [
+        (("退職", "定年"),
+         ["hr_shugyo_kisoku.txt", "hr_taishokukin.txt", "hr_saikoyo.txt", "it_account.txt", "ga_shataku.txt"]),
+        (("決裁", "稟議", "承認", "見積"),
+         ["fin_keiri.txt", "fin_keihi_2025.txt", "fin_kobai.txt", "fin_card.txt", "ga_kengen.txt", "ga_ringi.txt"]),
+        (("在宅", "テレワーク", "リモート"),
+         work + ["hr_telework_2025.txt", "it_security_2025.txt", "it_kiki_riyo.txt"]),
+        (("誤送信", "漏えい", "漏洩", "紛失", "盗難", "置き忘れ", "間違えて送"),
+         ["common_kojin_joho.txt", "it_security_2025.txt", "it_incident.txt", "it_kiki_riyo.txt"]),
+    ]
+    q = metadata_filtering.normalize(question)
+    for words, files in event_bundles:
+        if any(w in q for w in words):
+            return list(files)
+    return metadata_filtering.select_files(question)
+'''),
+        ],
+        "pick_bundle-tests": [
+            Wrong("counts a file twice when one inquiry lists it twice", '''
+def pick_bundle(dept, log, max_docs=metadata_filtering.MAX_DOCS):
+    if dept not in corpus.DEPARTMENTS or max_docs < 1:
+        raise ValueError("bad arguments")
+    files = corpus.by_file()
+    counts = {}
+    for entry in log:
+        for name in entry:
+            while files[name].superseded_by:
+                name = files[name].superseded_by
+            counts[name] = counts.get(name, 0) + 1
+    order = [d.file for d in corpus.load()]
+    candidates = [f for f in order if files[f].dept == dept and counts.get(f, 0) > 0]
+    chosen = sorted(candidates, key=lambda f: -counts[f])[:max_docs]
+    return [f for f in order if f in chosen]
+'''),
+            Wrong("counts an old version under its own name", '''
+def pick_bundle(dept, log, max_docs=metadata_filtering.MAX_DOCS):
+    if dept not in corpus.DEPARTMENTS or max_docs < 1:
+        raise ValueError("bad arguments")
+    files = corpus.by_file()
+    counts = {}
+    for entry in log:
+        for name in set(entry):
+            counts[name] = counts.get(name, 0) + 1
+    order = [d.file for d in corpus.load()]
+    candidates = [f for f in order if files[f].dept == dept and counts.get(f, 0) > 0]
+    chosen = sorted(candidates, key=lambda f: -counts[f])[:max_docs]
+    return [f for f in order if f in chosen]
+'''),
+            Wrong("returns the files most used first, not in catalog order", '''
+def pick_bundle(dept, log, max_docs=metadata_filtering.MAX_DOCS):
+    if dept not in corpus.DEPARTMENTS or max_docs < 1:
+        raise ValueError("bad arguments")
+    files = corpus.by_file()
+    counts = {}
+    for entry in log:
+        for name in set(entry):
+            while files[name].superseded_by:
+                name = files[name].superseded_by
+            counts[name] = counts.get(name, 0) + 1
+    order = [d.file for d in corpus.load()]
+    candidates = [f for f in order if files[f].dept == dept and counts.get(f, 0) > 0]
+    return sorted(candidates, key=lambda f: -counts[f])[:max_docs]
+'''),
+            Wrong("breaks ties in the order of the log, not the catalog", '''
+def pick_bundle(dept, log, max_docs=metadata_filtering.MAX_DOCS):
+    if dept not in corpus.DEPARTMENTS or max_docs < 1:
+        raise ValueError("bad arguments")
+    files = corpus.by_file()
+    counts = {}
+    for entry in log:
+        for name in dict.fromkeys(entry):
+            while files[name].superseded_by:
+                name = files[name].superseded_by
+            counts[name] = counts.get(name, 0) + 1
+    order = [d.file for d in corpus.load()]
+    ranked = sorted(counts, key=lambda f: -counts[f])
+    chosen = [f for f in ranked if files[f].dept == dept][:max_docs]
+    return [f for f in order if f in chosen]
+'''),
+            Wrong("no ValueError for an unknown department or max_docs < 1", '''
+def pick_bundle(dept, log, max_docs=metadata_filtering.MAX_DOCS):
+    files = corpus.by_file()
+    counts = {}
+    for entry in log:
+        for name in set(entry):
+            while files[name].superseded_by:
+                name = files[name].superseded_by
+            counts[name] = counts.get(name, 0) + 1
+    order = [d.file for d in corpus.load()]
+    candidates = [f for f in order if files[f].dept == dept and counts.get(f, 0) > 0]
+    chosen = sorted(candidates, key=lambda f: -counts[f])[:max_docs]
+    return [f for f in order if f in chosen]
+'''),
+        ],
+    },
     "10_rag_lab": {
         "rrf-tests": [
             Wrong("sorted from the lowest score", '''
