@@ -231,6 +231,79 @@ def pick_bundle(dept, log, max_docs=metadata_filtering.MAX_DOCS):
 '''),
         ],
     },
+    "07_citations": {
+        "locate-tests": [
+            Wrong("line numbers counted from 0", '''
+def locate(citation, docs):
+    doc = docs[citation.document_index]
+    return doc.file, doc.text.count("\\n", 0, citation.start_char_index)
+'''),
+            Wrong("finds the line by searching for cited_text", '''
+def locate(citation, docs):
+    doc = docs[citation.document_index]
+    start = doc.text.find(citation.cited_text)
+    return doc.file, doc.text.count("\\n", 0, start) + 1
+'''),
+            Wrong("the line of end_char_index (where the citation ends)", '''
+def locate(citation, docs):
+    doc = docs[citation.document_index]
+    return doc.file, doc.text.count("\\n", 0, citation.end_char_index) + 1
+'''),
+            Wrong("always reads the first document", '''
+def locate(citation, docs):
+    doc = docs[0]
+    return doc.file, doc.text.count("\\n", 0, citation.start_char_index) + 1
+'''),
+            Wrong("returns a list, not a tuple", '''
+def locate(citation, docs):
+    doc = docs[citation.document_index]
+    return [doc.file, doc.text.count("\\n", 0, citation.start_char_index) + 1]
+'''),
+        ],
+        "mismatched-tests": [
+            Wrong("compares the slice without checking the range (a slice past the end is cut short)", '''
+def mismatched(cites, docs):
+    bad = []
+    for i, c in enumerate(cites):
+        if not 0 <= c.document_index < len(docs):
+            bad.append(i)
+        elif docs[c.document_index].text[c.start_char_index:c.end_char_index] != c.cited_text:
+            bad.append(i)
+    return bad
+'''),
+            Wrong("a negative document_index is read as docs[-1]", '''
+def mismatched(cites, docs):
+    bad = []
+    for i, c in enumerate(cites):
+        try:
+            text = docs[c.document_index].text
+        except IndexError:
+            bad.append(i)
+            continue
+        a, b = c.start_char_index, c.end_char_index
+        if not 0 <= a <= b <= len(text) or text[a:b] != c.cited_text:
+            bad.append(i)
+    return bad
+'''),
+            Wrong("looks for cited_text anywhere in the document", '''
+def mismatched(cites, docs):
+    bad = []
+    for i, c in enumerate(cites):
+        if not 0 <= c.document_index < len(docs) or c.cited_text not in docs[c.document_index].text:
+            bad.append(i)
+    return bad
+'''),
+            Wrong("returns the citations, not their positions", '''
+def mismatched(cites, docs):
+    bad = []
+    for c in cites:
+        k, a, b = c.document_index, c.start_char_index, c.end_char_index
+        if not 0 <= k < len(docs) or not 0 <= a <= b <= len(docs[k].text) or docs[k].text[a:b] != c.cited_text:
+            bad.append(c)
+    return bad
+'''),
+        ],
+    },
     "10_rag_lab": {
         "rrf-tests": [
             Wrong("sorted from the lowest score", '''
