@@ -304,6 +304,129 @@ def mismatched(cites, docs):
 '''),
         ],
     },
+    "08_measure": {
+        "accuracy-tests": [
+            Wrong("calls the library's twin", '''
+def accuracy_by_method(graded, partial_weight=0.5):
+    return {m: per["all"] for m, per in measure.by_method(graded, partial_weight).items()}
+'''),
+            Wrong("partial_weight ignored (a partial always counts 0.5)", '''
+def accuracy_by_method(graded, partial_weight=0.5):
+    weight = {"correct": 1.0, "partial": 0.5, "wrong": 0.0}
+    points, counts = {}, {}
+    for g in graded:
+        points[g.method] = points.get(g.method, 0.0) + weight[g.level]
+        counts[g.method] = counts.get(g.method, 0) + 1
+    return {m: points[m] / counts[m] for m in points}
+'''),
+            Wrong("divides by every answer, not the method's", '''
+def accuracy_by_method(graded, partial_weight=0.5):
+    weight = {"correct": 1.0, "partial": partial_weight, "wrong": 0.0}
+    points = {}
+    for g in graded:
+        points[g.method] = points.get(g.method, 0.0) + weight[g.level]
+    return {m: p / len(graded) for m, p in points.items()}
+'''),
+            Wrong("keys in alphabetical order", '''
+def accuracy_by_method(graded, partial_weight=0.5):
+    weight = {"correct": 1.0, "partial": partial_weight, "wrong": 0.0}
+    points, counts = {}, {}
+    for g in graded:
+        points[g.method] = points.get(g.method, 0.0) + weight[g.level]
+        counts[g.method] = counts.get(g.method, 0) + 1
+    return {m: points[m] / counts[m] for m in sorted(points)}
+'''),
+        ],
+        "decide-tests": [
+            Wrong("exactly 50% of the window fails the premise (>=)", '''
+def decide(doc_tokens, context_window, lc_monthly, rag_monthly, rag_budget_monthly,
+           ttft_cached_s, lc_accuracy, rag_accuracy, accuracy_margin, reindex_hours, max_delay_hours):
+    if doc_tokens / context_window >= 0.5:
+        return ("filter_or_rag", "premise")
+    reasons = []
+    if lc_monthly - rag_monthly > rag_budget_monthly:
+        reasons.append("cost")
+    if ttft_cached_s > 3.0:
+        reasons.append("latency")
+    if rag_accuracy - lc_accuracy > accuracy_margin:
+        reasons.append("accuracy")
+    if not reasons:
+        return ("long_context", "all_clear")
+    if reindex_hours > max_delay_hours:
+        return ("long_context", "freshness")
+    return ("rag", reasons[0])
+'''),
+            Wrong("exactly 3 seconds counts as too slow (>=)", '''
+def decide(doc_tokens, context_window, lc_monthly, rag_monthly, rag_budget_monthly,
+           ttft_cached_s, lc_accuracy, rag_accuracy, accuracy_margin, reindex_hours, max_delay_hours):
+    if doc_tokens / context_window > 0.5:
+        return ("filter_or_rag", "premise")
+    reasons = []
+    if lc_monthly - rag_monthly > rag_budget_monthly:
+        reasons.append("cost")
+    if ttft_cached_s >= 3.0:
+        reasons.append("latency")
+    if rag_accuracy - lc_accuracy > accuracy_margin:
+        reasons.append("accuracy")
+    if not reasons:
+        return ("long_context", "all_clear")
+    if reindex_hours > max_delay_hours:
+        return ("long_context", "freshness")
+    return ("rag", reasons[0])
+'''),
+            Wrong("freshness checked before the reasons to move", '''
+def decide(doc_tokens, context_window, lc_monthly, rag_monthly, rag_budget_monthly,
+           ttft_cached_s, lc_accuracy, rag_accuracy, accuracy_margin, reindex_hours, max_delay_hours):
+    if doc_tokens / context_window > 0.5:
+        return ("filter_or_rag", "premise")
+    if reindex_hours > max_delay_hours:
+        return ("long_context", "freshness")
+    if lc_monthly - rag_monthly > rag_budget_monthly:
+        return ("rag", "cost")
+    if ttft_cached_s > 3.0:
+        return ("rag", "latency")
+    if rag_accuracy - lc_accuracy > accuracy_margin:
+        return ("rag", "accuracy")
+    return ("long_context", "all_clear")
+'''),
+            Wrong("any accuracy gain is a reason (accuracy_margin ignored)", '''
+def decide(doc_tokens, context_window, lc_monthly, rag_monthly, rag_budget_monthly,
+           ttft_cached_s, lc_accuracy, rag_accuracy, accuracy_margin, reindex_hours, max_delay_hours):
+    if doc_tokens / context_window > 0.5:
+        return ("filter_or_rag", "premise")
+    reasons = []
+    if lc_monthly - rag_monthly > rag_budget_monthly:
+        reasons.append("cost")
+    if ttft_cached_s > 3.0:
+        reasons.append("latency")
+    if rag_accuracy > lc_accuracy:
+        reasons.append("accuracy")
+    if not reasons:
+        return ("long_context", "all_clear")
+    if reindex_hours > max_delay_hours:
+        return ("long_context", "freshness")
+    return ("rag", reasons[0])
+'''),
+            Wrong("reasons checked from accuracy back to cost", '''
+def decide(doc_tokens, context_window, lc_monthly, rag_monthly, rag_budget_monthly,
+           ttft_cached_s, lc_accuracy, rag_accuracy, accuracy_margin, reindex_hours, max_delay_hours):
+    if doc_tokens / context_window > 0.5:
+        return ("filter_or_rag", "premise")
+    reasons = []
+    if rag_accuracy - lc_accuracy > accuracy_margin:
+        reasons.append("accuracy")
+    if ttft_cached_s > 3.0:
+        reasons.append("latency")
+    if lc_monthly - rag_monthly > rag_budget_monthly:
+        reasons.append("cost")
+    if not reasons:
+        return ("long_context", "all_clear")
+    if reindex_hours > max_delay_hours:
+        return ("long_context", "freshness")
+    return ("rag", reasons[0])
+'''),
+        ],
+    },
     "10_rag_lab": {
         "rrf-tests": [
             Wrong("sorted from the lowest score", '''
