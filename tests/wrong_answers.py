@@ -80,6 +80,353 @@ def first_paying_call(w, r):
 '''),
         ],
     },
+    "06_metadata_filtering": {
+        "my_filter-tests": [
+            Wrong("returns the library's department filter (select_files)", '''
+def my_filter(question):
+    return metadata_filtering.select_files(question)
+'''),
+            Wrong("chooses files anew for each question (per_question_files)", '''
+def my_filter(question):
+    return metadata_filtering.per_question_files(question)
+'''),
+            Wrong("looks up the department dictionary before the cross-department sets", '''
+def my_filter(question):
+    event_bundles = [
+        (("退職", "定年"),
+         ["hr_shugyo_kisoku.txt", "hr_taishokukin.txt", "hr_saikoyo.txt", "it_account.txt", "ga_shataku.txt"]),
+        (("決裁", "稟議", "承認", "見積"),
+         ["fin_keiri.txt", "fin_keihi_2025.txt", "fin_kobai.txt", "fin_card.txt", "ga_kengen.txt", "ga_ringi.txt"]),
+        (("在宅", "テレワーク", "リモート"),
+         ["hr_shugyo_kisoku.txt", "hr_telework_2025.txt", "it_security_2025.txt", "it_kiki_riyo.txt"]),
+        (("誤送信", "漏えい", "漏洩", "紛失", "盗難", "置き忘れ", "間違えて送"),
+         ["common_kojin_joho.txt", "it_security_2025.txt", "it_incident.txt", "it_kiki_riyo.txt"]),
+    ]
+    found = metadata_filtering.match(question)
+    if found:
+        top = found[0]
+        dept_files = metadata_filtering.current_files(top.dept)
+        if len(dept_files) <= metadata_filtering.MAX_DOCS:
+            return list(dept_files)
+        return list(metadata_filtering.BUNDLES[top.bundle].files)
+    q = metadata_filtering.normalize(question)
+    for words, files in event_bundles:
+        if any(w in q for w in words):
+            return list(files)
+    return list(metadata_filtering.BUNDLES[metadata_filtering.FALLBACK_BUNDLE].files)
+'''),
+            Wrong("a cross-department set holds a superseded version (hr_telework_2022.txt)", '''
+def my_filter(question):
+    event_bundles = [
+        (("退職", "定年"),
+         ["hr_shugyo_kisoku.txt", "hr_taishokukin.txt", "hr_saikoyo.txt", "it_account.txt", "ga_shataku.txt"]),
+        (("決裁", "稟議", "承認", "見積"),
+         ["fin_keiri.txt", "fin_keihi_2025.txt", "fin_kobai.txt", "fin_card.txt", "ga_kengen.txt", "ga_ringi.txt"]),
+        (("在宅", "テレワーク", "リモート"),
+         ["hr_shugyo_kisoku.txt", "hr_telework_2022.txt", "hr_telework_2025.txt", "it_security_2025.txt"]),
+        (("誤送信", "漏えい", "漏洩", "紛失", "盗難", "置き忘れ", "間違えて送"),
+         ["common_kojin_joho.txt", "it_security_2025.txt", "it_incident.txt", "it_kiki_riyo.txt"]),
+    ]
+    q = metadata_filtering.normalize(question)
+    for words, files in event_bundles:
+        if any(w in q for w in words):
+            return list(files)
+    return metadata_filtering.select_files(question)
+'''),
+            Wrong("a set built from a department bundle repeats a file", '''
+def my_filter(question):
+    work = list(metadata_filtering.BUNDLES["hr_work"].files[:4])   # holds hr_telework_2025.txt already
+    event_bundles = [
+        (("退職", "定年"),
+         ["hr_shugyo_kisoku.txt", "hr_taishokukin.txt", "hr_saikoyo.txt", "it_account.txt", "ga_shataku.txt"]),
+        (("決裁", "稟議", "承認", "見積"),
+         ["fin_keiri.txt", "fin_keihi_2025.txt", "fin_kobai.txt", "fin_card.txt", "ga_kengen.txt", "ga_ringi.txt"]),
+        (("在宅", "テレワーク", "リモート"),
+         work + ["hr_telework_2025.txt", "it_security_2025.txt", "it_kiki_riyo.txt"]),
+        (("誤送信", "漏えい", "漏洩", "紛失", "盗難", "置き忘れ", "間違えて送"),
+         ["common_kojin_joho.txt", "it_security_2025.txt", "it_incident.txt", "it_kiki_riyo.txt"]),
+    ]
+    q = metadata_filtering.normalize(question)
+    for words, files in event_bundles:
+        if any(w in q for w in words):
+            return list(files)
+    return metadata_filtering.select_files(question)
+'''),
+        ],
+        "pick_bundle-tests": [
+            Wrong("counts a file twice when one inquiry lists it twice", '''
+def pick_bundle(dept, log, max_docs=metadata_filtering.MAX_DOCS):
+    if dept not in corpus.DEPARTMENTS or max_docs < 1:
+        raise ValueError("bad arguments")
+    files = corpus.by_file()
+    counts = {}
+    for entry in log:
+        for name in entry:
+            while files[name].superseded_by:
+                name = files[name].superseded_by
+            counts[name] = counts.get(name, 0) + 1
+    order = [d.file for d in corpus.load()]
+    candidates = [f for f in order if files[f].dept == dept and counts.get(f, 0) > 0]
+    chosen = sorted(candidates, key=lambda f: -counts[f])[:max_docs]
+    return [f for f in order if f in chosen]
+'''),
+            Wrong("counts an old version under its own name", '''
+def pick_bundle(dept, log, max_docs=metadata_filtering.MAX_DOCS):
+    if dept not in corpus.DEPARTMENTS or max_docs < 1:
+        raise ValueError("bad arguments")
+    files = corpus.by_file()
+    counts = {}
+    for entry in log:
+        for name in set(entry):
+            counts[name] = counts.get(name, 0) + 1
+    order = [d.file for d in corpus.load()]
+    candidates = [f for f in order if files[f].dept == dept and counts.get(f, 0) > 0]
+    chosen = sorted(candidates, key=lambda f: -counts[f])[:max_docs]
+    return [f for f in order if f in chosen]
+'''),
+            Wrong("returns the files most used first, not in catalog order", '''
+def pick_bundle(dept, log, max_docs=metadata_filtering.MAX_DOCS):
+    if dept not in corpus.DEPARTMENTS or max_docs < 1:
+        raise ValueError("bad arguments")
+    files = corpus.by_file()
+    counts = {}
+    for entry in log:
+        for name in set(entry):
+            while files[name].superseded_by:
+                name = files[name].superseded_by
+            counts[name] = counts.get(name, 0) + 1
+    order = [d.file for d in corpus.load()]
+    candidates = [f for f in order if files[f].dept == dept and counts.get(f, 0) > 0]
+    return sorted(candidates, key=lambda f: -counts[f])[:max_docs]
+'''),
+            Wrong("breaks ties in the order of the log, not the catalog", '''
+def pick_bundle(dept, log, max_docs=metadata_filtering.MAX_DOCS):
+    if dept not in corpus.DEPARTMENTS or max_docs < 1:
+        raise ValueError("bad arguments")
+    files = corpus.by_file()
+    counts = {}
+    for entry in log:
+        for name in dict.fromkeys(entry):
+            while files[name].superseded_by:
+                name = files[name].superseded_by
+            counts[name] = counts.get(name, 0) + 1
+    order = [d.file for d in corpus.load()]
+    ranked = sorted(counts, key=lambda f: -counts[f])
+    chosen = [f for f in ranked if files[f].dept == dept][:max_docs]
+    return [f for f in order if f in chosen]
+'''),
+            Wrong("no ValueError for an unknown department or max_docs < 1", '''
+def pick_bundle(dept, log, max_docs=metadata_filtering.MAX_DOCS):
+    files = corpus.by_file()
+    counts = {}
+    for entry in log:
+        for name in set(entry):
+            while files[name].superseded_by:
+                name = files[name].superseded_by
+            counts[name] = counts.get(name, 0) + 1
+    order = [d.file for d in corpus.load()]
+    candidates = [f for f in order if files[f].dept == dept and counts.get(f, 0) > 0]
+    chosen = sorted(candidates, key=lambda f: -counts[f])[:max_docs]
+    return [f for f in order if f in chosen]
+'''),
+        ],
+    },
+    "07_citations": {
+        "locate-tests": [
+            Wrong("line numbers counted from 0", '''
+def locate(citation, docs):
+    doc = docs[citation.document_index]
+    return doc.file, doc.text.count("\\n", 0, citation.start_char_index)
+'''),
+            Wrong("finds the line by searching for cited_text", '''
+def locate(citation, docs):
+    doc = docs[citation.document_index]
+    start = doc.text.find(citation.cited_text)
+    return doc.file, doc.text.count("\\n", 0, start) + 1
+'''),
+            Wrong("the line of end_char_index (where the citation ends)", '''
+def locate(citation, docs):
+    doc = docs[citation.document_index]
+    return doc.file, doc.text.count("\\n", 0, citation.end_char_index) + 1
+'''),
+            Wrong("always reads the first document", '''
+def locate(citation, docs):
+    doc = docs[0]
+    return doc.file, doc.text.count("\\n", 0, citation.start_char_index) + 1
+'''),
+            Wrong("returns a list, not a tuple", '''
+def locate(citation, docs):
+    doc = docs[citation.document_index]
+    return [doc.file, doc.text.count("\\n", 0, citation.start_char_index) + 1]
+'''),
+        ],
+        "mismatched-tests": [
+            Wrong("compares the slice without checking the range (a slice past the end is cut short)", '''
+def mismatched(cites, docs):
+    bad = []
+    for i, c in enumerate(cites):
+        if not 0 <= c.document_index < len(docs):
+            bad.append(i)
+        elif docs[c.document_index].text[c.start_char_index:c.end_char_index] != c.cited_text:
+            bad.append(i)
+    return bad
+'''),
+            Wrong("a negative document_index is read as docs[-1]", '''
+def mismatched(cites, docs):
+    bad = []
+    for i, c in enumerate(cites):
+        try:
+            text = docs[c.document_index].text
+        except IndexError:
+            bad.append(i)
+            continue
+        a, b = c.start_char_index, c.end_char_index
+        if not 0 <= a <= b <= len(text) or text[a:b] != c.cited_text:
+            bad.append(i)
+    return bad
+'''),
+            Wrong("looks for cited_text anywhere in the document", '''
+def mismatched(cites, docs):
+    bad = []
+    for i, c in enumerate(cites):
+        if not 0 <= c.document_index < len(docs) or c.cited_text not in docs[c.document_index].text:
+            bad.append(i)
+    return bad
+'''),
+            Wrong("returns the citations, not their positions", '''
+def mismatched(cites, docs):
+    bad = []
+    for c in cites:
+        k, a, b = c.document_index, c.start_char_index, c.end_char_index
+        if not 0 <= k < len(docs) or not 0 <= a <= b <= len(docs[k].text) or docs[k].text[a:b] != c.cited_text:
+            bad.append(c)
+    return bad
+'''),
+        ],
+    },
+    "08_measure": {
+        "accuracy-tests": [
+            Wrong("calls the library's twin", '''
+def accuracy_by_method(graded, partial_weight=0.5):
+    return {m: per["all"] for m, per in measure.by_method(graded, partial_weight).items()}
+'''),
+            Wrong("partial_weight ignored (a partial always counts 0.5)", '''
+def accuracy_by_method(graded, partial_weight=0.5):
+    weight = {"correct": 1.0, "partial": 0.5, "wrong": 0.0}
+    points, counts = {}, {}
+    for g in graded:
+        points[g.method] = points.get(g.method, 0.0) + weight[g.level]
+        counts[g.method] = counts.get(g.method, 0) + 1
+    return {m: points[m] / counts[m] for m in points}
+'''),
+            Wrong("divides by every answer, not the method's", '''
+def accuracy_by_method(graded, partial_weight=0.5):
+    weight = {"correct": 1.0, "partial": partial_weight, "wrong": 0.0}
+    points = {}
+    for g in graded:
+        points[g.method] = points.get(g.method, 0.0) + weight[g.level]
+    return {m: p / len(graded) for m, p in points.items()}
+'''),
+            Wrong("keys in alphabetical order", '''
+def accuracy_by_method(graded, partial_weight=0.5):
+    weight = {"correct": 1.0, "partial": partial_weight, "wrong": 0.0}
+    points, counts = {}, {}
+    for g in graded:
+        points[g.method] = points.get(g.method, 0.0) + weight[g.level]
+        counts[g.method] = counts.get(g.method, 0) + 1
+    return {m: points[m] / counts[m] for m in sorted(points)}
+'''),
+        ],
+        "decide-tests": [
+            Wrong("exactly 50% of the window fails the premise (>=)", '''
+def decide(doc_tokens, context_window, lc_monthly, rag_monthly, rag_budget_monthly,
+           ttft_cached_s, lc_accuracy, rag_accuracy, accuracy_margin, reindex_hours, max_delay_hours):
+    if doc_tokens / context_window >= 0.5:
+        return ("filter_or_rag", "premise")
+    reasons = []
+    if lc_monthly - rag_monthly > rag_budget_monthly:
+        reasons.append("cost")
+    if ttft_cached_s > 3.0:
+        reasons.append("latency")
+    if rag_accuracy - lc_accuracy > accuracy_margin:
+        reasons.append("accuracy")
+    if not reasons:
+        return ("long_context", "all_clear")
+    if reindex_hours > max_delay_hours:
+        return ("long_context", "freshness")
+    return ("rag", reasons[0])
+'''),
+            Wrong("exactly 3 seconds counts as too slow (>=)", '''
+def decide(doc_tokens, context_window, lc_monthly, rag_monthly, rag_budget_monthly,
+           ttft_cached_s, lc_accuracy, rag_accuracy, accuracy_margin, reindex_hours, max_delay_hours):
+    if doc_tokens / context_window > 0.5:
+        return ("filter_or_rag", "premise")
+    reasons = []
+    if lc_monthly - rag_monthly > rag_budget_monthly:
+        reasons.append("cost")
+    if ttft_cached_s >= 3.0:
+        reasons.append("latency")
+    if rag_accuracy - lc_accuracy > accuracy_margin:
+        reasons.append("accuracy")
+    if not reasons:
+        return ("long_context", "all_clear")
+    if reindex_hours > max_delay_hours:
+        return ("long_context", "freshness")
+    return ("rag", reasons[0])
+'''),
+            Wrong("freshness checked before the reasons to move", '''
+def decide(doc_tokens, context_window, lc_monthly, rag_monthly, rag_budget_monthly,
+           ttft_cached_s, lc_accuracy, rag_accuracy, accuracy_margin, reindex_hours, max_delay_hours):
+    if doc_tokens / context_window > 0.5:
+        return ("filter_or_rag", "premise")
+    if reindex_hours > max_delay_hours:
+        return ("long_context", "freshness")
+    if lc_monthly - rag_monthly > rag_budget_monthly:
+        return ("rag", "cost")
+    if ttft_cached_s > 3.0:
+        return ("rag", "latency")
+    if rag_accuracy - lc_accuracy > accuracy_margin:
+        return ("rag", "accuracy")
+    return ("long_context", "all_clear")
+'''),
+            Wrong("any accuracy gain is a reason (accuracy_margin ignored)", '''
+def decide(doc_tokens, context_window, lc_monthly, rag_monthly, rag_budget_monthly,
+           ttft_cached_s, lc_accuracy, rag_accuracy, accuracy_margin, reindex_hours, max_delay_hours):
+    if doc_tokens / context_window > 0.5:
+        return ("filter_or_rag", "premise")
+    reasons = []
+    if lc_monthly - rag_monthly > rag_budget_monthly:
+        reasons.append("cost")
+    if ttft_cached_s > 3.0:
+        reasons.append("latency")
+    if rag_accuracy > lc_accuracy:
+        reasons.append("accuracy")
+    if not reasons:
+        return ("long_context", "all_clear")
+    if reindex_hours > max_delay_hours:
+        return ("long_context", "freshness")
+    return ("rag", reasons[0])
+'''),
+            Wrong("reasons checked from accuracy back to cost", '''
+def decide(doc_tokens, context_window, lc_monthly, rag_monthly, rag_budget_monthly,
+           ttft_cached_s, lc_accuracy, rag_accuracy, accuracy_margin, reindex_hours, max_delay_hours):
+    if doc_tokens / context_window > 0.5:
+        return ("filter_or_rag", "premise")
+    reasons = []
+    if rag_accuracy - lc_accuracy > accuracy_margin:
+        reasons.append("accuracy")
+    if ttft_cached_s > 3.0:
+        reasons.append("latency")
+    if lc_monthly - rag_monthly > rag_budget_monthly:
+        reasons.append("cost")
+    if not reasons:
+        return ("long_context", "all_clear")
+    if reindex_hours > max_delay_hours:
+        return ("long_context", "freshness")
+    return ("rag", reasons[0])
+'''),
+        ],
+    },
     "10_rag_lab": {
         "rrf-tests": [
             Wrong("sorted from the lowest score", '''

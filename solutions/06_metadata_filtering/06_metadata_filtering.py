@@ -391,6 +391,9 @@ assert mine.recall >= metadata_filtering.VIABLE_RECALL, (
     "部署をまたぐ固定セットを足してください")
 assert mine.distinct_sets <= MAX_SETS, (f"30 問に {mine.distinct_sets} 種の組み合わせを返しています（上限 {MAX_SETS}）。"
                                         "質問ごとに組み替えず、固定セットを返してください")
+for q in qs:
+    got = my_filter(q.question)
+    assert len(set(got)) == len(got), f"{q.id}: 同じファイルは 1 度だけ入れるはずです: {got!r}"
 ### BEGIN HIDDEN TESTS
 held_out = [   # (question, gold files): phrasings the 30 questions do not use
     ("育児休業から職場に戻る前に、面談はありますか？", ("hr_ikuji_kaigo.txt",)),
@@ -496,6 +499,20 @@ assert all(by_file[f].dept == "hr" and by_file[f].current for f in hr), "人事�
 assert "hr_yukyu_2025.txt" in hr, "旧版 hr_yukyu_2021.txt の問い合わせは現行版 hr_yukyu_2025.txt に数えます"
 order = [d.file for d in corpus.load()]
 assert hr == sorted(hr, key=order.index), "カタログ順（corpus.load() の順）に並べて返してください"
+renamed = pick_bundle("hr", [["hr_telework_2022.txt"], ["hr_telework_2022.txt"], ["hr_keicho.txt"]], max_docs=1)
+assert renamed == ["hr_telework_2025.txt"], ("旧版 hr_telework_2022.txt の問い合わせは、現行版 hr_telework_2025.txt の件数に"
+                                             f"数えるはずです: {renamed!r}")
+backwards = pick_bundle("hr", list(reversed(HELPDESK_LOG)))
+assert backwards == hr, f"記録の並び順で結果は変わらないはずです（同数はカタログ順で選ぶ）。逆順の記録では: {backwards!r}"
+once = pick_bundle("hr", [["hr_keicho.txt"] * 3, ["hr_tsukin.txt"], ["hr_tsukin.txt"]], max_docs=1)
+assert once == ["hr_tsukin.txt"], ("1 件の問い合わせの中で同じファイルが何度あっても 1 と数えるので、2 件で使われた "
+                                   f"hr_tsukin.txt のはずです: {once!r}")
+for args, what in [(("sales", HELPDESK_LOG), "dept が部署のキーでない（'sales'）"), (("hr", HELPDESK_LOG, 0), "max_docs が 0")]:
+    try:
+        got = pick_bundle(*args)
+    except ValueError:
+        continue
+    raise AssertionError(f"{what}ときは ValueError を投げるはずです: {got!r} が返りました")
 assert hr == ["hr_shugyo_kisoku.txt", "hr_kyuyo_kitei.txt", "hr_yukyu_2025.txt", "hr_ikuji_kaigo.txt",
               "hr_taishokukin.txt", "hr_telework_2025.txt", "hr_keicho.txt", "hr_tsukin.txt"], \
     "件数の多い 8 件（同数はカタログ順で先のもの）を選んでいるか確かめてください"

@@ -324,6 +324,8 @@ def locate(citation, docs):
 from types import SimpleNamespace
 
 c0 = citations.collect(resp)[0]
+result = locate(c0, docs)
+assert type(result) is tuple and len(result) == 2, f"(ファイル名, 行番号) のタプルを返すはずです: {result!r}"
 name, line = locate(c0, docs)
 assert type(name) is str and type(line) is int, "(ファイル名 str, 行番号 int) のタプルを返してください"
 assert name == docs[c0.document_index].file, f"ファイル名は docs[document_index].file です: {name!r}"
@@ -331,6 +333,12 @@ line_text = docs[c0.document_index].text.split("\n")[line - 1]
 assert c0.cited_text.split("\n")[0] in line_text, f"{line} 行目 {line_text!r} に引用の始まりがありません"
 toy = [SimpleNamespace(file="toy.txt", text="第1条\n第2条\n第3条")]
 assert locate(citations.cite(toy, 0, 4, 7), toy) == ("toy.txt", 2), "「第2条」は 2 行目です（行番号は 1 始まり）"
+got = locate(citations.cite(toy, 0, 4, 11), toy)
+assert got == ("toy.txt", 2), f"複数行にまたがる引用（「第2条」から「第3条」まで）は、始まりの 2 行目のはずです: {got!r}"
+two = [SimpleNamespace(file="a.txt", text="見出し\n同じ文。\n"), SimpleNamespace(file="b.txt", text="同じ文。\n別の文。\n同じ文。")]
+got = locate(citations.cite(two, 1, 10, 14), two)
+assert got == ("b.txt", 3), ("document_index 1 の文書の 2 つ目の「同じ文。」（start_char_index 10）は、b.txt の 3 行目のはずです。"
+                             f"cited_text を検索すると、同じ文が前にあるとき別の行を指します: {got!r}")
 print("OK:", name, line, "行目")
 ### BEGIN HIDDEN TESTS
 def L(citation, documents):
@@ -410,6 +418,15 @@ good = cites[0]
 moved = citations.char_location(good.document_index, good.start_char_index + 1, good.end_char_index + 1,
                                 good.cited_text, good.document_title)
 assert mismatched([good, moved], docs) == [1], "1 文字ずれた引用（2 件目）だけを返してください"
+from types import SimpleNamespace
+small = [SimpleNamespace(file="s.txt", text="第1条 目的。\n第2条 範囲。")]
+size = len(small[0].text)
+for what, bad in [("負の document_index（docs[-1] は最後の文書を返してしまいます）",
+                   citations.char_location(-1, 0, 7, small[0].text[:7])),
+                  ("文書の長さを超える終わり（スライスは範囲の外でも黙って末尾までを返します）",
+                   citations.char_location(0, 8, size + 5, small[0].text[8:]))]:
+    got = mismatched([citations.cite(small, 0, 0, 7), bad], small)
+    assert got == [1], f"{what}の引用（2 件目）は、cited_text がスライスと一致しても合わないはずです: {got!r}"
 stale = mismatched(saved, docs)
 print(f"昨年の回答の引用 {len(saved)} 件のうち、今の文書と合わないもの {len(stale)} 件: {stale}")
 ### BEGIN HIDDEN TESTS

@@ -379,13 +379,21 @@ def accuracy_by_method(graded, partial_weight=0.5):
 # </details>
 
 # %% nbgrader={"grade": true, "grade_id": "accuracy-tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-mine = accuracy_by_method(graded)
+from ctxlab.evaluation import levels as _levels
+from ctxlab.labs._twins import twins_disabled
+with twins_disabled(globals(), measure.by_method, measure.accuracy, measure.table, _levels.accuracy):   # as at grading
+    mine = accuracy_by_method(graded)
+    toy = [measure.Graded(questions[0], "b", "", "partial"), measure.Graded(questions[0], "a", "", "correct"),
+           measure.Graded(questions[0], "a", "", "wrong")]
+    weighted = accuracy_by_method(toy, partial_weight=1)
 assert type(mine) is dict, "{方式名: 正答率} の辞書（dict）を返してください"
 assert all(type(v) in (float, int) for v in mine.values()), "正答率は float で返してください"
 assert list(mine) == ["long_context", "filter", "rag"], f"キーは記録に現れた順の方式名です: {list(mine)}"
 for m, value in mine.items():
     expected = measure.by_method(graded)[m]["all"]
     assert abs(value - expected) < 1e-9, f"{m}: {value:.3f} ですが、惜しいを 0.5 と数えると {expected:.3f} です"
+assert weighted == {"b": 1.0, "a": 0.5}, (f"partial_weight=1 では惜しいを 1 問と数えるので {{'b': 1.0, 'a': 0.5}} のはずです: "
+                                        f"{weighted!r}")
 print({m: f"{v:.0%}" for m, v in mine.items()})
 ### BEGIN HIDDEN TESTS
 from ctxlab.evaluation import levels as _levels
@@ -750,6 +758,12 @@ assert decide(**{**base, "rag_accuracy": 0.80, "max_delay_hours": 48}) == ("rag"
     "RAG の正答率が偶然の幅（accuracy_margin）より高く、再インデックスが間に合うなら RAG に移ります"
 assert decide(**{**base, "rag_accuracy": 0.70, "max_delay_hours": 48}) == ("long_context", "all_clear"), \
     "差 0.10 は accuracy_margin 0.125 以下なので、移る理由になりません"
+half = decide(**{**base, "doc_tokens": 500_000})
+assert half == ("long_context", "all_clear"), f"使用率がちょうど 50% なら前提を満たす（超えていない）ので、long_context のはずです: {half!r}"
+edge = decide(**{**base, "ttft_cached_s": 3.0, "max_delay_hours": 48})
+assert edge == ("long_context", "all_clear"), f"待ち時間がちょうど 3 秒なら、移る理由にならない（3 秒を超えていない）はずです: {edge!r}"
+first = decide(**{**base, "lc_monthly": 2_000, "rag_accuracy": 0.80, "max_delay_hours": 48})
+assert first == ("rag", "cost"), f"料金と正答率の両方が理由になるときの決め手は、先に調べる料金（cost）のはずです: {first!r}"
 ### BEGIN HIDDEN TESTS
 def same(got, want):
     return type(got) is tuple and len(got) == 2 and all(type(x) is str for x in got) and tuple(got) == want
