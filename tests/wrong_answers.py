@@ -19,6 +19,27 @@ class Wrong:
     passes: str = ""   # non-empty: the visible test lets this one through on purpose, and why
 
 
+def _quiz_wrongs(qid: str, tempting: str) -> list[Wrong]:
+    """Wrong answers to one knowledge-check question: its most tempting wrong choice, and the
+    forms a hand-written ``answers`` gets wrong. ``tempting`` is a wrong choice id (the key is
+    not written here)."""
+    wrongs = [
+        Wrong(f"the tempting wrong choice {tempting!r}", f'answers = {{**answers, "{qid}": "{tempting}"}}',
+              passes="the visible test checks the form only: checking the choice would tell which one is right, "
+                     "and the graded release shows no verdict; the hidden test compares with the key"),
+        Wrong("the choice id in upper case", f'answers = {{**answers, "{qid}": "{tempting.upper()}"}}'),
+        Wrong("the choice's position as a number", f'answers = {{**answers, "{qid}": {ord(tempting) - 96}}}'),
+        Wrong("the question id in upper case", f'answers = {{(k.upper() if k == "{qid}" else k): v for k, v in answers.items()}}'),
+    ]
+    if qid == "q1":
+        wrongs.append(Wrong("asks the library for the key (correct_id)",
+                            "answers = {q.id: q.correct_id() for q in bank}",
+                            passes="the self-study folder holds the key, so this answers right here; at grading the "
+                                   "key file is absent and correct_id() raises QuizError (test_assessment: "
+                                   "test_without_the_key_file_the_library_twin_cannot_answer)"))
+    return wrongs
+
+
 WRONG: dict[str, dict[str, list[Wrong]]] = {
     "03_prompt_caching": {
         "diagnose-tests": [
@@ -426,6 +447,10 @@ def decide(doc_tokens, context_window, lc_monthly, rag_monthly, rag_budget_month
     return ("rag", reasons[0])
 '''),
         ],
+    },
+    "09_knowledge_check": {
+        f"{qid}-tests": _quiz_wrongs(qid, tempting) for qid, tempting in
+        [("q1", "b"), ("q2", "a"), ("q3", "a"), ("q4", "b"), ("q5", "b"), ("q6", "a"), ("q7", "d"), ("q8", "d"), ("q9", "b")]
     },
     "10_rag_lab": {
         "rrf-tests": [
