@@ -46,13 +46,16 @@ n = client.messages.count_tokens(
 print(f"{len(docs)} ファイル / {len(all_text):,} 字 → {n:,} tokens")
 
 # %% [markdown]
-# `ctxlab.api.tokens` は同じ数え方を関数にまとめ、**どの方法で数えたか**を結果に付けます。
+# `ctxlab.api.tokens` は、規程を 1 ファイル 1 ブロックの文書として `count_tokens` に渡す関数にまとめ、**どの方法で数えたか**を結果に付けます。
 # 実 API なら「API の count_tokens」、オフラインなら「sandbox の推定」と表示されます。
+# 上のセルは全ファイルを 1 つの文字列につなげて送ったので、ブロックの区切りの分だけ数が少し違います（差は次のセルが表示します）。
+# このコースの以降の数字は、モデルに実際に送る形に近い、ファイルごとのブロックで数えた値です。
 
 # %%
 count = tokens.count_documents([d.text for d in docs], client=client)
 print(count)
 print("推定か:", count.is_estimate)
+print(f"1 つの文字列で数えた {n:,} tokens との差: {count.tokens - n:+,} tokens（ファイルごとのブロックに分けた分）")
 
 # %% [markdown]
 # ## 2. 文字数からの推定は、なぜ足りないか
