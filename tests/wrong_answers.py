@@ -40,7 +40,112 @@ def _quiz_wrongs(qid: str, tempting: str) -> list[Wrong]:
     return wrongs
 
 
+# Near-right answers of lessons 00 and 01: each wrong version below is one of these with one change.
+_CHOOSE = """
+def choose_path(doc_tokens, context_window, lc_monthly, rag_monthly, rag_budget_monthly,
+                ttft_cached_s, lc_correct, rag_correct, reindex_hours, max_delay_hours):
+    if doc_tokens / context_window > 0.5:
+        return ("filter_or_rag", "premise")
+    reasons = [r for r, on in (("cost", lc_monthly - rag_monthly > rag_budget_monthly),
+                               ("latency", ttft_cached_s > 3.0), ("accuracy", lc_correct < rag_correct)) if on]
+    if not reasons:
+        return ("long_context", "all_clear")
+    if reindex_hours > max_delay_hours:
+        return ("long_context", "freshness")
+    return ("rag", reasons[0])
+"""
+_RANGE = """
+def cheaper_over_range(doc_tokens, n_files, model, low, high):
+    if low < 1 or low > high:
+        raise ValueError("need 1 <= low <= high")
+    seen = set()
+    for per_day in range(low, high + 1):
+        m = compare.compare(doc_tokens, n_files, compare.Profile(model=model, questions_per_month=per_day * 30)).monthly
+        seen.add("long_context" if m["long_context"] <= m["rag"] else "rag")
+    return seen.pop() if len(seen) == 1 else "depends"
+"""
+_VERDICT = """
+def usage_verdict(chars, window, low=1.0, high=1.5):
+    if chars <= 0 or window <= 0:
+        raise ValueError("chars and window must be positive")
+    if chars * high / window <= 0.5:
+        return "fits"
+    if chars * low / window > 0.5:
+        return "does_not_fit"
+    return "count_it"
+"""
+_PICK = """
+def pick_model(doc_tokens, yearly_growth, years):
+    if doc_tokens <= 0 or yearly_growth < 0 or years < 0:
+        raise ValueError("bad arguments")
+    final = doc_tokens * (1 + yearly_growth) ** years
+    fits = [m for m in pricing.article_models().values() if final <= 0.5 * m.context_window]
+    return min(fits, key=lambda m: m.input_usd_per_mtok).id if fits else None
+"""
+
+
 WRONG: dict[str, dict[str, list[Wrong]]] = {
+    "00_start_here": {
+        "choose_path-tests": [
+            Wrong("exactly 50% of the window counted as over the premise", _CHOOSE.replace("> 0.5", ">= 0.5")),
+            Wrong("exactly 3 s counted as too slow", _CHOOSE.replace("> 3.0", ">= 3.0")),
+            Wrong("compares the long-context month, not the difference, with the budget",
+                  _CHOOSE.replace("lc_monthly - rag_monthly >", "lc_monthly >")),
+            Wrong("freshness checked first: a slow re-index keeps long context even with no reason to move", """
+def choose_path(doc_tokens, context_window, lc_monthly, rag_monthly, rag_budget_monthly,
+                ttft_cached_s, lc_correct, rag_correct, reindex_hours, max_delay_hours):
+    if doc_tokens / context_window > 0.5:
+        return ("filter_or_rag", "premise")
+    if reindex_hours > max_delay_hours:
+        return ("long_context", "freshness")
+    reasons = [r for r, on in (("cost", lc_monthly - rag_monthly > rag_budget_monthly),
+                               ("latency", ttft_cached_s > 3.0), ("accuracy", lc_correct < rag_correct)) if on]
+    return ("rag", reasons[0]) if reasons else ("long_context", "all_clear")
+"""),
+        ],
+        "cheaper_path-tests": [
+            Wrong("leaves out the last day (range(low, high))", _RANGE.replace("range(low, high + 1)", "range(low, max(high, low + 1))")),
+            Wrong("prices every day at the article's 80% instead of the traffic's hit rate",
+                  _RANGE.replace("questions_per_month=per_day * 30)", "questions_per_month=per_day * 30, hit_rate=0.8)")),
+            Wrong("no ValueError for low < 1 or low > high",
+                  _RANGE.replace("    if low < 1 or low > high:\n        raise ValueError(\"need 1 <= low <= high\")\n", "")
+                  .replace('else "depends"', 'else ("depends" if seen else "long_context")')),
+            Wrong("looks only at the two ends of the range", _RANGE.replace("range(low, high + 1)", "{low, high}"),
+                  passes="with the course's traffic no range has ends that agree and a middle that differs (searched: "
+                         "every model, 1-120 a day, four document sizes), so no test can tell it from the right answer; "
+                         "the task asks for every day and the hidden tests check small ranges day by day"),
+        ],
+    },
+    "01_count_tokens": {
+        "usage_verdict-tests": [
+            Wrong("exactly 50% at the high end counted as not fitting (< instead of <=)", _VERDICT.replace("<= 0.5", "< 0.5")),
+            Wrong("exactly 50% at the low end counted as over (>= instead of >)", _VERDICT.replace("> 0.5", ">= 0.5")),
+            Wrong("the band fixed at 1.0-1.5 (ignores low and high)",
+                  _VERDICT.replace("chars * high", "chars * 1.5").replace("chars * low", "chars * 1.0")),
+            Wrong("no ValueError for chars or window <= 0", _VERDICT.replace(
+                "    if chars <= 0 or window <= 0:\n        raise ValueError(\"chars and window must be positive\")\n",
+                "    if window <= 0:\n        return \"count_it\"\n")),
+        ],
+        "max_growth-tests": [
+            Wrong("judges today's size, not the size after the years of growth",
+                  _PICK.replace("* (1 + yearly_growth) ** years", "")),
+            Wrong("exactly half the window counted as over (< instead of <=)", _PICK.replace("final <=", "final <")),
+            Wrong("chooses among every model of the price table, not the article's three",
+                  _PICK.replace("pricing.article_models()", "pricing.models()")),
+            Wrong("no ValueError for a negative growth or years",
+                  _PICK.replace("doc_tokens <= 0 or yearly_growth < 0 or years < 0", "doc_tokens <= 0")),
+            Wrong("the model names written in the code instead of read from the table", """
+def pick_model(doc_tokens, yearly_growth, years):
+    if doc_tokens <= 0 or yearly_growth < 0 or years < 0:
+        raise ValueError("bad arguments")
+    final = doc_tokens * (1 + yearly_growth) ** years
+    if final <= 100_000:
+        return "claude-haiku-4-5"
+    return "claude-sonnet-5" if final <= 500_000 else None
+""", passes="the visible test would have to swap in another price table to tell; the hidden test adds a "
+            "cheaper model with a bigger window to the table and expects it"),
+        ],
+    },
     "03_prompt_caching": {
         "diagnose-tests": [
             Wrong("no ValueError for fewer than two calls", '''

@@ -268,6 +268,16 @@ assert result == ("long_context", "all_clear"), f"RAG に移る理由がひと�
 # 20 万トークンを 20 万トークンのウィンドウに: 使用率 100%
 assert choose_path(197_000, 200_000, 207, 101, 300, 1.1, 27, 25, 24, 1) == ("filter_or_rag", "premise"), \
     "使用率が 50% を超えるときは、ほかの数字を見る前に filter_or_rag です"
+# the thresholds themselves (50% and 3 s) are still on the staying side
+assert choose_path(100_000, 200_000, 207, 101, 300, 1.1, 27, 25, 24, 48) == ("long_context", "all_clear"), \
+    "使用率ちょうど 50% は前提を満たします（「50% 以下」）"
+assert choose_path(197_000, 1_000_000, 207, 101, 300, 3.0, 27, 25, 24, 48) == ("long_context", "all_clear"), \
+    "キャッシュ時の TTFT ちょうど 3 秒は、まだ移らない側です（「3 秒以内」）"
+# cost compares the difference of the months with the budget, not one month
+assert choose_path(197_000, 1_000_000, 400, 200, 300, 1.1, 27, 25, 24, 48) == ("long_context", "all_clear"), \
+    "月額の差 400 − 200 = 200 ドルは RAG にかける 300 ドルを下回るので、料金は移る理由になりません"
+assert choose_path(197_000, 1_000_000, 2_000, 101, 300, 1.1, 27, 25, 24, 48) == ("rag", "cost"), \
+    "月額の差が RAG にかける額を上回り、再インデックスも間に合うので ('rag', 'cost') のはずです"
 ### BEGIN HIDDEN TESTS
 def _check(args, path, reasons):
     got = choose_path(*args)
@@ -329,6 +339,15 @@ assert type(got) is str, f"文字列を返してください: {got!r}"
 assert got == "rag", f"Opus 5・1 日 50〜100 問では、どこでも RAG が安いはずです: {got!r}"
 got = cheaper_over_range(count.tokens, len(texts), "claude-opus-5", 1, 20)
 assert got == "depends", f"1 日 1 問ではロングコンテキスト、20 問では RAG が安いので 'depends' のはずです: {got!r}"
+got = cheaper_over_range(250_000, 50, "claude-opus-5-5", 1, 3)
+assert got == "depends", ("文書 25 万トークン・Opus 5.5 では 1 日 2 問までロングコンテキスト、3 問で RAG が安いので "
+                          f"'depends' のはずです（幅の両端の日も含めて、ヒット率は compare の既定のまま）: {got!r}")
+for _bad in [(0, 5), (5, 4)]:
+    try:
+        cheaper_over_range(count.tokens, len(texts), "claude-opus-5", *_bad)
+    except ValueError:
+        continue
+    raise AssertionError(f"low, high = {_bad} では ValueError を投げてください（low は 1 以上、high 以下）")
 print("Sonnet 5・1 日 1〜3 問:", cheaper_over_range(count.tokens, len(texts), "claude-sonnet-5", 1, 3))
 ### BEGIN HIDDEN TESTS
 def _truth(d, n, model, lo, hi):

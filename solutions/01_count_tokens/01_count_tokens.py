@@ -166,6 +166,16 @@ def usage_verdict(chars, window, low=1.0, high=1.5):
 assert usage_verdict(197_000, 1_000_000) == "fits", "1.5 倍しても 30% 以下なので fits です"
 assert usage_verdict(197_000, 200_000) == "does_not_fit", "1.0 倍でも 98.5% なので does_not_fit です"
 assert usage_verdict(400_000, 1_000_000) == "count_it", "40%〜60% は 50% をまたぐので count_it です"
+assert usage_verdict(100_000, 300_000) == "fits", "上端でちょうど 50% は「50% 以下」なので fits です"
+assert usage_verdict(100_000, 200_000) == "count_it", "下端でちょうど 50% は超えていないので、does_not_fit ではありません"
+assert usage_verdict(100_000, 1_000_000, low=1.0, high=6.0) == "count_it", \
+    "幅は引数 low と high で決まります（1.0〜6.0 倍なら 10%〜60% で、50% をまたぎます）"
+for _bad in [(0, 1_000_000), (10, -1)]:
+    try:
+        usage_verdict(*_bad)
+    except ValueError:
+        continue
+    raise AssertionError(f"chars, window = {_bad} では ValueError を投げてください（どちらも 0 より大きい値だけを受け付ける）")
 ### BEGIN HIDDEN TESTS
 for _args in [(197_000, 1_000_000), (197_000, 200_000), (400_000, 1_000_000)]:
     assert type(usage_verdict(*_args)) is str            # a string, not an object that equals anything
@@ -220,6 +230,12 @@ got = pick_model(100_000, 0.0, 0)
 assert got is None or type(got) is str, f"モデルの id（文字列）か None を返してください: {got!r}"
 assert got == "claude-haiku-4-5", f"10 万トークンは Haiku 4.5 の 20 万の 50% ちょうどで、いちばん安いモデルです: {got!r}"
 assert pick_model(100_000, 0.1, 1) == "claude-sonnet-5", "1 年後の 11 万トークンは Haiku 4.5 の 50% を超えます"
+for _bad in [(0, 0.3, 1), (100_000, -0.1, 1), (100_000, 0.3, -1)]:
+    try:
+        pick_model(*_bad)
+    except ValueError:
+        continue
+    raise AssertionError(f"{_bad} では ValueError を投げてください（doc_tokens は 0 より大きく、増加率と年数は 0 以上）")
 for years in (0, 3, 5):
     print(f"題材の規程（{count.tokens:,} tokens）が年 30% 増えて {years} 年: {pick_model(count.tokens, 0.3, years)}")
 ### BEGIN HIDDEN TESTS
