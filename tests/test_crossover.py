@@ -367,3 +367,24 @@ def test_backgrounds_are_reused(wc):
     for d in range(150_000, 250_000, 10_000):       # a slider drag within the same limits: no full redraw
         sim.controls["doc_tokens"].value = d
     assert sim.full_redraws == full
+
+
+@pytest.mark.parametrize("model", ["claude-haiku-5-5", "claude-opus-5-5", "claude-haiku-4-5"])
+def test_the_month_axis_holds_every_curve_when_the_window_is_in_view(wc, model):
+    # past the window long context has no price (NaN): the y range must still hold RAG and the rest
+    sim = wc.CrossoverSimulator(doc_tokens=197_000, questions_per_day=20, model=model)
+    grid = np.linspace(0, sim.ax.get_xlim()[1], 50)
+    top = max(float(np.nanmax(v)) for v in crossover.curves(sim.profile, grid).values())
+    assert np.isnan(crossover.curves(sim.profile, [sim.ax.get_xlim()[1] * 2])["long_context"][0])
+    assert top <= sim.ax.get_ylim()[1] <= 3 * top, (model, sim.ax.get_ylim(), top)
+
+
+def test_the_simulator_draws_a_price_tier_as_a_step(wc):
+    # Haiku 5.5 prices a prompt over 100,000 tokens at the higher tier, every token of it: the long-context
+    # line jumps where documents + question pass the threshold, and the figure shows the jump, not a slope
+    sim = wc.CrossoverSimulator(doc_tokens=197_000, questions_per_day=20, model="claude-haiku-5-5")
+    edge = pricing.get_model("claude-haiku-5-5").prompt_tiers[0].over_prompt_tokens - sim.profile.prompt_tokens
+    x, y = (np.asarray(a, dtype=float) for a in sim.plot.lines["long_context"].get_data())
+    below, above = y[x == edge][0], y[x == edge + 1][0]
+    want = crossover.monthly(edge + 1, sim.profile)["long_context"] - crossover.monthly(edge, sim.profile)["long_context"]
+    assert above - below == pytest.approx(want) and want > 5, (below, above)

@@ -107,10 +107,15 @@ class MonthlyCostPlot:
         cross = res["crossover_tokens"]
         xmax = self._keep(self.ax.get_xlim()[1], self.x_max(doc_tokens, window, cross), 2.0)
         grid = np.linspace(0, xmax, self.points)
+        # a price tier's threshold (and the window's edge) as a step: the volume just at it and one token over
+        cuts = np.array([hi for _lo, hi in crossover._segments(p, self.n_files)])
+        cuts = cuts[(cuts > 0) & (cuts < xmax)]
+        grid = np.unique(np.concatenate([grid, cuts, cuts + 1]))
         ys = crossover.curves(p, grid, self.n_files)
         for path, ln in self.lines.items():
             ln.set_data(grid, ys[path])
-        needed_y = _nice_ceiling(max(1.0, max(float(v.max()) for v in ys.values())) * 1.08)
+        # nanmax: beyond the window long context has no price (NaN), and max() with a NaN first is NaN
+        needed_y = _nice_ceiling(max(1.0, max(float(np.nanmax(v)) for v in ys.values())) * 1.08)
         ymax = self._keep(self.ax.get_ylim()[1], needed_y, 2.5)
 
         self._window = window
