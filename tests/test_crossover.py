@@ -388,3 +388,27 @@ def test_the_simulator_draws_a_price_tier_as_a_step(wc):
     below, above = y[x == edge][0], y[x == edge + 1][0]
     want = crossover.monthly(edge + 1, sim.profile)["long_context"] - crossover.monthly(edge, sim.profile)["long_context"]
     assert above - below == pytest.approx(want) and want > 5, (below, above)
+
+
+@pytest.mark.parametrize("d", [50_000, 99_600, 99_601, 197_000])
+def test_profile_point_prices_a_tiered_model_at_each_prompts_own_rate(d):
+    # Haiku 5.5: the long prompt pays the higher tier on every token, RAG's short prompt the lower one
+    p = crossover.profile(20, model="claude-haiku-5-5", db_monthly=10.0)
+    pt = crossover.profile_point(d, p)
+    mo = crossover.monthly(d, p)
+    n = p.questions_per_month
+    lc = formulas.relative_cost(1, pt.k, 0, 0, pt.w, pt.r) * pt.unit_usd * n
+    rag = formulas.relative_cost(0, pt.k, pt.rho, pt.s, pt.w, pt.r) * pt.unit_usd * n
+    # the map's difference between the paths is the dollars' difference (what every path pays drops out)
+    assert lc - rag == pytest.approx(mo["long_context"] - mo["rag"], rel=1e-9, abs=1e-9)
+    assert (pt.rho < pt.rho_limit) == (mo["rag"] < mo["long_context"])
+
+
+def test_the_map_point_jumps_at_a_price_tier():
+    p = crossover.profile(20, model="claude-haiku-5-5", db_monthly=10.0)
+    edge = pricing.get_model(p.model).prompt_tiers[0].over_prompt_tokens - p.prompt_tokens
+    below, above = crossover.profile_point(edge, p), crossover.profile_point(edge + 1, p)
+    hi, lo = (t.input_usd_per_mtok for t in (pricing.get_model(p.model).prompt_tiers[0], pricing.get_model(p.model)))
+    assert above.unit_usd / below.unit_usd == pytest.approx(hi / lo, rel=1e-4)      # the documents' price jumps
+    assert below.rho / above.rho == pytest.approx(hi / lo, rel=1e-4)                # RAG's share in dollars falls
+    assert above.s < below.s                                                         # the long prompt's answer costs more

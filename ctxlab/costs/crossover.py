@@ -357,7 +357,7 @@ class ProfilePoint:
     s: float          # the database's monthly fee spread over the month's questions
     w: float
     r: float
-    unit_usd: float   # a * M: the documents sent once at the base input price
+    unit_usd: float   # a * M: the documents sent once at the long prompt's input price
 
     @property
     def rho_limit(self) -> float:
@@ -379,17 +379,28 @@ def profile_point(doc_tokens: float, p: compare.Profile) -> ProfilePoint:
     answer are the same on every path and drop out; the database's monthly fee, spread over
     the month's questions, is a per-call search cost ``s = db / (questions * a * M)`` — it
     grows as traffic falls, which is how a fixed fee moves the rho-k boundary.
+
+    A model priced by prompt length (``prompt_tiers``) can price the long prompt and RAG's short
+    one at different rates. Then the unit is the documents at the long prompt's input rate a_lc;
+    RAG's chunks count at its own rate (``rho`` = chunk tokens x a_rag / (documents x a_lc), the
+    share in dollars), and what the long prompt pays more for the question and the answer, per
+    call, is taken off ``s`` (it can go negative). The map's costs then match compare's months,
+    and the point jumps where the documents push the prompt over a tier's threshold.
     """
     if doc_tokens <= 0:
         raise ValueError(f"doc_tokens must be > 0 to place a profile on the map, got {doc_tokens!r}")
     if p.questions_per_month <= 0:
         raise ValueError("questions_per_month must be > 0: with no traffic there is no per-call cost")
     m = pricing.get_model(p.model)
-    unit = doc_tokens * m.input_per_token
+    chunks = p.rag_chunks * p.chunk_tokens
+    a_lc, o_lc = m.rates(doc_tokens + p.prompt_tokens)
+    a_rag, o_rag = m.rates(chunks + p.prompt_tokens)
+    unit = doc_tokens * a_lc
+    extra = p.prompt_tokens * (a_lc - a_rag) + p.output_tokens * (o_lc - o_rag)   # 0 without tiers
     h = p.effective_hit_rate()
     k = math.inf if h >= 1 else 1 / (1 - h)
-    return ProfilePoint(k=k, rho=p.rag_chunks * p.chunk_tokens / doc_tokens,
-                        s=p.db_monthly / p.questions_per_month / unit,
+    return ProfilePoint(k=k, rho=chunks * a_rag / unit,
+                        s=(p.db_monthly / p.questions_per_month - extra) / unit,
                         w=m.write_multiplier(p.resolved_ttl()), r=m.cache_read_multiplier, unit_usd=unit)
 
 
