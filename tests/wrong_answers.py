@@ -41,6 +41,87 @@ def _quiz_wrongs(qid: str, tempting: str) -> list[Wrong]:
 
 
 WRONG: dict[str, dict[str, list[Wrong]]] = {
+    "02_pricing": {
+        "monthly_by_path-tests": [
+            Wrong("the question cached with the document (not at normal price)", '''
+def monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model="claude-opus-5"):
+    q, out = 400, 700
+
+    def cached_path(tokens_in_cache):
+        miss = pricing.call_cost(model, cache_write_5m_tokens=tokens_in_cache + q, output_tokens=out).total
+        hit = pricing.call_cost(model, cache_read_tokens=tokens_in_cache + q, output_tokens=out).total
+        return pricing.monthly_cost(questions_per_month, cost_miss=miss, cost_hit=hit, hit_rate=hit_rate)
+
+    rag_call = pricing.call_cost(model, input_tokens=8 * 800 + q, output_tokens=out).total
+    return {"long_context": cached_path(doc_tokens), "filter": cached_path(doc_tokens * 0.1),
+            "rag": pricing.monthly_cost(questions_per_month, cost_miss=rag_call, fixed_monthly=db_monthly)}
+'''),
+            Wrong("the filtered 10% sent at normal price (not cached)", '''
+def monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model="claude-opus-5"):
+    q, out = 400, 700
+    miss = pricing.call_cost(model, input_tokens=q, cache_write_5m_tokens=doc_tokens, output_tokens=out).total
+    hit = pricing.call_cost(model, input_tokens=q, cache_read_tokens=doc_tokens, output_tokens=out).total
+    filter_call = pricing.call_cost(model, input_tokens=doc_tokens * 0.1 + q, output_tokens=out).total
+    rag_call = pricing.call_cost(model, input_tokens=8 * 800 + q, output_tokens=out).total
+    return {"long_context": pricing.monthly_cost(questions_per_month, cost_miss=miss, cost_hit=hit, hit_rate=hit_rate),
+            "filter": pricing.monthly_cost(questions_per_month, cost_miss=filter_call),
+            "rag": pricing.monthly_cost(questions_per_month, cost_miss=rag_call, fixed_monthly=db_monthly)}
+'''),
+            Wrong("model ignored (always the article's Opus 5)", '''
+def monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model="claude-opus-5"):
+    q, out = 400, 700
+
+    def cached_path(tokens_in_cache):
+        miss = pricing.call_cost("claude-opus-5", input_tokens=q, cache_write_5m_tokens=tokens_in_cache, output_tokens=out).total
+        hit = pricing.call_cost("claude-opus-5", input_tokens=q, cache_read_tokens=tokens_in_cache, output_tokens=out).total
+        return pricing.monthly_cost(questions_per_month, cost_miss=miss, cost_hit=hit, hit_rate=hit_rate)
+
+    rag_call = pricing.call_cost("claude-opus-5", input_tokens=8 * 800 + q, output_tokens=out).total
+    return {"long_context": cached_path(doc_tokens), "filter": cached_path(doc_tokens * 0.1),
+            "rag": pricing.monthly_cost(questions_per_month, cost_miss=rag_call, fixed_monthly=db_monthly)}
+'''),
+            Wrong("calls the library's twin (compare.compare)", '''
+def monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model="claude-opus-5"):
+    p = compare.Profile(model=model, questions_per_month=questions_per_month, hit_rate=hit_rate,
+                        db_monthly=db_monthly, ttl="5m")
+    m = compare.compare(doc_tokens, 50, p).monthly
+    return {k: m[k] for k in ("long_context", "filter", "rag")}
+'''),
+        ],
+        "implied_hit_rate-tests": [
+            Wrong("no ValueError when no hit rate between 0 and 1 gives the target", '''
+def implied_hit_rate(target, calls, cost_miss, cost_hit):
+    if calls <= 0 or cost_miss == cost_hit:
+        raise ValueError("the monthly cost does not depend on the hit rate")
+    return (calls * cost_miss - target) / (calls * (cost_miss - cost_hit))
+'''),
+            Wrong("solves for the miss share (1 - h)", '''
+def implied_hit_rate(target, calls, cost_miss, cost_hit):
+    if calls <= 0 or cost_miss == cost_hit:
+        raise ValueError("the monthly cost does not depend on the hit rate")
+    h = (target - calls * cost_hit) / (calls * (cost_miss - cost_hit))
+    if not 0 <= h <= 1:
+        raise ValueError(f"no hit rate between 0 and 1 gives {target}")
+    return h
+'''),
+            Wrong("0 and 1 left out of the range (0 < h < 1)", '''
+def implied_hit_rate(target, calls, cost_miss, cost_hit):
+    if calls <= 0 or cost_miss == cost_hit:
+        raise ValueError("the monthly cost does not depend on the hit rate")
+    h = (calls * cost_miss - target) / (calls * (cost_miss - cost_hit))
+    if not 0 < h < 1:
+        raise ValueError(f"no hit rate between 0 and 1 gives {target}")
+    return h
+'''),
+            Wrong("divides by zero when a hit costs what a miss costs", '''
+def implied_hit_rate(target, calls, cost_miss, cost_hit):
+    h = (calls * cost_miss - target) / (calls * (cost_miss - cost_hit))
+    if not 0 <= h <= 1:
+        raise ValueError(f"no hit rate between 0 and 1 gives {target}")
+    return h
+'''),
+        ],
+    },
     "03_prompt_caching": {
         "diagnose-tests": [
             Wrong("no ValueError for fewer than two calls", '''
