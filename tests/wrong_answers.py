@@ -182,6 +182,128 @@ def first_paying_call(w, r):
 '''),
         ],
     },
+    "04_ttl": {
+        "ttl_hit_rate-tests": [
+            Wrong("a gap of exactly ttl_s still hits (<=)", '''
+def ttl_hit_rate(times, ttl_s):
+    ts = sorted(times)
+    if not ts:
+        return 0.0
+    hits, prev, last = 0, None, None
+    for t in ts:
+        if last is not None and t > last:
+            prev = last
+        if prev is not None and t - prev <= ttl_s:
+            hits += 1
+        last = t
+    return hits / len(ts)
+'''),
+            Wrong("requests at the same time read each other (gap to the previous request)", '''
+def ttl_hit_rate(times, ttl_s):
+    ts = sorted(times)
+    if not ts:
+        return 0.0
+    return sum(1 for a, b in zip(ts, ts[1:]) if b - a < ttl_s) / len(ts)
+'''),
+            Wrong("a request at the same time as the previous one always misses", '''
+def ttl_hit_rate(times, ttl_s):
+    ts = sorted(times)
+    if not ts:
+        return 0.0
+    return sum(1 for a, b in zip(ts, ts[1:]) if 0 < b - a < ttl_s) / len(ts)
+'''),
+            Wrong("times not sorted", '''
+def ttl_hit_rate(times, ttl_s):
+    ts = list(times)
+    if not ts:
+        return 0.0
+    hits, prev, last = 0, None, None
+    for t in ts:
+        if last is not None and t > last:
+            prev = last
+        if prev is not None and t - prev < ttl_s:
+            hits += 1
+        last = t
+    return hits / len(ts)
+'''),
+            Wrong("no 0.0 for an empty list (divides by zero)", '''
+def ttl_hit_rate(times, ttl_s):
+    ts = sorted(times)
+    hits, prev, last = 0, None, None
+    for t in ts:
+        if last is not None and t > last:
+            prev = last
+        if prev is not None and t - prev < ttl_s:
+            hits += 1
+        last = t
+    return hits / len(ts)
+'''),
+            Wrong("calls the library's twin (traffic.model_hits)", '''
+def ttl_hit_rate(times, ttl_s):
+    hits = traffic.model_hits(times, ttl_s)
+    return sum(hits) / len(hits) if hits else 0.0
+'''),
+        ],
+        "ttl_costs-tests": [
+            Wrong("the 5m write multiplier used for 1h", '''
+def ttl_costs(times, doc_tokens, model="claude-opus-5", question_tokens=400, output_tokens=700):
+    n = len(times)
+    base = dict(input_tokens=question_tokens, output_tokens=output_tokens)
+    out = {"none": n * pricing.call_cost(model, input_tokens=doc_tokens + question_tokens,
+                                         output_tokens=output_tokens).total}
+    for ttl, seconds in [("5m", 300), ("1h", 3600)]:
+        hits = round(ttl_hit_rate(times, seconds) * n)
+        miss = pricing.call_cost(model, **base, cache_write_5m_tokens=doc_tokens).total
+        hit = pricing.call_cost(model, **base, cache_read_tokens=doc_tokens).total
+        out[ttl] = (n - hits) * miss + hits * hit
+    return out
+'''),
+            Wrong("the question not charged when the document is cached", '''
+def ttl_costs(times, doc_tokens, model="claude-opus-5", question_tokens=400, output_tokens=700):
+    n = len(times)
+    out = {"none": n * pricing.call_cost(model, input_tokens=doc_tokens + question_tokens,
+                                         output_tokens=output_tokens).total}
+    for ttl, seconds, write_field in [("5m", 300, "cache_write_5m_tokens"), ("1h", 3600, "cache_write_1h_tokens")]:
+        hits = round(ttl_hit_rate(times, seconds) * n)
+        miss = pricing.call_cost(model, output_tokens=output_tokens, **{write_field: doc_tokens}).total
+        hit = pricing.call_cost(model, output_tokens=output_tokens, cache_read_tokens=doc_tokens).total
+        out[ttl] = (n - hits) * miss + hits * hit
+    return out
+'''),
+            Wrong("TTL passed to ttl_hit_rate in minutes (5, 60)", '''
+def ttl_costs(times, doc_tokens, model="claude-opus-5", question_tokens=400, output_tokens=700):
+    n = len(times)
+    base = dict(input_tokens=question_tokens, output_tokens=output_tokens)
+    out = {"none": n * pricing.call_cost(model, input_tokens=doc_tokens + question_tokens,
+                                         output_tokens=output_tokens).total}
+    for ttl, minutes, write_field in [("5m", 5, "cache_write_5m_tokens"), ("1h", 60, "cache_write_1h_tokens")]:
+        hits = round(ttl_hit_rate(times, minutes) * n)
+        miss = pricing.call_cost(model, **base, **{write_field: doc_tokens}).total
+        hit = pricing.call_cost(model, **base, cache_read_tokens=doc_tokens).total
+        out[ttl] = (n - hits) * miss + hits * hit
+    return out
+'''),
+            Wrong("model ignored (always Opus 5)", '''
+def ttl_costs(times, doc_tokens, model="claude-opus-5", question_tokens=400, output_tokens=700):
+    n = len(times)
+    base = dict(input_tokens=question_tokens, output_tokens=output_tokens)
+    out = {"none": n * pricing.call_cost(MODEL, input_tokens=doc_tokens + question_tokens,
+                                         output_tokens=output_tokens).total}
+    for ttl, seconds, write_field in [("5m", 300, "cache_write_5m_tokens"), ("1h", 3600, "cache_write_1h_tokens")]:
+        hits = round(ttl_hit_rate(times, seconds) * n)
+        miss = pricing.call_cost(MODEL, **base, **{write_field: doc_tokens}).total
+        hit = pricing.call_cost(MODEL, **base, cache_read_tokens=doc_tokens).total
+        out[ttl] = (n - hits) * miss + hits * hit
+    return out
+'''),
+            Wrong("calls the library's twin (compare_ttls)", '''
+def ttl_costs(times, doc_tokens, model="claude-opus-5", question_tokens=400, output_tokens=700):
+    got = traffic.compare_ttls(times, doc_tokens, model=model, question_tokens=question_tokens,
+                               output_tokens=output_tokens)
+    return {ttl: v["cost_usd"] for ttl, v in got.items()}
+'''),
+        ],
+    },
     "06_metadata_filtering": {
         "my_filter-tests": [
             Wrong("returns the library's department filter (select_files)", '''
