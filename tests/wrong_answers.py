@@ -146,6 +146,87 @@ def pick_model(doc_tokens, yearly_growth, years):
             "cheaper model with a bigger window to the table and expects it"),
         ],
     },
+    "02_pricing": {
+        "monthly_by_path-tests": [
+            Wrong("the question cached with the document (not at normal price)", '''
+def monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model="claude-opus-5"):
+    q, out = 400, 700
+
+    def cached_path(tokens_in_cache):
+        miss = pricing.call_cost(model, cache_write_5m_tokens=tokens_in_cache + q, output_tokens=out).total
+        hit = pricing.call_cost(model, cache_read_tokens=tokens_in_cache + q, output_tokens=out).total
+        return pricing.monthly_cost(questions_per_month, cost_miss=miss, cost_hit=hit, hit_rate=hit_rate)
+
+    rag_call = pricing.call_cost(model, input_tokens=8 * 800 + q, output_tokens=out).total
+    return {"long_context": cached_path(doc_tokens), "filter": cached_path(doc_tokens * 0.1),
+            "rag": pricing.monthly_cost(questions_per_month, cost_miss=rag_call, fixed_monthly=db_monthly)}
+'''),
+            Wrong("the filtered 10% sent at normal price (not cached)", '''
+def monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model="claude-opus-5"):
+    q, out = 400, 700
+    miss = pricing.call_cost(model, input_tokens=q, cache_write_5m_tokens=doc_tokens, output_tokens=out).total
+    hit = pricing.call_cost(model, input_tokens=q, cache_read_tokens=doc_tokens, output_tokens=out).total
+    filter_call = pricing.call_cost(model, input_tokens=doc_tokens * 0.1 + q, output_tokens=out).total
+    rag_call = pricing.call_cost(model, input_tokens=8 * 800 + q, output_tokens=out).total
+    return {"long_context": pricing.monthly_cost(questions_per_month, cost_miss=miss, cost_hit=hit, hit_rate=hit_rate),
+            "filter": pricing.monthly_cost(questions_per_month, cost_miss=filter_call),
+            "rag": pricing.monthly_cost(questions_per_month, cost_miss=rag_call, fixed_monthly=db_monthly)}
+'''),
+            Wrong("model ignored (always the article's Opus 5)", '''
+def monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model="claude-opus-5"):
+    q, out = 400, 700
+
+    def cached_path(tokens_in_cache):
+        miss = pricing.call_cost("claude-opus-5", input_tokens=q, cache_write_5m_tokens=tokens_in_cache, output_tokens=out).total
+        hit = pricing.call_cost("claude-opus-5", input_tokens=q, cache_read_tokens=tokens_in_cache, output_tokens=out).total
+        return pricing.monthly_cost(questions_per_month, cost_miss=miss, cost_hit=hit, hit_rate=hit_rate)
+
+    rag_call = pricing.call_cost("claude-opus-5", input_tokens=8 * 800 + q, output_tokens=out).total
+    return {"long_context": cached_path(doc_tokens), "filter": cached_path(doc_tokens * 0.1),
+            "rag": pricing.monthly_cost(questions_per_month, cost_miss=rag_call, fixed_monthly=db_monthly)}
+'''),
+            Wrong("calls the library's twin (compare.compare)", '''
+def monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model="claude-opus-5"):
+    p = compare.Profile(model=model, questions_per_month=questions_per_month, hit_rate=hit_rate,
+                        db_monthly=db_monthly, ttl="5m")
+    m = compare.compare(doc_tokens, 50, p).monthly
+    return {k: m[k] for k in ("long_context", "filter", "rag")}
+'''),
+        ],
+        "implied_hit_rate-tests": [
+            Wrong("no ValueError when no hit rate between 0 and 1 gives the target", '''
+def implied_hit_rate(target, calls, cost_miss, cost_hit):
+    if calls <= 0 or cost_miss == cost_hit:
+        raise ValueError("the monthly cost does not depend on the hit rate")
+    return (calls * cost_miss - target) / (calls * (cost_miss - cost_hit))
+'''),
+            Wrong("solves for the miss share (1 - h)", '''
+def implied_hit_rate(target, calls, cost_miss, cost_hit):
+    if calls <= 0 or cost_miss == cost_hit:
+        raise ValueError("the monthly cost does not depend on the hit rate")
+    h = (target - calls * cost_hit) / (calls * (cost_miss - cost_hit))
+    if not 0 <= h <= 1:
+        raise ValueError(f"no hit rate between 0 and 1 gives {target}")
+    return h
+'''),
+            Wrong("0 and 1 left out of the range (0 < h < 1)", '''
+def implied_hit_rate(target, calls, cost_miss, cost_hit):
+    if calls <= 0 or cost_miss == cost_hit:
+        raise ValueError("the monthly cost does not depend on the hit rate")
+    h = (calls * cost_miss - target) / (calls * (cost_miss - cost_hit))
+    if not 0 < h < 1:
+        raise ValueError(f"no hit rate between 0 and 1 gives {target}")
+    return h
+'''),
+            Wrong("divides by zero when a hit costs what a miss costs", '''
+def implied_hit_rate(target, calls, cost_miss, cost_hit):
+    h = (calls * cost_miss - target) / (calls * (cost_miss - cost_hit))
+    if not 0 <= h <= 1:
+        raise ValueError(f"no hit rate between 0 and 1 gives {target}")
+    return h
+'''),
+        ],
+    },
     "03_prompt_caching": {
         "diagnose-tests": [
             Wrong("no ValueError for fewer than two calls", '''
@@ -203,6 +284,128 @@ def first_paying_call(w, r):
             Wrong("calls the library's twin", '''
 def first_paying_call(w, r):
     return formulas.first_paying_call(w, r)
+'''),
+        ],
+    },
+    "04_ttl": {
+        "ttl_hit_rate-tests": [
+            Wrong("a gap of exactly ttl_s still hits (<=)", '''
+def ttl_hit_rate(times, ttl_s):
+    ts = sorted(times)
+    if not ts:
+        return 0.0
+    hits, prev, last = 0, None, None
+    for t in ts:
+        if last is not None and t > last:
+            prev = last
+        if prev is not None and t - prev <= ttl_s:
+            hits += 1
+        last = t
+    return hits / len(ts)
+'''),
+            Wrong("requests at the same time read each other (gap to the previous request)", '''
+def ttl_hit_rate(times, ttl_s):
+    ts = sorted(times)
+    if not ts:
+        return 0.0
+    return sum(1 for a, b in zip(ts, ts[1:]) if b - a < ttl_s) / len(ts)
+'''),
+            Wrong("a request at the same time as the previous one always misses", '''
+def ttl_hit_rate(times, ttl_s):
+    ts = sorted(times)
+    if not ts:
+        return 0.0
+    return sum(1 for a, b in zip(ts, ts[1:]) if 0 < b - a < ttl_s) / len(ts)
+'''),
+            Wrong("times not sorted", '''
+def ttl_hit_rate(times, ttl_s):
+    ts = list(times)
+    if not ts:
+        return 0.0
+    hits, prev, last = 0, None, None
+    for t in ts:
+        if last is not None and t > last:
+            prev = last
+        if prev is not None and t - prev < ttl_s:
+            hits += 1
+        last = t
+    return hits / len(ts)
+'''),
+            Wrong("no 0.0 for an empty list (divides by zero)", '''
+def ttl_hit_rate(times, ttl_s):
+    ts = sorted(times)
+    hits, prev, last = 0, None, None
+    for t in ts:
+        if last is not None and t > last:
+            prev = last
+        if prev is not None and t - prev < ttl_s:
+            hits += 1
+        last = t
+    return hits / len(ts)
+'''),
+            Wrong("calls the library's twin (traffic.model_hits)", '''
+def ttl_hit_rate(times, ttl_s):
+    hits = traffic.model_hits(times, ttl_s)
+    return sum(hits) / len(hits) if hits else 0.0
+'''),
+        ],
+        "ttl_costs-tests": [
+            Wrong("the 5m write multiplier used for 1h", '''
+def ttl_costs(times, doc_tokens, model="claude-opus-5", question_tokens=400, output_tokens=700):
+    n = len(times)
+    base = dict(input_tokens=question_tokens, output_tokens=output_tokens)
+    out = {"none": n * pricing.call_cost(model, input_tokens=doc_tokens + question_tokens,
+                                         output_tokens=output_tokens).total}
+    for ttl, seconds in [("5m", 300), ("1h", 3600)]:
+        hits = round(ttl_hit_rate(times, seconds) * n)
+        miss = pricing.call_cost(model, **base, cache_write_5m_tokens=doc_tokens).total
+        hit = pricing.call_cost(model, **base, cache_read_tokens=doc_tokens).total
+        out[ttl] = (n - hits) * miss + hits * hit
+    return out
+'''),
+            Wrong("the question not charged when the document is cached", '''
+def ttl_costs(times, doc_tokens, model="claude-opus-5", question_tokens=400, output_tokens=700):
+    n = len(times)
+    out = {"none": n * pricing.call_cost(model, input_tokens=doc_tokens + question_tokens,
+                                         output_tokens=output_tokens).total}
+    for ttl, seconds, write_field in [("5m", 300, "cache_write_5m_tokens"), ("1h", 3600, "cache_write_1h_tokens")]:
+        hits = round(ttl_hit_rate(times, seconds) * n)
+        miss = pricing.call_cost(model, output_tokens=output_tokens, **{write_field: doc_tokens}).total
+        hit = pricing.call_cost(model, output_tokens=output_tokens, cache_read_tokens=doc_tokens).total
+        out[ttl] = (n - hits) * miss + hits * hit
+    return out
+'''),
+            Wrong("TTL passed to ttl_hit_rate in minutes (5, 60)", '''
+def ttl_costs(times, doc_tokens, model="claude-opus-5", question_tokens=400, output_tokens=700):
+    n = len(times)
+    base = dict(input_tokens=question_tokens, output_tokens=output_tokens)
+    out = {"none": n * pricing.call_cost(model, input_tokens=doc_tokens + question_tokens,
+                                         output_tokens=output_tokens).total}
+    for ttl, minutes, write_field in [("5m", 5, "cache_write_5m_tokens"), ("1h", 60, "cache_write_1h_tokens")]:
+        hits = round(ttl_hit_rate(times, minutes) * n)
+        miss = pricing.call_cost(model, **base, **{write_field: doc_tokens}).total
+        hit = pricing.call_cost(model, **base, cache_read_tokens=doc_tokens).total
+        out[ttl] = (n - hits) * miss + hits * hit
+    return out
+'''),
+            Wrong("model ignored (always Opus 5)", '''
+def ttl_costs(times, doc_tokens, model="claude-opus-5", question_tokens=400, output_tokens=700):
+    n = len(times)
+    base = dict(input_tokens=question_tokens, output_tokens=output_tokens)
+    out = {"none": n * pricing.call_cost(MODEL, input_tokens=doc_tokens + question_tokens,
+                                         output_tokens=output_tokens).total}
+    for ttl, seconds, write_field in [("5m", 300, "cache_write_5m_tokens"), ("1h", 3600, "cache_write_1h_tokens")]:
+        hits = round(ttl_hit_rate(times, seconds) * n)
+        miss = pricing.call_cost(MODEL, **base, **{write_field: doc_tokens}).total
+        hit = pricing.call_cost(MODEL, **base, cache_read_tokens=doc_tokens).total
+        out[ttl] = (n - hits) * miss + hits * hit
+    return out
+'''),
+            Wrong("calls the library's twin (compare_ttls)", '''
+def ttl_costs(times, doc_tokens, model="claude-opus-5", question_tokens=400, output_tokens=700):
+    got = traffic.compare_ttls(times, doc_tokens, model=model, question_tokens=question_tokens,
+                               output_tokens=output_tokens)
+    return {ttl: v["cost_usd"] for ttl, v in got.items()}
 '''),
         ],
     },

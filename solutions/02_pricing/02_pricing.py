@@ -218,10 +218,17 @@ def monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model
 # </details>
 
 # %% nbgrader={"grade": true, "grade_id": "monthly_by_path-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-m = monthly_by_path(197_000, 600, 0.8, 70)
+from ctxlab.labs._twins import twins_disabled
+with twins_disabled(globals(), compare.compare):   # as at grading: the library's comparison raises inside this block
+    m = monthly_by_path(197_000, 600, 0.8, 70)
+    m_haiku = monthly_by_path(197_000, 600, 0.8, 70, model="claude-haiku-4-5")
 assert set(m) == {"long_context", "filter", "rag"}, "3 つのキーを持つ辞書を返してください"
 assert round(m["rag"]) == 101, f"RAG は API 約 $31 + DB $70 = $101 のはずです: {m['rag']:.2f}"
 assert round(m["long_context"]) == 207, f"ロングコンテキストは月 $207 のはずです（質問は通常単価）: {m['long_context']:.2f}"
+assert round(m["filter"]) == 31, (f"メタデータで絞る方式は月 $31 のはずです（文書の 10% をロングコンテキストと同じくキャッシュ）: "
+                                  f"{m['filter']:.2f}")
+assert round(m_haiku["long_context"]) == 41, (f"model=\"claude-haiku-4-5\"（入力 $1・出力 $5）なら、ロングコンテキストは月 $41 のはずです"
+                                              f"（引数 model の単価で計算していますか）: {m_haiku['long_context']:.2f}")
 ### BEGIN HIDDEN TESTS
 assert type(m) is dict and all(type(v) is float or type(v) is int for v in m.values()), m
 assert round(m["filter"]) == 31
@@ -270,6 +277,21 @@ h = implied_hit_rate(58, 600, article.rows["filter_write"].cost, article.rows["f
 assert type(h) is float, f"ヒット率を小数（float）で返してください: {h!r}"
 print(f"使い分けの記事の絞り込み $58 はヒット率 {h:.0%} に当たる")
 assert 0.35 < h < 0.45, f"$58 は 80% ではなく約 40% のヒット率に当たります: {h:.3f}"
+try:
+    h0 = implied_hit_rate(600, 600, 1.0, 0.1)
+except ValueError as e:
+    h0 = f"ValueError: {e}"
+assert type(h0) is float and abs(h0) < 1e-9, \
+    f"月額が全部ミスの額（600 回 × $1）ちょうどなら、ヒット率 0 のはずです（0 と 1 も範囲に入ります）: {h0!r}"
+for bad, why in [((10, 600, 1.0, 0.1), "全部ヒットしても $60 かかるので、$10 になるヒット率はありません"),
+                 ((100, 600, 0.5, 0.5), "ミスとヒットの料金が同じなら、月額はヒット率で変わりません")]:
+    try:
+        got = implied_hit_rate(*bad)
+    except ValueError:
+        continue
+    except Exception as e:
+        raise AssertionError(f"implied_hit_rate{bad}: {why}。ValueError を投げるはずです: {type(e).__name__}: {e}") from e
+    raise AssertionError(f"implied_hit_rate{bad}: {why}。ValueError を投げるはずです: {got!r}")
 ### BEGIN HIDDEN TESTS
 assert type(implied_hit_rate(600 * 0.55, 600, 1.0, 0.1)) is float
 assert abs(implied_hit_rate(600 * 0.55, 600, 1.0, 0.1) - 0.5) < 1e-9

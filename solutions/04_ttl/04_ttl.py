@@ -270,11 +270,29 @@ def ttl_hit_rate(times, ttl_s):
 # </details>
 
 # %% nbgrader={"grade": true, "grade_id": "ttl_hit_rate-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-assert abs(ttl_hit_rate([0, 240, 480, 840], 300) - 0.5) < 1e-9, \
+from ctxlab.costs import traffic as _costs_traffic
+from ctxlab.labs._twins import twins_disabled
+edge_cases = [([], 0.0, "リクエストがなければ、ヒットの割合は 0.0 です（0 で割らない）"),
+              ([0, 300], 0.0, "間隔がちょうど TTL（300 秒）なら、エントリはもう切れています（ミス）"),
+              ([840, 480, 240, 0], 0.5, "並んでいない時刻も、時刻の順に判定します（0・4 分・8 分・14 分と同じ 4 件なので 2/4）"),
+              ([0, 0, 0, 10], 0.25, "同じ時刻の 3 件は互いの書き込みを読めないので全部ミス、10 秒の 1 件だけヒットで 1/4 です"),
+              ([0, 100, 100, 100], 0.75, "100 秒の 3 件は、どれも 0 秒のリクエストが書き込んだエントリを読めるので 3/4 です")]
+with twins_disabled(globals(), _costs_traffic.model_hits, _costs_traffic.hit_rate):   # as at grading: these raise here
+    basic = ttl_hit_rate([0, 240, 480, 840], 300)
+    replayed = {ttl: ttl_hit_rate(day, traffic.TTL_SECONDS[ttl]) for ttl in replays}
+    edges = []
+    for times, _, _ in edge_cases:
+        try:
+            edges.append(ttl_hit_rate(times, 300))
+        except ZeroDivisionError as e:
+            edges.append(f"ZeroDivisionError: {e}")
+assert abs(basic - 0.5) < 1e-9, \
     "0・4 分・8 分・14 分: 最初はミス、4 分後と 8 分後はヒット、6 分空いた 14 分はミスで 2/4 です"
 for ttl, rep in replays.items():
-    got = ttl_hit_rate(day, traffic.TTL_SECONDS[ttl])
+    got = replayed[ttl]
     assert abs(got - rep.hit_rate) < 1e-9, f"TTL {ttl}: sandbox で再生したヒット率 {rep.hit_rate:.3f} と違います: {got:.3f}"
+for (times, want, why), got in zip(edge_cases, edges):
+    assert type(got) in (float, int) and abs(got - want) < 1e-9, f"ttl_hit_rate({times}, 300): {why}。{want} のはずです: {got!r}"
 print("sandbox のシミュレーション（6 節の再生）と同じヒット率です")
 ### BEGIN HIDDEN TESTS
 from ctxlab.costs import traffic as _costs_traffic
@@ -340,7 +358,12 @@ def ttl_costs(times, doc_tokens, model="claude-opus-5", question_tokens=400, out
 # </details>
 
 # %% nbgrader={"grade": true, "grade_id": "ttl_costs-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-c = ttl_costs([0, 120, 1000], 100_000)
+from ctxlab.labs._twins import twins_disabled
+with twins_disabled(globals(), traffic.day_cost, traffic.compare_ttls):   # as at grading: these raise here
+    c = ttl_costs([0, 120, 1000], 100_000)
+    c_haiku = ttl_costs([0, 120, 1000], 100_000, model="claude-haiku-4-5")
+    mine = ttl_costs(day, doc_tokens, question_tokens=0, output_tokens=0)
+    full = ttl_costs(day, doc_tokens)
 assert set(c) == {"none", "5m", "1h"}, f"キーは none・5m・1h の 3 つです: {sorted(c)}"
 _per_q = pricing.call_cost(MODEL, input_tokens=400, output_tokens=700).total
 _doc = 100_000 * opus.input_per_token
@@ -349,12 +372,14 @@ assert abs(c["5m"] - (3 * _per_q + _doc * (w5 + rd + w5))) < 1e-9, \
     f"0・120・1000 秒を 5m で送ると 書き込み・読み出し・書き込み です: {c['5m']:.4f}"
 assert abs(c["1h"] - (3 * _per_q + _doc * (w1 + rd + rd))) < 1e-9, \
     f"1h なら 1000 秒の質問もヒットして 書き込み・読み出し・読み出し です: {c['1h']:.4f}"
+_haiku_call = lambda **kw: pricing.call_cost("claude-haiku-4-5", input_tokens=400, output_tokens=700, **kw).total
+assert abs(c_haiku["1h"] - (_haiku_call(cache_write_1h_tokens=100_000) + 2 * _haiku_call(cache_read_tokens=100_000))) < 1e-9, (
+    f"model=\"claude-haiku-4-5\" なら Haiku 4.5 の単価で計算するはずです（引数 model を使っていますか）: {c_haiku['1h']:.4f}")
 # the document part of the model against the sandbox's simulation of the same day
-mine = ttl_costs(day, doc_tokens, question_tokens=0, output_tokens=0)
 for ttl, rep in replays.items():
     measured = sum(r.cost.cache_write + r.cost.cache_read for r in rep.requests)
     assert abs(mine[ttl] - measured) < 1e-6, f"TTL {ttl}: sandbox の文書ぶん ${measured:.4f} と違います: ${mine[ttl]:.4f}"
-print("sandbox のシミュレーション（6 節の再生）と同じ額です:", {k: round(v, 2) for k, v in ttl_costs(day, doc_tokens).items()})
+print("sandbox のシミュレーション（6 節の再生）と同じ額です:", {k: round(v, 2) for k, v in full.items()})
 ### BEGIN HIDDEN TESTS
 _saved = (traffic.day_cost, traffic.compare_ttls)
 from ctxlab.labs._twins import refuse_twins
