@@ -84,6 +84,25 @@ def pick_model(doc_tokens, yearly_growth, years):
 """
 
 
+_PLACEMENT = """
+def choose_placement(runs, model):
+    breakpoints = {"auto": 1, "explicit": 1, "both": 2}
+    if not isinstance(runs, dict) or len(runs) < 2:
+        raise ValueError("runs must map at least two placements to their usage lists")
+    unknown = [name for name in runs if name not in breakpoints]
+    if unknown:
+        raise ValueError(f"unknown placement(s) {unknown}")
+    lengths = {len(usages) for usages in runs.values()}
+    if 0 in lengths or len(lengths) != 1:
+        raise ValueError("every run must be the same non-empty sequence of requests")
+    usd = {name: float(sum(pricing.usage_cost(u, model).total for u in usages)) for name, usages in runs.items()}
+    cheapest = min(usd.values())
+    tied = [name for name in usd if usd[name] - cheapest < 1e-9]
+    best = min(tied, key=lambda name: (breakpoints[name], name != "auto"))
+    return best, usd
+"""
+
+
 WRONG: dict[str, dict[str, list[Wrong]]] = {
     "00_start_here": {
         "choose_path-tests": [
@@ -285,6 +304,19 @@ def first_paying_call(w, r):
 def first_paying_call(w, r):
     return formulas.first_paying_call(w, r)
 '''),
+        ],
+        "choose_placement-tests": [
+            Wrong("the first cheapest in dict order (no tie rule)", _PLACEMENT.replace(
+                "best = min(tied, key=lambda name: (breakpoints[name], name != \"auto\"))", "best = tied[0]")),
+            Wrong("input only: the output tokens left out of the totals", _PLACEMENT.replace(
+                "pricing.usage_cost(u, model).total", "(lambda c: c.total - c.output)(pricing.usage_cost(u, model))")),
+            Wrong("no ValueError for an unknown name or runs of different lengths", _PLACEMENT.replace(
+                "    if unknown:\n", "    if False:\n").replace("0 in lengths or len(lengths) != 1", "0 in lengths")),
+            Wrong("calls the library's twin (compare_placements)", """
+def choose_placement(runs, model):
+    rows = prompt_caching.compare_placements(runs, model)
+    return rows[0]["placement"], {r["placement"]: float(r["usd"]) for r in rows}
+"""),   # caught by the tie rule (the twin sorts by dollars only); the hidden test also replaces the twins
         ],
     },
     "04_ttl": {

@@ -912,6 +912,24 @@ got = choose_placement(usages_of(single_runs), CACHE_MODEL)
 assert type(got) is tuple and len(got) == 2, f"(置き方, 金額) のタプルを返してください: {got!r}"
 assert type(got[0]) is str and got[0] == "explicit", f"単発の質問は明示の区切りが最安のはずです: {got[0]!r}"
 assert type(got[1]) is dict and set(got[1]) == set(single_runs), "金額は渡したすべての置き方について返してください"
+_total = sum(pricing.usage_cost(u, CACHE_MODEL).total for u in usages_of(single_runs)["explicit"])
+assert abs(got[1]["explicit"] - _total) < 1e-9, \
+    f"金額は列の合計ドル（出力込み、usage_cost(u, model).total の和）のはずです: {got[1]['explicit']!r} と {_total!r}"
+# the stated tie rule, on usage dicts: equal totals go to fewer breakpoints, then to "auto"
+_same = [{"input_tokens": 20, "cache_creation_input_tokens": 9000, "cache_read_input_tokens": 0, "output_tokens": 100},
+         {"input_tokens": 20, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 9000, "output_tokens": 100}]
+assert choose_placement({"both": _same, "explicit": _same}, CACHE_MODEL)[0] == "explicit", \
+    "同額なら区切りの少ない置き方（explicit は 1 つ、both は 2 つ）を選びます"
+assert choose_placement({"explicit": _same, "auto": _same}, CACHE_MODEL)[0] == "auto", \
+    "区切りの数でも並ぶなら auto を選びます"
+for _bad in [{"auto": _same}, {"auto": _same, "manual": _same}, {"auto": _same, "explicit": _same[:1]},
+             {"auto": [], "explicit": []}]:
+    try:
+        choose_placement(_bad, CACHE_MODEL)
+    except ValueError:
+        continue
+    raise AssertionError(f"{sorted(_bad)}（長さ {[len(v) for v in _bad.values()]}）では ValueError を投げてください"
+                         "（置き方は 2 つ以上、名前は auto / explicit / both、列は空でなく長さが揃う）")
 for shape, runs in [("単発の質問", single_runs), ("1 本の会話", conv_runs), ("2 人の会話", two_users)]:
     best, usd = choose_placement(usages_of(runs), CACHE_MODEL)
     print(f"{shape}: {best}  ({', '.join(f'{p} ${v:.5f}' for p, v in usd.items())})")
