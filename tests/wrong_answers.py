@@ -441,6 +441,99 @@ def ttl_costs(times, doc_tokens, model="claude-opus-5", question_tokens=400, out
 '''),
         ],
     },
+    "05_crossover": {
+        "rag_crossover_tokens-tests": [
+            Wrong("max_tokens ignored (a crossing beyond it is returned)", '''
+def rag_crossover_tokens(profile, max_tokens):
+    def gap(d):
+        m = compare.compare(d, 50, profile).monthly
+        return m["long_context"] - m["rag"]
+
+    at0 = gap(0)
+    if at0 >= 0:
+        return 0.0
+    probe = pricing.get_model(profile.model).context_window - profile.prompt_tokens
+    slope = (gap(probe) - at0) / probe
+    if slope <= 0:
+        return None
+    x = -at0 / slope
+    return x if x <= probe else None
+'''),
+            Wrong("the window ignored (a crossing beyond it is returned)", '''
+def rag_crossover_tokens(profile, max_tokens):
+    def gap(d):
+        m = compare.compare(d, 50, profile).monthly
+        return m["long_context"] - m["rag"]
+
+    at0 = gap(0)
+    if at0 >= 0:
+        return 0.0
+    probe = pricing.get_model(profile.model).context_window - profile.prompt_tokens
+    slope = (gap(probe) - at0) / probe
+    if slope <= 0:
+        return None
+    x = -at0 / slope
+    return x if x <= max_tokens else None
+'''),
+            Wrong("None, not 0.0, when RAG already costs no more at 0 tokens", '''
+def rag_crossover_tokens(profile, max_tokens):
+    def gap(d):
+        m = compare.compare(d, 50, profile).monthly
+        return m["long_context"] - m["rag"]
+
+    at0 = gap(0)
+    if at0 >= 0:
+        return None
+    probe = pricing.get_model(profile.model).context_window - profile.prompt_tokens
+    slope = (gap(probe) - at0) / probe
+    if slope <= 0:
+        return None
+    x = -at0 / slope
+    return x if x <= min(max_tokens, probe) else None
+'''),
+            Wrong("calls the library's twin (crossover.crossover_tokens)", '''
+def rag_crossover_tokens(profile, max_tokens):
+    return crossover.crossover_tokens(profile, max_tokens=max_tokens)
+'''),
+        ],
+        "max_questions_per_day-tests": [
+            Wrong("returns the first number of questions at which RAG is cheaper (one too many)", '''
+def max_questions_per_day(doc_tokens, profile, limit=300):
+    for per_day in range(1, limit + 1):
+        p = replace(profile, questions_per_month=per_day * crossover.DAYS_PER_MONTH)
+        m = compare.compare(doc_tokens, 50, p).monthly
+        if m["long_context"] > m["rag"]:
+            return per_day
+    return limit
+'''),
+            Wrong("a tie counted as RAG cheaper (>=, not 'no more than')", '''
+def max_questions_per_day(doc_tokens, profile, limit=300):
+    for per_day in range(1, limit + 1):
+        p = replace(profile, questions_per_month=per_day * crossover.DAYS_PER_MONTH)
+        m = compare.compare(doc_tokens, 50, p).monthly
+        if m["long_context"] >= m["rag"]:
+            return per_day - 1
+    return limit
+'''),
+            Wrong("a new Profile with only the number of questions (the given profile ignored)", '''
+def max_questions_per_day(doc_tokens, profile, limit=300):
+    for per_day in range(1, limit + 1):
+        p = compare.Profile(questions_per_month=per_day * crossover.DAYS_PER_MONTH)
+        m = compare.compare(doc_tokens, 50, p).monthly
+        if m["long_context"] > m["rag"]:
+            return per_day - 1
+    return limit
+'''),
+            Wrong("no return after the loop (None when RAG never gets cheaper)", '''
+def max_questions_per_day(doc_tokens, profile, limit=300):
+    for per_day in range(1, limit + 1):
+        p = replace(profile, questions_per_month=per_day * crossover.DAYS_PER_MONTH)
+        m = compare.compare(doc_tokens, 50, p).monthly
+        if m["long_context"] > m["rag"]:
+            return per_day - 1
+'''),
+        ],
+    },
     "06_metadata_filtering": {
         "my_filter-tests": [
             Wrong("returns the library's department filter (select_files)", '''

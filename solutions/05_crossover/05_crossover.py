@@ -370,8 +370,18 @@ def rag_crossover_tokens(profile, max_tokens):
 # </details>
 
 # %% nbgrader={"grade": true, "grade_id": "rag_crossover_tokens-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-x = rag_crossover_tokens(base, 1_000_000)
+from ctxlab.labs._twins import twins_disabled
+with twins_disabled(globals(), crossover.crossover_tokens, crossover.line, crossover._lines):   # as at grading
+    x = rag_crossover_tokens(base, 1_000_000)
+    x_short = rag_crossover_tokens(base, x / 2) if x is not None else None
+    x_haiku = rag_crossover_tokens(crossover.profile(5, model="claude-haiku-4-5"), 10_000_000)
+    x_zero = rag_crossover_tokens(crossover.profile(20, rag_chunks=0, db_monthly=0.0), 1_000_000)
 assert x is not None, "使い分けの記事の前提（1 日 20 問）では、ウィンドウの中に交点があります"
+assert x_short is None, f"交点（{x:,.0f} tokens）が max_tokens（その半分）より先なら None のはずです: {x_short!r}"
+assert x_haiku is None, (f"Haiku 4.5 に 1 日 5 問なら、交点はウィンドウ（{pricing.get_model('claude-haiku-4-5').context_window:,} tokens）"
+                         f"の外なので None のはずです（max_tokens がもっと大きくても）: {x_haiku!r}")
+assert type(x_zero) is float and x_zero == 0.0, (
+    f"チャンク 0・DB $0 の RAG は文書 0 トークンでロングコンテキストと同じ月額（以下）なので 0.0 のはずです: {x_zero!r}")
 m = compare.compare(x, 50, base).monthly
 assert abs(m["long_context"] - m["rag"]) < 0.01, (
     f"返した {x:,.0f} tokens で 2 つの月額が等しくありません: ロングコンテキスト ${m['long_context']:.2f}、RAG ${m['rag']:.2f}")
@@ -444,13 +454,24 @@ def max_questions_per_day(doc_tokens, profile, limit=300):
 
 # %% nbgrader={"grade": true, "grade_id": "max_questions_per_day-tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 q = max_questions_per_day(doc_tokens, base)
+q80 = max_questions_per_day(doc_tokens, replace(base, hit_rate=compare.ARTICLE_HIT_RATE))
+q_small = max_questions_per_day(10_000, base, limit=30)
+q_tie = max_questions_per_day(0, replace(base, rag_chunks=0, db_monthly=0.0), limit=5)
 assert type(q) is int, f"1 日の質問数を整数で返してください: {q!r}"
+assert q_small == 30, (f"文書 1 万トークンでは、30 問まで一度も RAG が安くならないので limit の 30 を返すはずです: {q_small!r}")
+assert q_tie == 5, (f"文書 0・チャンク 0・DB $0 では 2 つの月額が等しく、ロングコンテキストは RAG 以下のままなので limit の 5 のはずです"
+                    f"（等しいときは RAG が安いとは数えません）: {q_tie!r}")
 assert 0 < q < 20, f"題材の規程では、1 日 20 問ではすでに RAG が安いので、上限は 20 未満のはずです: {q}"
 m_q = compare.compare(doc_tokens, 50, replace(base, questions_per_month=q * crossover.DAYS_PER_MONTH)).monthly
 m_next = compare.compare(doc_tokens, 50, replace(base, questions_per_month=(q + 1) * crossover.DAYS_PER_MONTH)).monthly
 assert m_q["long_context"] <= m_q["rag"] and m_next["long_context"] > m_next["rag"], (
     f"1 日 {q} 問ではロングコンテキストが安く、{q + 1} 問では RAG が安いはずです")
-q80 = max_questions_per_day(doc_tokens, replace(base, hit_rate=compare.ARTICLE_HIT_RATE))
+p80 = replace(base, hit_rate=compare.ARTICLE_HIT_RATE)
+m80 = [compare.compare(doc_tokens, 50, replace(p80, questions_per_month=n * crossover.DAYS_PER_MONTH)).monthly
+       for n in (q80, q80 + 1)]
+assert m80[0]["long_context"] <= m80[0]["rag"] and m80[1]["long_context"] > m80[1]["rag"], (
+    f"ヒット率を 80% に固定した profile では、1 日 {q80} 問ではロングコンテキストが安く、{q80 + 1} 問では RAG が安いはずです"
+    "（渡された profile の質問数だけを変えていますか）")
 print(f"題材の規程（{doc_tokens:,} tokens）では、1 日 {q} 問までならロングコンテキストのほうが安い"
       f"（ヒット率を記事の 80% に固定すると {q80} 問まで）")
 ### BEGIN HIDDEN TESTS
