@@ -98,3 +98,17 @@ def test_visible_tests_catch_the_plausible_wrong_answers(name):
             elif len(message.split(":", 1)[-1].strip()) < 8:
                 problems.append(f"{gid} / {wrong.label}: caught without a message that says what to check ({message!r})")
     assert not problems, "\n".join(problems)
+
+
+def test_every_exercise_has_a_wrong_answer_set():
+    """Each autograded test cell of every lesson has its plausible wrong answers written down above
+    (a code exercise), so a visible test that lets a wrong answer through is always a recorded choice."""
+    missing = []
+    for path in sorted((ROOT / "solutions").glob("*/*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
+                if meta["grade_id"] not in WRONG.get(path.parent.name, {}):
+                    missing.append(f"{path.parent.name}: {meta['grade_id']}")
+    assert not missing, f"exercises without a wrong-answer set in tests/wrong_answers.py: {missing}"
