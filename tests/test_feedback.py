@@ -31,7 +31,15 @@ from nbfixtures import visible_part
 
 def secret_lines(src_nb, release_text: str) -> list[str]:
     """The hidden test lines of a source notebook that say something (markers, blank lines,
-    brackets and lines that also occur in the release are not secrets)."""
+    brackets and lines that also occur in the release are not secrets).
+
+    ``release_text`` is the release's cell sources or its notebook file's text; a file's JSON is read
+    into sources first, or a line with a quote in it (escaped in JSON) would never match the release
+    and a visible line that a hidden test repeats would count as a secret."""
+    try:
+        release_text = cell_sources(release_text)
+    except (ValueError, KeyError, TypeError):
+        pass   # already the sources
     out = []
     for c in src_nb.cells:
         if c.cell_type != "code":
