@@ -53,8 +53,20 @@ def _body(section, lines: list[str]) -> str:
     return nbf.replace_solution(section[1], lines)
 
 
-TWIN = ['rows = prompt_caching.compare_placements(runs, model)',
-        'return rows[0]["placement"], {r["placement"]: r["usd"] for r in rows}']
+# A complete answer except that the library computes the dollars: it keeps every rule the visible test
+# checks (errors, the tie rule), so only the hidden tests' twin guard can catch it.
+_CALL = 'rows = prompt_caching.compare_placements(runs, model)'
+_CHECKS = ['if not isinstance(runs, dict) or len(runs) < 2 or set(runs) - {"auto", "explicit", "both"}:',
+           '    raise ValueError("bad runs")',
+           'if len({len(v) for v in runs.values()}) != 1 or not all(runs.values()):',
+           '    raise ValueError("bad runs")']
+_PICK = ['usd = {r["placement"]: float(r["usd"]) for r in rows}',
+         'low = min(usd.values())',
+         'return min((p for p in usd if usd[p] - low < 1e-9), key=lambda p: ({"both": 2}.get(p, 1), p != "auto")), usd']
+
+
+def _twin(call: str = _CALL) -> list[str]:
+    return _CHECKS + [call] + _PICK
 
 
 def test_the_solution_passes_and_the_release_fails(section):
@@ -66,16 +78,16 @@ def test_the_solution_passes_and_the_release_fails(section):
 @pytest.mark.parametrize("how", ["module attribute", "imported name", "internal module", "wrapped name"])
 def test_a_library_twin_scores_0(section, how):
     if how == "module attribute":
-        src = _body(section, TWIN)
+        src = _body(section, _twin())
     elif how == "imported name":
         src = "from ctxlab.labs.prompt_caching import compare_placements as cp\n" + _body(
-            section, [TWIN[0].replace("prompt_caching.compare_placements", "cp"), TWIN[1]])
+            section, _twin(_CALL.replace("prompt_caching.compare_placements", "cp")))
     elif how == "internal module":
-        src = _body(section, ["from ctxlab.labs import _agent_loop as al", TWIN[0].replace("prompt_caching", "al"), TWIN[1]])
+        src = _body(section, ["from ctxlab.labs import _agent_loop as al"] + _twin(_CALL.replace("prompt_caching", "al")))
     else:
         src = ("import functools\nfrom ctxlab.labs import prompt_caching as pc\n"
                "table = functools.partial(pc.compare_placements)\n"
-               + _body(section, [TWIN[0].replace("prompt_caching.compare_placements", "table"), TWIN[1]]))
+               + _body(section, _twin(_CALL.replace("prompt_caching.compare_placements", "table"))))
     # refuse_twins names the twin the function reaches (TwinUsed); the runtime guard fails an assertion
     from ctxlab.labs._twins import TwinUsed
     _grade_twin = pytest.raises((AssertionError, TwinUsed), match="compare_placements")
