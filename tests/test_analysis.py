@@ -130,3 +130,25 @@ def test_the_paired_interval_widens_with_the_graders_measured_error():
     assert perfect == plain
     assert noisy[0] == plain[0]
     assert noisy[2] - noisy[1] > plain[2] - plain[1]
+
+
+def test_review_order_starts_with_an_ordinary_answer_and_covers_every_group_early(qs):
+    gold = [q for q in qs.values() if q.gold_files]
+    q1, q2, q3 = gold[:3]
+    odd = Graded(q1, "lc", "・内部通報の文", "correct", files=())           # correct, but the answer's file was not sent
+    run = [odd,
+           Graded(q1, "rag", "・文", "wrong", files=q1.gold_files),
+           Graded(q2, "lc", "・文", "correct", files=q2.gold_files),     # the first ordinary answer
+           Graded(q3, "lc", "・文", "correct", files=q3.gold_files),
+           Graded(q2, "rag", "・文", "partial", files=q2.gold_files),
+           Graded(q3, "rag", "・文", "wrong", files=q3.gold_files)]
+    order = measure.review_order(run)
+    assert sorted(map(id, order)) == sorted(map(id, run))            # every answer once, nothing added
+    assert order[0] is run[2]
+    groups = {(g.level, g.method) for g in run}
+    head = order[:1 + len(groups)]
+    assert {(g.level, g.method) for g in head} == groups            # one of each group before any repeats
+    assert measure.review_order(run) == order                       # the order depends only on the run
+    no_ordinary = [g for g in run if g.level != "correct" or not g.files]
+    assert sorted(map(id, measure.review_order(no_ordinary))) == sorted(map(id, no_ordinary))
+    assert measure.review_order([]) == []

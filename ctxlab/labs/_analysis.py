@@ -18,6 +18,10 @@
   the documents do not cover it (``abstained``), a question the documents do not answer got an answer
   of its own (``claimed``: there is no answer sentence to miss), or the files were sent and the
   answer still missed (``missed``).
+* :func:`review_order` orders a run's answers for a person's spot check: first an ordinary answer (the
+  method sent the answer's files and the machine graded it correct, so the first screen shows what the
+  widget is for, not a corner case), then one answer of each (automatic grade, method) pair in turn, so that
+  the first 10 to 15 graded answers already cover every method and every automatic grade.
 * :func:`edge_order` puts the strongest passage first and the second strongest last (the
   ordering the 長文コンテキストの記事 recommends, from the U-shaped accuracy by position).
 """
@@ -32,7 +36,7 @@ from ctxlab.evaluation import Agreement, Graded, says_not_covered, stale_stated
 from ctxlab.evaluation.uncertainty import bootstrap, grader_bias
 
 __all__ = ["Paired", "mcnemar", "paired_interval", "CAUSES", "CAUSE_JA", "error_causes", "format_causes",
-           "edge_order"]
+           "review_order", "edge_order"]
 
 CAUSES = ("grader", "not_sent", "stale", "abstained", "claimed", "missed")
 CAUSE_JA = {"grader": "人と自動採点が食い違った", "not_sent": "答えのファイルを送っていない",
@@ -142,6 +146,32 @@ def format_causes(causes: dict[str, dict[str, list[Graded]]]) -> str:
                 lines.append(_text.pad(m, 14) + _text.pad(CAUSE_JA[c], 32) + _text.pad(str(len(gs)), 6, right=True)
                              + "  " + " ".join(g.question.id for g in gs))
     return "\n".join(lines)
+
+
+def _ordinary(g: Graded) -> bool:
+    return (g.level == "correct" and bool(g.question.gold_files)
+            and all(f in g.files for f in g.question.gold_files) and not says_not_covered(g.answer))
+
+
+def review_order(graded: Iterable[Graded]) -> list[Graded]:
+    """The answers of ``graded`` in the order a person should grade them (see the module doc): an
+    ordinary answer first, then round robin over the (automatic grade, method) groups, each group in the
+    run's order. Every answer appears once; the order depends only on the run."""
+    items = list(graded)
+    first = next((g for g in items if _ordinary(g)), None)
+    groups: dict[tuple[str, str], list[Graded]] = {}
+    for g in items:
+        if g is not first:
+            groups.setdefault((g.level, g.method), []).append(g)
+    level_rank = {lv: i for i, lv in enumerate(_SCORE)}
+    method_rank = {m: i for i, m in reversed(list(enumerate(g.method for g in items)))}
+    queues = [groups[k] for k in sorted(groups, key=lambda k: (level_rank.get(k[0], 9), method_rank[k[1]]))]
+    out = [first] if first is not None else []
+    depth = 0
+    while len(out) < len(items):
+        out.extend(q[depth] for q in queues if depth < len(q))
+        depth += 1
+    return out
 
 
 def edge_order(items: Sequence, scores: Sequence[float] | None = None) -> list:

@@ -304,6 +304,8 @@ for cat in ("single", "whole", "unanswerable"):
 # %% [markdown]
 # `unanswerable` の列は、sandbox の「記載がありません」の規則（§3 の 2 つ目のセル）の効き目です。この規則は語を見るだけなので、
 # 答えのある質問でも、質問の言葉が規程に無ければ（「給料」と「給与」）同じ返事をしてしまいます。両方を数えます。
+# また、抜き出す文も語の重なりだけで選ぶので、「給料」の質問に内部通報規程の文を返すような、的外れな抜粋も出ます。
+# §7 で人が採点するときに出会う奇妙な回答は、モデルではなくこの規則の癖です。
 
 # %%
 abstained = [g for g in graded if sandbox_answer.NOT_COVERED_TEXT in g.answer]
@@ -431,12 +433,17 @@ assert list(full) == list(expected_full) and all(abs(full[m] - expected_full[m])
 # 下のウィジェットは回答を 1 件ずつ見せます。模範解答と見比べて 3 つのボタンのどれかを押すと、
 # その回答の自動採点とどの方式の回答だったかが表示され、これまでの一致率が更新されます
 # （押すまでは自動採点も方式も伏せてあるので、機械の判定や方式への先入観に引きずられません）。
-# 採点はカーネルの中（`grader.human`）に残ります。全部でなくても、15 件ほど採点すれば物差しの癖が見えます。
+# 採点はカーネルの中（`grader.human`）に残ります。
+#
+# 並び順は `measure.review_order` が決めます。最初の 1 件は、答えのファイルを送った方式の、ふつうの回答です
+# （ウィジェットの使い方をまず見るため）。そのあとは（自動採点, 方式）の組から 1 件ずつ順に出すので、
+# 全部でなくても、最初の 15 件ほどを採点すればどの方式・どの自動採点にも人の目が入り、物差しの癖が見えます。
+# sandbox が関係の薄い文を抜き出した回答（§6 で触れた、的外れな抜粋）も、この順のどこかで出てきます。
 
 # %%
 from ctxlab.widgets.grader import Grader
 
-grader = Grader(best)      # the answers with the grades of the tables (§5)
+grader = Grader(measure.review_order(best))      # the answers with the grades of the tables (§5)
 grader
 
 # %%
