@@ -71,16 +71,20 @@ def test_readme_and_instructor_guide_carry_the_table():
     for path in (ROOT / "README.md", ROOT / "docs" / "instructor.md"):
         text = path.read_text(encoding="utf-8")
         assert online.replace_table(text) == text, f"{path.name}: run tools/lesson_costs.py --docs"
-        assert "| 08_measure |" in text and "CTXLAB_MODEL=claude-haiku-4-5" in text
+        assert "| 08_measure |" in text and "CTXLAB_MODEL=claude-haiku-5-5" in text
 
 
 def test_the_cheaper_model_and_fewer_questions_cost_less_in_lesson_08():
-    full = online.lesson_cost("08_measure", "claude-opus-5")
-    cheap = online.lesson_cost("08_measure", "claude-haiku-4-5")
-    small = online.lesson_cost("08_measure", "claude-haiku-4-5", questions=online.lesson_costs()["small_questions"])
+    full = online.lesson_cost("08_measure", "claude-opus-5-5")
+    cheap = online.lesson_cost("08_measure", "claude-haiku-5-5")
+    small = online.lesson_cost("08_measure", "claude-haiku-5-5", questions=online.lesson_costs()["small_questions"])
     assert full.usd > cheap.usd > small.usd > 0
     assert small.requests < cheap.requests == full.requests
-    assert "claude-haiku-4-5" in cheap.models_sent and "claude-opus-5" in full.models_sent
+    assert "claude-opus-5-5" in full.models_sent and "claude-opus-5-5" not in cheap.models_sent
+    # the table measures the lessons on today's lineup, with the lessons' default model first
+    t = online.lesson_costs()
+    assert t["default_model"] == pricing.DEFAULT_MODEL == t["models"][0]
+    assert all(pricing.get_model(m).status == "latest" for m in t["models"])
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
@@ -106,13 +110,13 @@ def test_the_cost_line_offline_says_what_it_would_cost_and_what_needs_the_api(of
 def test_the_cost_line_follows_the_chosen_model_and_the_budget(online_client, monkeypatch):
     monkeypatch.setenv("CTXLAB_BUDGET_USD", "0.05")
     line = online.cost_line("08_measure", online_client)
-    assert online.usd(online.lesson_cost("08_measure", "claude-opus-5").usd) in line
+    assert online.usd(online.lesson_cost("08_measure", "claude-opus-5-5").usd) in line
     assert "いまの予算 $0.0500 では途中で止まり" in line
-    monkeypatch.setenv(online.MODEL_ENV, "claude-haiku-4-5")
+    monkeypatch.setenv(online.MODEL_ENV, "claude-haiku-5-5")
     monkeypatch.setenv(online.QUESTIONS_ENV, str(online.lesson_costs()["small_questions"]))
     small = online.lesson_cost("08_measure")
     line = online.cost_line("08_measure", online_client)
-    assert online.usd(small.usd) in line and "CTXLAB_QUESTIONS=" in line and "claude-opus-5" not in line
+    assert online.usd(small.usd) in line and "CTXLAB_QUESTIONS=" in line and "claude-opus-5-5" not in line
     monkeypatch.setenv("CTXLAB_BUDGET_USD", "100")
     assert "途中で止まり" not in online.cost_line("08_measure", online_client)
 

@@ -192,7 +192,8 @@ def test_context_request_caches_the_document_and_puts_the_chunk_after():
 
 
 def test_context_cost_formula():
-    m = pricing.get_model("claude-haiku-4-5")
+    m = pricing.get_model(rag.CONTEXT_MODEL)       # today's small model; 8,000 tokens are in its lower tier
+    assert rag.CONTEXT_MODEL == pricing.SMALL_MODEL and m.status == "latest"
     c = rag.context_cost(8000, [800] * 10)
     d = 8000 + rag.DOC_WRAPPER_TOKENS
     p = m.input_per_token
@@ -206,8 +207,9 @@ def test_context_cost_formula():
     no_cache = rag.context_cost(8000, [800] * 10, cache=False)
     assert no_cache.cache_write == no_cache.cache_read == 0 and no_cache.total > c.total
     # below the minimum cacheable length nothing is cached
-    short = rag.context_cost(1000, [500, 500])
-    assert short.cache_write == 0 and abs(short.uncached_input - (2 * (1000 + rag.DOC_WRAPPER_TOKENS) + 1000
+    n = pricing.min_cacheable_tokens(m)[0] - rag.DOC_WRAPPER_TOKENS - 100
+    short = rag.context_cost(n, [50, 50])
+    assert short.cache_write == 0 and abs(short.uncached_input - (2 * (n + rag.DOC_WRAPPER_TOKENS) + 100
                                                                  + 2 * rag.CHUNK_PROMPT_TOKENS) * p) < 1e-12
     assert rag.context_cost(1000, []).total == 0
     with pytest.raises(ValueError):

@@ -491,6 +491,22 @@ def rag_crossover_tokens(profile, max_tokens):
     x = -at0 / slope
     return x if x <= min(max_tokens, probe) else None
 '''),
+            Wrong("a straight line through two points: a price tier's jump is missed", '''
+def rag_crossover_tokens(profile, max_tokens):
+    def gap(d):
+        m = compare.compare(d, 50, profile).monthly
+        return m["long_context"] - m["rag"]
+
+    at0 = gap(0)
+    if at0 >= 0:
+        return 0.0
+    probe = pricing.get_model(profile.model).context_window - profile.prompt_tokens
+    slope = (gap(probe) - at0) / probe
+    if slope <= 0:
+        return None
+    x = -at0 / slope
+    return x if x <= min(max_tokens, probe) else None
+'''),
             Wrong("calls the library's twin (crossover.crossover_tokens)", '''
 def rag_crossover_tokens(profile, max_tokens):
     return crossover.crossover_tokens(profile, max_tokens=max_tokens)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from ctxlab.costs import pricing
+
 SYSTEM_PROMPT = (
     "あなたは株式会社みなと計測の社内規程に基づいて社員の質問に答えるアシスタントです。"
     "渡された規程の内容だけを根拠に答え、規程に記載がないことは「規程に記載がありません」と答えてください。"
@@ -89,7 +91,7 @@ def doc_blocks(docs: Iterable, *, citations: bool = False, cache_ttl: str | None
     return blocks
 
 
-def question_request(docs: Iterable, question: str, *, model: str = "claude-opus-5", max_tokens: int = 700,
+def question_request(docs: Iterable, question: str, *, model: str = pricing.DEFAULT_MODEL, max_tokens: int = 700,
                      citations: bool = False, cache_ttl: str | None = "5m",
                      system: str | None = SYSTEM_PROMPT) -> dict:
     """Keyword arguments for ``client.messages.create``: documents, breakpoint, then the question."""

@@ -40,11 +40,10 @@ __all__ = ["MODEL_ENV", "LESSON_MODEL", "QUESTIONS_ENV", "price_line", "COSTS_PA
            "simulated_note"]
 
 MODEL_ENV = "CTXLAB_MODEL"
-#: the model lesson 08 answers its questions with when CTXLAB_MODEL is unset, and the column of the
-#: measured cost table a lesson shows by default. The lessons' requests still name the source
-#: articles' models (pricing.ARTICLE_MODEL and the others) while the prices they teach with use
-#: pricing.DEFAULT_MODEL: moving the requests means measuring the table again (tools/lesson_costs.py).
-LESSON_MODEL = "claude-opus-5"
+#: the model lessons 06-08 answer their questions with when CTXLAB_MODEL is unset, and the column of the
+#: measured cost table a lesson shows by default: the model the lessons price with (pricing.DEFAULT_MODEL).
+#: Changing it means measuring the table again (tools/lesson_costs.py).
+LESSON_MODEL = pricing.DEFAULT_MODEL
 QUESTIONS_ENV = "CTXLAB_QUESTIONS"
 COSTS_PATH = DATA_DIR / "lesson_costs.json"
 T = TypeVar("T")

@@ -28,6 +28,11 @@ MTOK = 1_000_000
 DEFAULT_MODEL = "claude-opus-5-5"
 #: the model the source articles price their tables on (now legacy): their figures are reproduced on it
 ARTICLE_MODEL = "claude-opus-5"
+#: the current lineup's small model (successor of the article's Haiku 4.5): the one-word classification,
+#: the chunk contexts and the cheap demos. Prices by prompt length (its tier at 100,000 tokens).
+SMALL_MODEL = "claude-haiku-5-5"
+#: the current lineup's mid-priced model (successor of the article's Sonnet 5): the judge of lesson 08
+MID_MODEL = "claude-sonnet-5-5"
 
 
 _Positive = Annotated[float, pydantic.Field(gt=0)]

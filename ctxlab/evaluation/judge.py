@@ -42,7 +42,7 @@ from ctxlab.evaluation._agreement import compare
 from ctxlab.evaluation.levels import GRADER_JA, LEVELS, Graded
 
 #: the judge's default model (a mid-priced model; CTXLAB_JUDGE_MODEL is not read: pass ``model=``)
-JUDGE_MODEL = "claude-sonnet-5"
+JUDGE_MODEL = pricing.MID_MODEL
 JUDGE_MAX_TOKENS = 300
 SANDBOX_JUDGE = "sandbox-judge"
 GRADER_JA[SANDBOX_JUDGE] = "sandbox による判定の配管の模擬（判定ではない）"

@@ -31,8 +31,9 @@ __all__ = [
 
 #: how the offline header is labelled wherever it is shown
 OFFLINE_CONTEXT_LABEL = "決まった手順の文脈付与（オフライン）"
-#: the model that writes contexts online (the cheapest of the course's price table)
-CONTEXT_MODEL = "claude-haiku-4-5"
+#: the model that writes contexts online (the current lineup's small model; a document under 100,000
+#: tokens pays its lower tier)
+CONTEXT_MODEL = pricing.SMALL_MODEL
 #: the answer length asked for; the article reports 50 to 100 tokens of context
 CONTEXT_MAX_TOKENS = 150
 #: output tokens assumed per context in cost estimates (the article's upper figure)

@@ -323,7 +323,7 @@ def place_at(gold, others: Iterable, position: int, n_docs: int) -> list:
 
 
 def position_sweep(questions: Iterable[Question], docs: Iterable, client, *, positions=(1, 5, 10),
-                   n_docs: int = 10, model: str = "claude-haiku-4-5", max_tokens: int = 300,
+                   n_docs: int = 10, model: str = pricing.SMALL_MODEL, max_tokens: int = 300,
                    progress: bool = True, allow_offline: bool = False) -> dict[int, list[Graded]] | None:
     """Ask single-file questions with the gold file moved through ``positions`` among ``n_docs`` files.
 

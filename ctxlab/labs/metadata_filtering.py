@@ -76,7 +76,7 @@ __all__ = [
 ]
 
 #: a small, cheap model for the one-word classification
-CLASSIFY_MODEL = "claude-haiku-4-5"
+CLASSIFY_MODEL = pricing.SMALL_MODEL
 #: 使い分けの記事's figure for the extra classification call (not measured here)
 CLASSIFY_LATENCY_S = 0.2
 

@@ -8,7 +8,7 @@ code is exactly the code one would write against the real API::
 
     sb = Sandbox()
     client = make_client(offline=True, sandbox=sb)
-    msg = client.messages.create(model="claude-opus-5", max_tokens=300, messages=[...])
+    msg = client.messages.create(model="claude-opus-5-5", max_tokens=300, messages=[...])
     msg.usage            # input_tokens, cache_creation_input_tokens, cache_read_input_tokens, ...
     msg.sandbox          # simulated_ttft_s, simulated_total_s, cost_usd, note (an extra field)
     sb.advance(6 * 60)   # move the clock: a 5-minute cache entry expires

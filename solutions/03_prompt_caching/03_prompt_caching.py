@@ -39,9 +39,9 @@ print(ctxlab.mode_line(client))
 ctxlab.show_cost("03_prompt_caching", client)   # what this lesson costs on the real API
 
 # %% [markdown]
-# 実演には、安いモデル（Haiku 4.5）と規程 2 ファイルを使います。仕組みはどのモデルでも同じで、実 API で動かしても
+# 実演には、今のラインアップの安い小型モデル（Haiku 5.5、`pricing.SMALL_MODEL`）と規程 2 ファイルを使います。仕組みはどのモデルでも同じで、実 API で動かしても
 # この節全体で数十セントに収まる大きさです（次のセルが見積もりを表示します。実 API で動かすときは、環境変数 `CTXLAB_BUDGET_USD` を
-# 見積もり以上に設定してからカーネルを起動してください。足りなければセルは実行を止めます）。規程全体を Opus 5 で送る場合の金額は、同じ式で計算して示します。
+# 見積もり以上に設定してからカーネルを起動してください。足りなければセルは実行を止めます）。規程全体を送る場合の金額は、記事の Opus 5 と今の Opus 5.5 について、同じ式で計算して示します。
 #
 # システムプロンプトの末尾に入れる「実行 ID」は、このノートブックを実行し直しても 1 回目が必ず書き込みになるようにするためのものです。
 # 1 回の実行の中では変わらないので、キャッシュを壊しません。
@@ -53,7 +53,7 @@ ctxlab.show_cost("03_prompt_caching", client)   # what this lesson costs on the 
 # %%
 if ctxlab.is_offline(client):   # a manual clock (and no simulated waiting): the cache outlives however long you read
     client = ctxlab.make_client(offline=True, sandbox=ctxlab.Sandbox(realtime=False, time_scale=0))
-DEMO = "claude-haiku-4-5"
+DEMO = pricing.SMALL_MODEL   # the current lineup's small model: the demos are cheap online too
 RUN_ID = uuid.uuid4().hex[:8]
 SYSTEM = f"{messages.SYSTEM_PROMPT}\n（実行 ID: {RUN_ID}）"
 docs = [d for d in corpus.load() if d.file in ("hr_kyuyo_kitei.txt", "hr_yukyu_2025.txt")]
@@ -67,8 +67,8 @@ def ask(question, model=DEMO, cache_ttl="5m", docs=docs):
 
 prefix = tokens.count_request(ask("?"), client=client, model=DEMO)
 print(f"前置き（システムプロンプト + 規程 {len(docs)} ファイル）: {prefix}")
-# the whole lesson sends 30 requests (sections 2-7); online it runs only within CTXLAB_BUDGET_USD
-CALLS = 30
+# the whole lesson sends 32 requests (sections 2-7); online it runs only within CTXLAB_BUDGET_USD
+CALLS = 32
 per_call = pricing.call_cost(DEMO, cache_write_5m_tokens=prefix.tokens, output_tokens=200).total
 budget.check(CALLS * per_call, client, f"この節の実演（{CALLS} 回の呼び出し）")
 
@@ -168,17 +168,17 @@ print(f"　入力だけなら: キャッシュあり ${in_cached:.5f} / なし $
 print(f"間違った比較: 書き込みの回を基準にすると、読み出しは入力が 1/{wrong:.1f} に見える（正しい基準なら 1/{right:.1f}）")
 
 # %% [markdown]
-# 実演の額は小さいので、同じ比率を規程全体に当てはめます。使い分けの記事の前提（197,000 トークン、質問と指示 400、回答 700、Opus 5）で、
-# 同じ 3 問を送ったときの金額です。
+# 実演の額は小さいので、同じ比率を規程全体に当てはめます。使い分けの記事の前提（197,000 トークン、質問と指示 400、回答 700）で、
+# 同じ 3 問を送ったときの金額です。記事のモデル（Opus 5、記事の時点の価格）と、今のモデル（Opus 5.5）の両方で計算します。
 
 # %%
 DOC, Q, OUT, n = 197_000, 400, 700, len(QUESTIONS)
-big = "claude-opus-5"
-no_cache = n * pricing.call_cost(big, input_tokens=DOC + Q, output_tokens=OUT).total
-with_cache = (pricing.call_cost(big, input_tokens=Q, cache_write_5m_tokens=DOC, output_tokens=OUT).total
-              + (n - 1) * pricing.call_cost(big, input_tokens=Q, cache_read_tokens=DOC, output_tokens=OUT).total)
-print(f"規程全体 × {n} 問（Opus 5、出力込み）: キャッシュなし ${no_cache:.3f} / あり ${with_cache:.3f}"
-      f"（差 ${no_cache - with_cache:.3f}）")
+for big in (pricing.ARTICLE_MODEL, pricing.DEFAULT_MODEL):
+    no_cache = n * pricing.call_cost(big, input_tokens=DOC + Q, output_tokens=OUT).total
+    with_cache = (pricing.call_cost(big, input_tokens=Q, cache_write_5m_tokens=DOC, output_tokens=OUT).total
+                  + (n - 1) * pricing.call_cost(big, input_tokens=Q, cache_read_tokens=DOC, output_tokens=OUT).total)
+    print(f"規程全体 × {n} 問（{pricing.get_model(big).display_name}、出力込み）: キャッシュなし ${no_cache:.3f} / あり ${with_cache:.3f}"
+          f"（差 ${no_cache - with_cache:.3f}）")
 
 # %% [markdown]
 # ## 4. キャッシュは正答率を動かさない
@@ -289,7 +289,7 @@ print(prompt_caching.format_calls([r.usage for r in sorted_calls], DEMO, ["canon
 # キャッシュはモデルごとに持たれます。2 節で書き込んだのと同じリクエストを、モデルだけ替えて送ります。
 
 # %%
-other = "claude-sonnet-5"
+other = pricing.MID_MODEL   # Sonnet 5.5
 switched = client.messages.create(**ask(QUESTIONS[0], model=other))
 print(prompt_caching.explain(switched.usage, other))
 
@@ -300,21 +300,29 @@ print(prompt_caching.explain(switched.usage, other))
 # ### 5.4 最小長に届かない前置き
 #
 # キャッシュできる前置きには、モデルごとの最小の長さがあります。下回ると `cache_control` は **エラーにならずに無視されます**。
-# 短い規程 1 ファイルだけを区切りの前に置いてみます。
+# 短い規程 1 ファイル（通勤手当規程）の第 1 条だけを区切りの前に置いた場合と、同じ規程をまるごと置いた場合を、2 問ずつ送ります。
 
 # %%
-short_doc = [d for d in corpus.load() if d.file == "hr_tsukin.txt"]
-short_req = ask(QUESTIONS[0], docs=short_doc)
-n_short = tokens.count_request(short_req, client=client, model=DEMO).tokens
-for m in (DEMO, other):
-    print(f"{m}: 最小長 {pricing.get_model(m).min_cacheable_tokens:,} tokens")
-print(f"この前置き: 約 {n_short:,} tokens")
-short_calls = [client.messages.create(**ask(q, docs=short_doc)) for q in QUESTIONS[:2]]
-print(prompt_caching.format_calls([r.usage for r in short_calls], DEMO))
+full_rule = [d for d in corpus.load() if d.file == "hr_tsukin.txt"]
+first_article = [(full_rule[0].label, full_rule[0].text[:full_rule[0].text.index("第2条")])]   # 第1条 only
+for m in (DEMO, other, "claude-haiku-4-5"):
+    n_min, confirmed = pricing.min_cacheable_tokens(m)
+    print(f"{pricing.get_model(m).display_name}: 最小長 {n_min:,} tokens" + ("" if confirmed else "（未確認: sandbox が仮に置く値）"))
+sizes, sent = {}, {}
+for label, part in (("第 1 条だけ", first_article), ("規程 1 ファイル全体", full_rule)):
+    sizes[label] = tokens.count_request(ask(QUESTIONS[0], docs=part), client=client, model=DEMO).tokens
+    sent[label] = [client.messages.create(**ask(q, docs=part)) for q in QUESTIONS[:2]]
+    print(f"\n{label}（前置き 約 {sizes[label]:,} tokens）")
+    print(prompt_caching.format_calls([r.usage for r in sent[label]], DEMO))
+short_calls = sent["第 1 条だけ"]   # below the minimum: the calls exercise 1 diagnoses
+old_min = pricing.min_cacheable_tokens("claude-haiku-4-5")[0]
+print(f"\n旧世代の Haiku 4.5（最小長 {old_min:,}）なら、規程全体（約 {sizes['規程 1 ファイル全体']:,} tokens）は"
+      + ("キャッシュされません" if sizes["規程 1 ファイル全体"] < old_min else "キャッシュされます"))
 
 # %% [markdown]
-# 書き込みも読み出しも 0 で、エラーもありません。数千トークンの指示文をキャッシュしたつもりで効いていない、というのはよくある行き違いです。
-# 最小長はモデルで違うので、モデルを替えたら確かめ直します。
+# 第 1 条だけのときは、書き込みも読み出しも 0 で、エラーもありません。数百トークンの指示文をキャッシュしたつもりで効いていない、というのはよくある行き違いです。
+# 規程全体なら 1 回目が書き込み、2 回目が読み出しになります。ただし同じ前置きでも、最小長の大きいモデルでは効かないことがあります（上の最後の行が、旧世代の Haiku 4.5 でどうなるかを価格表の最小長から示します）。
+# 最小長はモデルで違い、公式に確かめられない値もあるので、モデルを替えたら `usage` の書き込みが 0 でないかを確かめ直します。
 #
 # ### 5.5 途中で変える設定: システムプロンプトの書き換え、citations
 #
@@ -348,14 +356,14 @@ print(prompt_caching.format_calls([r.usage for r in toggled], DEMO, ["system を
 # リクエストに `diagnostics={"previous_message_id": 前の応答の id}` を付けると、前の呼び出しより読めた分が少ないとき、応答の
 # `diagnostics.cache_miss_reason` に原因の種類（`model_changed`・`system_changed`・`tools_changed`・`messages_changed` など）と、
 # 読めなかったトークン数の見積もりが入ります。最初の 1 回は `previous_message_id` を `None` にします。
-# 5.1・5.3・5.5 と同じ変え方を、診断を付けて送ります（モデルは、この節でまだキャッシュを書いていない Haiku 5.5 に切り替えます）。原因の判定は、sandbox ではドキュメントの規則どおりに判定するシミュレーションです。
+# 5.1・5.3・5.5 と同じ変え方を、診断を付けて送ります（モデルは、この節でまだキャッシュを書いていない Opus 5.5 に切り替えます）。原因の判定は、sandbox ではドキュメントの規則どおりに判定するシミュレーションです。
 
 # %%
 first = client.messages.create(**ask(QUESTIONS[0]), diagnostics={"previous_message_id": None})
 changes = {
     "質問だけを変えた": ask(QUESTIONS[1]),
     "現在時刻を system に入れた（5.1）": with_clock_in_system(QUESTIONS[1], start + timedelta(hours=2)),
-    "モデルを切り替えた（まだ使っていないモデルへ）": ask(QUESTIONS[1], model="claude-haiku-5-5"),
+    "モデルを切り替えた（まだ使っていないモデルへ）": ask(QUESTIONS[1], model=pricing.DEFAULT_MODEL),
     "system を書き換えた（5.5）": dict(ask(QUESTIONS[1]), system=SYSTEM + "\n回答は表で書いてください。"),
 }
 diagnosed = {}
@@ -519,7 +527,7 @@ assert diagnose(objs) == "write_then_hit"
 # 右辺には文書の長さも呼び出し回数の絶対値も出てきません。倍率 2 つだけで決まります。
 
 # %%
-opus = pricing.get_model("claude-opus-5")
+opus = pricing.get_model(pricing.DEFAULT_MODEL)   # today's Opus (read 0.05x)
 r = opus.cache_read_multiplier
 for ttl in ("5m", "1h"):
     w = opus.write_multiplier(ttl)
@@ -759,7 +767,7 @@ from ctxlab.costs import pricing
 from ctxlab.labs import prompt_caching
 
 lab = prompt_caching.manual_clock(client)     # offline: a sandbox on a manual clock; online: the same client
-CACHE_MODEL = "claude-haiku-4-5"
+CACHE_MODEL = pricing.SMALL_MODEL
 cache_docs = [d for d in corpus.load() if d.file in ("hr_kyuyo_kitei.txt", "hr_yukyu_2025.txt")]
 BASE_SYSTEM = messages.SYSTEM_PROMPT
 cache_prefix = tokens.count_request(messages.question_request(cache_docs, "?", model=CACHE_MODEL, system=BASE_SYSTEM),
@@ -962,7 +970,7 @@ try:
                 "cache_creation": {"ephemeral_5m_input_tokens": write, "ephemeral_1h_input_tokens": 0}, "output_tokens": out}
 
     for _runs, _best in [(single_runs, "explicit"), (conv_runs, "auto"), (two_users, "both")]:
-        for _model in (CACHE_MODEL, "claude-opus-5"):
+        for _model in (CACHE_MODEL, pricing.DEFAULT_MODEL):
             _got = choose_placement(usages_of(_runs), _model)
             assert type(_got) is tuple and len(_got) == 2
             assert type(_got[0]) is str and _got[0] == _best

@@ -48,7 +48,7 @@ lab = ctxlab.make_client(offline=True, sandbox=sb)  # the client for this lesson
 print(ctxlab.simulated_note("この節の TTL の実験", "実 API の時計は進められないため。送るコードは実 API と同じです"))
 docs = corpus.load()                                 # the current versions: what the course sends
 questions = [q.question for q in corpus.questions()]
-MODEL = "claude-opus-5"
+MODEL = pricing.DEFAULT_MODEL   # the model this lesson prices with (today's Opus)
 
 
 def ask(i, ttl="5m", max_tokens=16):
@@ -324,7 +324,7 @@ for _ts, _ttl in _cases:
 # %% [markdown] nbgrader={"grade": false, "grade_id": "ttl-costs-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ### 演習 2（3 点）: TTL ごとの 1 日の料金
 #
-# 関数 `ttl_costs(times, doc_tokens, model="claude-opus-5", question_tokens=400, output_tokens=700)` を書き、
+# 関数 `ttl_costs(times, doc_tokens, model="claude-opus-5-5", question_tokens=400, output_tokens=700)` を書き、
 # `{"none": ..., "5m": ..., "1h": ...}`（ドル）を返してください。
 #
 # - `"none"`: キャッシュを使わない。毎回 `doc_tokens + question_tokens` を通常単価で送る
@@ -334,7 +334,7 @@ for _ts, _ttl in _cases:
 # ヒットの数は演習 1 の `ttl_hit_rate` から出せます。`pricing.call_cost` を使って構いません（`ctxlab.labs.ttl` の `day_cost` / `compare_ttls` は使わないこと）。
 
 # %% nbgrader={"grade": false, "grade_id": "ttl_costs", "locked": false, "schema_version": 3, "solution": true, "task": false}
-def ttl_costs(times, doc_tokens, model="claude-opus-5", question_tokens=400, output_tokens=700):
+def ttl_costs(times, doc_tokens, model="claude-opus-5-5", question_tokens=400, output_tokens=700):
     ### BEGIN SOLUTION
     n = len(times)
     base = dict(input_tokens=question_tokens, output_tokens=output_tokens)
@@ -401,7 +401,7 @@ finally:
 assert min(_batch, key=_batch.get) == "none"
 assert min(_busy, key=_busy.get) == "5m"
 assert min(_half, key=_half.get) == "1h"
-_ref = traffic.compare_ttls(traffic.office_day(60, seed=3), 180_000, model="claude-opus-5")   # the exercise's default model
+_ref = traffic.compare_ttls(traffic.office_day(60, seed=3), 180_000, model="claude-opus-5-5")   # the exercise's default model
 assert all(abs(_day[k] - _ref[k]["cost_usd"]) < 1e-9 for k in _ref)
 _h = pricing.get_model("claude-haiku-4-5")
 _q = 4 * (100 * _h.input_per_token + 50 * _h.output_per_token)

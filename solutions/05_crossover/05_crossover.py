@@ -339,6 +339,8 @@ print(f"題材の規程をキャッシュから読むと TTFT {pricing.ttft_seco
 # - 文書 0 トークンの時点で RAG の月額がロングコンテキスト以下なら `0.0` を返す
 # - RAG がどれだけ文書を増やしても安くならない場合、または交点が `max_tokens` より先にある場合は `None` を返す
 # - ウィンドウを超えるプロンプトには料金がありません（`compare` がエラーにします）: 交点がウィンドウの外（文書 + 質問 > ウィンドウ）なら `None`
+# - プロンプトの長さで単価が変わるモデル（Haiku 5.5: 10 万トークンを超えると、その呼び出し全体が高い単価）では、ロングコンテキストの月額が
+#   境目で跳ね上がります（境目の前後では、それぞれ直線）。跳ね上がったところで RAG より高くなるなら、交点は境目の文書量です
 #
 # 解き方は自由です。`crossover.crossover_tokens`（と `crossover.line`）は使わずに、自分で解いてください。
 
@@ -349,22 +351,30 @@ def rag_crossover_tokens(profile, max_tokens):
         m = compare.compare(d, 50, profile).monthly
         return m["long_context"] - m["rag"]
 
-    at0 = gap(0)
-    if at0 >= 0:
+    if gap(0) >= 0:
         return 0.0
-    probe = pricing.get_model(profile.model).context_window - profile.prompt_tokens   # the largest prompt that fits
-    slope = (gap(probe) - at0) / probe
-    if slope <= 0:
+    # the largest document volume that still fits the window, or max_tokens if that comes first
+    hi = min(max_tokens, pricing.get_model(profile.model).context_window - profile.prompt_tokens)
+    if hi <= 0 or gap(hi) < 0:
         return None
-    x = -at0 / slope
-    return x if x <= min(max_tokens, probe) else None
+    # the gap only grows with the documents (steadily, and by a jump at a price tier): bisect to where it turns >= 0
+    lo = 0.0
+    while hi - lo > 1e-6 * max(hi, 1.0):
+        mid = (lo + hi) / 2
+        if gap(mid) >= 0:
+            hi = mid
+        else:
+            lo = mid
+    return hi
     ### END SOLUTION
 
 
 # %% [markdown]
 # <details><summary>ヒント（開くと表示）</summary>
 #
-# 2 節で、月額が文書量に対してどんな形の関数かを見ました。その形なら、月額を何点で調べれば交点が決まるかを考えてください。
+# 2 節で、月額が文書量に対してどんな形の関数かを見ました。価格の境目がないモデルなら直線なので、2 点で交点が決まります。
+# 境目のあるモデルでは直線が途中で跳ねるので、2 点では足りません。どのモデルでも、差（ロングコンテキスト − RAG）は文書が増えるほど
+# 大きくなる（減ることはない）ので、差の符号が変わる位置を二分法で挟み込めば、境目があってもなくても求まります。
 # 「交わらない」は、文書をいくら増やしても差の符号が変わらない場合です。
 #
 # </details>
@@ -376,6 +386,8 @@ with twins_disabled(globals(), crossover.crossover_tokens, crossover.line, cross
     x_short = rag_crossover_tokens(base, x / 2) if x is not None else None
     x_haiku = rag_crossover_tokens(crossover.profile(5, model="claude-haiku-4-5"), 10_000_000)
     x_zero = rag_crossover_tokens(crossover.profile(20, rag_chunks=0, db_monthly=0.0), 1_000_000)
+    tiered = crossover.profile(20, model="claude-haiku-5-5", db_monthly=5.0)
+    x_tier = rag_crossover_tokens(tiered, 1_000_000)
 assert x is not None, "使い分けの記事の前提（1 日 20 問）では、ウィンドウの中に交点があります"
 assert x_short is None, f"交点（{x:,.0f} tokens）が max_tokens（その半分）より先なら None のはずです: {x_short!r}"
 assert x_haiku is None, (f"Haiku 4.5 に 1 日 5 問なら、交点はウィンドウ（{pricing.get_model('claude-haiku-4-5').context_window:,} tokens）"
@@ -387,7 +399,11 @@ assert abs(m["long_context"] - m["rag"]) < 0.01, (
     f"返した {x:,.0f} tokens で 2 つの月額が等しくありません: ロングコンテキスト ${m['long_context']:.2f}、RAG ${m['rag']:.2f}")
 after = compare.compare(x * 1.05, 50, base).monthly
 assert after["rag"] < after["long_context"], "交点より文書が多ければ、RAG のほうが安いはずです"
-print(f"RAG が安くなるのは {x:,.0f} tokens から")
+_edge = pricing.get_model("claude-haiku-5-5").prompt_tiers[0].over_prompt_tokens - tiered.prompt_tokens
+assert type(x_tier) in (float, int) and abs(x_tier - _edge) <= 1, (
+    f"Haiku 5.5・1 日 20 問・DB 月 $5 では、月額が価格の境目（文書 {_edge:,} tokens）で跳ね上がって RAG を超えるので、"
+    f"交点は境目の {_edge:,} tokens のはずです（2 点を結ぶ直線では求まりません）: {x_tier!r}")
+print(f"RAG が安くなるのは {x:,.0f} tokens から（Haiku 5.5 の例では境目の {x_tier:,.0f} tokens から）")
 ### BEGIN HIDDEN TESTS
 def _close(a, b):
     return type(a) in (float, int) and b is not None and abs(a - b) <= max(1.0, 1e-3 * b)
@@ -395,7 +411,11 @@ def _close(a, b):
 _profiles = [crossover.profile(50, model="claude-sonnet-5", hit_rate=0.6),
              crossover.profile(5, hit_rate=0.0, db_monthly=200.0, ttl="1h"),
              crossover.profile(20, model="claude-haiku-4-5", rag_chunks=20, db_monthly=0.0),
-             crossover.profile(100, hit_rate=1.0, rag_chunks=3), crossover.profile(7)]
+             crossover.profile(100, hit_rate=1.0, rag_chunks=3), crossover.profile(7),
+             # prompt-length tiers: a crossing below the tier, one above it, and one at the jump
+             crossover.profile(300, model="claude-haiku-5-5", db_monthly=0.0),
+             crossover.profile(20, model="claude-haiku-5-5", db_monthly=70.0),
+             crossover.profile(1000, model="claude-haiku-5-5", db_monthly=70.0)]
 _haiku = crossover.profile(5, model="claude-haiku-4-5")
 _want = [crossover.crossover_tokens(_p) for _p in _profiles] + [crossover.crossover_tokens(_haiku)]
 # the library's own solvers raise while the learner's function runs

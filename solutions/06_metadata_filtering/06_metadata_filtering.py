@@ -31,6 +31,7 @@ from ctxlab.api.messages import answer_text, question_request
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
 ctxlab.show_cost("06_metadata_filtering", client)   # what this lesson costs on the real API
+MODEL = ctxlab.lesson_model(pricing.DEFAULT_MODEL)   # CTXLAB_MODEL picks another model
 
 # %% [markdown]
 # ## 1. 誰が文書を選ぶか: 人が決めたキー
@@ -135,10 +136,10 @@ for qid in ("q20", "q03", "q05", "q14"):
 # %%
 q = qmap["q20"]
 sel = metadata_filtering.select(q.question, client)
-req = question_request(metadata_filtering.docs_for(sel.files), q.question)
+req = question_request(metadata_filtering.docs_for(sel.files), q.question, model=MODEL)
 est = estimate.estimate_request(req)
 try:
-    budget.check(pricing.call_cost("claude-opus-5", cache_write_5m_tokens=est, output_tokens=700).total, client,
+    budget.check(pricing.call_cost(MODEL, cache_write_5m_tokens=est, output_tokens=700).total, client,
                  f"q20 を {len(sel.files)} 件で 1 回")
 except budget.BudgetExceeded as e:
     print(e)
@@ -147,8 +148,8 @@ else:
     print(answer_text(msg)[:400])
     u = msg.usage
     print(f"\n書き込み {u.cache_creation_input_tokens:,} / 読み出し {u.cache_read_input_tokens:,} / "
-          f"通常 {u.input_tokens:,} / 出力 {u.output_tokens:,} tokens → ${pricing.usage_cost(u, 'claude-opus-5').total:.3f}")
-    print(ctxlab.source_line(msg, "claude-opus-5"))
+          f"通常 {u.input_tokens:,} / 出力 {u.output_tokens:,} tokens → ${pricing.usage_cost(u, MODEL).total:.3f}")
+    print(ctxlab.source_line(msg, MODEL))
 
 # %% [markdown]
 # ## 4. 選べるかを確かめる: filter recall と 9 割の線

@@ -33,6 +33,7 @@ from ctxlab.widgets.citation_viewer import CitationViewer
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
 ctxlab.show_cost("07_citations", client)   # what this lesson costs on the real API
+MODEL = ctxlab.lesson_model(pricing.DEFAULT_MODEL)   # CTXLAB_MODEL picks another model
 
 # %% [markdown]
 # ## 1. 題材と、この節でかかる額
@@ -49,8 +50,8 @@ for i, d in enumerate(docs):
     print(f"document_index {i}: {d.file:22s} {d.chars:>5,} 字  {d.label}")
 
 doc_tokens = tokens.count_documents([d.text for d in docs], client=client).tokens
-write = pricing.call_cost("claude-opus-5", input_tokens=50, cache_write_5m_tokens=doc_tokens, output_tokens=300).total
-read = pricing.call_cost("claude-opus-5", input_tokens=50, cache_read_tokens=doc_tokens, output_tokens=300).total
+write = pricing.call_cost(MODEL, input_tokens=50, cache_write_5m_tokens=doc_tokens, output_tokens=300).total
+read = pricing.call_cost(MODEL, input_tokens=50, cache_read_tokens=doc_tokens, output_tokens=300).total
 budget.check(5 * write + 5 * read, client, f"この節の呼び出し（{doc_tokens:,} トークンの文書で書き込み 5 回・読み出し 5 回）")
 
 # %% [markdown]
@@ -63,7 +64,7 @@ budget.check(5 * write + 5 * read, client, f"この節の呼び出し（{doc_tok
 # %%
 QUESTIONS = ["在宅勤務手当はいくらですか？", "自分が結婚するとき、休みは何日もらえますか？", "電車通勤の交通費に上限はありますか？"]
 
-req = messages.question_request(docs, QUESTIONS[0], citations=True)
+req = messages.question_request(docs, QUESTIONS[0], citations=True, model=MODEL)
 first = req["messages"][0]["content"][0]
 print({k: v for k, v in first.items() if k != "source"})
 print("source:", {**first["source"], "data": first["source"]["data"][:8] + "…"})
@@ -96,8 +97,8 @@ print("原文のスライスと cited_text が一致:", source_slice == c.cited_
 # ただし引用の有効・無効を切り替えると、文書が同じでもキャッシュは作り直しです（引用の設定は system と messages のキャッシュを無効にします）。
 
 # %%
-more = [client.messages.create(**messages.question_request(docs, q, citations=True)) for q in QUESTIONS[1:]]
-no_cite = client.messages.create(**messages.question_request(docs, QUESTIONS[0], citations=False))
+more = [client.messages.create(**messages.question_request(docs, q, citations=True, model=MODEL)) for q in QUESTIONS[1:]]
+no_cite = client.messages.create(**messages.question_request(docs, QUESTIONS[0], citations=False, model=MODEL))
 for name, r in [("引用あり 1 問目", resp), ("引用あり 2 問目", more[0]), ("引用あり 3 問目", more[1]), ("引用なしに切り替え", no_cite)]:
     u = r.usage
     print(f"{name:10s} 読み出し {u.cache_read_input_tokens:>6,}  書き込み {u.cache_creation_input_tokens:>6,}")
@@ -129,7 +130,7 @@ print("強調表示の <mark> がある:", "<mark" in viewer.html)
 
 # %%
 bundle = citations.bundle(docs)
-bundled = [client.messages.create(**messages.question_request([bundle.as_document()], q, citations=True))
+bundled = [client.messages.create(**messages.question_request([bundle.as_document()], q, citations=True, model=MODEL))
            for q in QUESTIONS]
 bcites = [c for r in bundled for c in citations.collect(r)]
 print("document_index の種類:", sorted({c.document_index for c in bcites}))
@@ -190,7 +191,7 @@ plt.tight_layout()
 telework = by_file["hr_telework_2025.txt"]
 art = citations.article_document(telework)
 print(f"{telework.label}: {len(art.labels)} ブロック  例: {art.labels[2:5]}")
-art_req = {"model": "claude-opus-5", "max_tokens": 500, "system": messages.SYSTEM_PROMPT,
+art_req = {"model": MODEL, "max_tokens": 500, "system": messages.SYSTEM_PROMPT,
            "messages": [{"role": "user", "content": [art.block, {"type": "text", "text": QUESTIONS[0]}]}]}
 art_resp = client.messages.create(**art_req)
 for c in citations.collect(art_resp):
@@ -212,7 +213,7 @@ SCHEMA = {"type": "json_schema",
           "schema": {"type": "object", "properties": {"answer": {"type": "string"}},
                      "required": ["answer"], "additionalProperties": False}}
 try:
-    client.messages.create(**messages.question_request(docs, QUESTIONS[0], citations=True),
+    client.messages.create(**messages.question_request(docs, QUESTIONS[0], citations=True, model=MODEL),
                            output_config={"format": SCHEMA})
 except anthropic.BadRequestError as e:
     body = e.body if isinstance(e.body, dict) else {}
@@ -229,7 +230,7 @@ else:
 from ctxlab.api.online import source_line
 
 numbered = citations.numbered_docs(docs)
-req = messages.question_request(numbered, QUESTIONS[0],
+req = messages.question_request(numbered, QUESTIONS[0], model=MODEL,
                                 system=messages.SYSTEM_PROMPT + citations.numbered_instruction(len(docs)))
 out = client.messages.create(**req, output_config={"format": SCHEMA})
 answer = json.loads(out.content[0].text)["answer"]
@@ -370,7 +371,7 @@ for cc in cites:
 
 # %%
 saved = [c for q in ["年休は何日まで繰り越せますか？", QUESTIONS[0]]
-         for c in citations.collect(client.messages.create(**messages.question_request(last_year, q, citations=True)))]
+         for c in citations.collect(client.messages.create(**messages.question_request(last_year, q, citations=True, model=MODEL)))]
 for c in saved[:3]:
     now = docs[c.document_index].text[c.start_char_index:c.end_char_index]
     print(f"{c.document_title}  文字 {c.start_char_index}–{c.end_char_index}")

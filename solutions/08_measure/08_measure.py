@@ -31,7 +31,7 @@ from ctxlab.labs import measure, metadata_filtering
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
 ctxlab.show_cost("08_measure", client)   # what this lesson costs on the real API
-MODEL = ctxlab.lesson_model("claude-opus-5")   # CTXLAB_MODEL picks another model
+MODEL = ctxlab.lesson_model(pricing.DEFAULT_MODEL)   # CTXLAB_MODEL picks another model
 from ctxlab.evaluation import judge, labelled
 print(judge.budget_line(len(corpus.questions()) * 3 + len(labelled.load())))   # §5: the judge's share
 
@@ -672,7 +672,7 @@ else:
 # `measure.position_sweep` は、`single` の質問ごとに、答えのファイルをほかのファイルの間のいくつかの位置（既定は下に表示します）に置いて尋ね、
 # 位置ごとの正答率を出します。sandbox は BM25 で文を選ぶので文書の位置を見ず、測っても平らな線になるだけです。
 # そのためオフラインでは実行せず、理由を表示します。実 API では、見積もりを `budget.check` に通してから送ります
-# （既定は安い Haiku 4.5。予算を `CTXLAB_BUDGET_USD` で決めてから実行してください）。
+# （既定は安い小型モデルで、下に表示します。予算を `CTXLAB_BUDGET_USD` で決めてから実行してください）。
 
 # %%
 import inspect

@@ -216,7 +216,8 @@ else:
 #
 # 計算が要る問は、どれも `ctxlab.costs` の式で決まります。ここでは**問題とは別の数字**で式の動きを確かめます。
 # 問題の条件（間隔、回数、割合）を入れて答えを確かめるのは、自分の手で行ってください（採点版では、答え合わせはフィードバックで）。
-# 倍率は価格表（Opus 5）の値で、金額は「キャッシュを使わずに文書を 1 回送る代金」を 1 とした単位です。
+# 倍率は問題と同じく記事の時点の Opus 5 の値（読み出し 0.1 倍）で、金額は「キャッシュを使わずに文書を 1 回送る代金」を 1 とした単位です。
+# 今の Opus 5.5（読み出し 0.05 倍）で同じ式がどうなるかも並べます。
 #
 # まず、キャッシュが得になる回数です。k 回の呼び出しは、キャッシュなしで k、キャッシュありで w + (k − 1) r なので、
 # k > (w − r) / (1 − r) で得になります。
@@ -224,12 +225,17 @@ else:
 # %%
 from ctxlab.costs import formulas, pricing
 
-opus = pricing.get_model("claude-opus-5")
+opus = pricing.get_model(pricing.ARTICLE_MODEL)   # the quiz's multipliers: the article's Opus 5
 r = opus.cache_read_multiplier
 TTL = {"5 分": (5, opus.cache_write_5m_multiplier), "1 時間": (60, opus.cache_write_1h_multiplier)}
 for name, (_, w) in TTL.items():
     print(f"TTL {name}: 書き込み {w}x・読み出し {r}x → k > {formulas.breakeven_reuses(w, r):.2f}、"
           f"{formulas.first_paying_call(w, r)} 回目から得")
+today = pricing.get_model(pricing.DEFAULT_MODEL)
+for name, (_, w) in TTL.items():
+    print(f"（{today.display_name}: TTL {name} 読み出し {today.cache_read_multiplier}x → "
+          f"k > {formulas.breakeven_reuses(w, today.cache_read_multiplier):.2f}、"
+          f"{formulas.first_paying_call(w, today.cache_read_multiplier)} 回目から得）")
 
 
 # %% [markdown]
@@ -269,7 +275,7 @@ for k_ in (2, 5, 20, 100):
 #
 # 「キャッシュを入れたのに請求が下がらない」を実際に起こして、`usage` の 3 つの欄で見ます。
 # 同じ質問を 3 回ずつ、(1) システムプロンプトの先頭に呼び出し時刻を入れた形、(2) 時刻を質問の前（区切りの後ろ）に移した形で送ります。
-# 実演には安いモデル（Haiku 4.5）と規程 1 ファイルを使います。オフラインでは sandbox が答え、実 API でも同じコードが動きます
+# 実演には今のラインアップの安い小型モデル（`pricing.SMALL_MODEL`）と規程 1 ファイルを使います。オフラインでは sandbox が答え、実 API でも同じコードが動きます
 # （実 API では、呼び出しの前に見積もりを表示し、`CTXLAB_BUDGET_USD` の範囲でだけ実行します）。
 #
 # システムプロンプトの末尾の「実行 ID」は、ノートブックを実行し直しても (2) の 1 回目が書き込みから始まるようにするためのもので、
@@ -282,7 +288,7 @@ from datetime import datetime
 from ctxlab.api import budget, messages, tokens
 from ctxlab import corpus
 
-DEMO = "claude-haiku-4-5"
+DEMO = pricing.SMALL_MODEL   # the current lineup's small model
 RUN_ID = uuid.uuid4().hex[:8]
 SYSTEM = f"{messages.SYSTEM_PROMPT}\n（実行 ID: {RUN_ID}）"
 docs = [corpus.by_file()["hr_kyuyo_kitei.txt"]]
