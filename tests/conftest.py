@@ -42,7 +42,11 @@ def built_site(tmp_path_factory) -> Path:
 
 def pytest_configure(config):
     """One id for the whole run, set before xdist starts its workers (they inherit it): what the
-    workers share for this run only lives in folders named by it (tests/hubclass.py shared_envs)."""
+    workers share for this run only lives in folders named by it (tests/hubclass.py shared_envs).
+    Test kernels use ipc sockets, so parallel workers never race for a TCP port (tests/ipc_kernels.py)."""
+    import ipc_kernels
+
+    ipc_kernels.install()
     if not hasattr(config, "workerinput"):
         import uuid
 

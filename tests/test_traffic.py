@@ -246,3 +246,15 @@ def test_hit_rates_are_simulated_to_half_a_point(ttl):
     assert traffic.hit_rate_stats(20, ttl, days=20).days == 20
     with pytest.raises(ValueError, match="days"):
         traffic.hit_rate_stats(20, ttl, days=0)
+
+
+def test_the_simulations_inner_loop_gives_hit_rate_exactly():
+    """traffic._simulated_rate (the loop the traffic levels are simulated with) is hit_rate of the same day."""
+    from ctxlab.costs import traffic as costs_traffic
+    for profile in costs_traffic.PROFILES:
+        for n in (0, 1, 2, 5, 37, 300):
+            for seed in range(12):
+                day = costs_traffic.office_day(n, seed=seed, profile=profile)
+                for ttl in ("5m", "1h"):
+                    assert costs_traffic._simulated_rate(n, seed, profile, costs_traffic.ttl_seconds(ttl)) \
+                        == costs_traffic.hit_rate(day, ttl)

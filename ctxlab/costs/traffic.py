@@ -96,11 +96,17 @@ def _normal(rng: random.Random) -> float:
     return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
 
 
-def _session_start(p: Profile, rng: random.Random) -> float:
+def _mixture(p: Profile) -> tuple[tuple[float, ...], float]:
+    """The weights of a profile's session-start mixture (peaks, then the background) and their sum."""
+    weights = tuple(w for _, _, w in p.peaks) + (p.background,)
+    return weights, sum(weights)
+
+
+def _session_start(p: Profile, rng: random.Random, mixture: tuple[tuple[float, ...], float] | None = None) -> float:
     day = p.hours * 3600.0
-    weights = [w for _, _, w in p.peaks] + [p.background]
+    weights, total = mixture or _mixture(p)
     for _ in range(1000):
-        x = rng.random() * sum(weights)
+        x = rng.random() * total
         for i, w in enumerate(weights):
             if x < w or i == len(weights) - 1:
                 break
@@ -132,11 +138,12 @@ def office_day(n_questions: int, *, seed: int = 0, profile: str | Profile = "bun
         raise TypeError(f"profile must be a name or a traffic.Profile, got {type(profile).__name__}")
     rng = random.Random(seed)
     day = p.hours * 3600.0
+    mixture = _mixture(p)
+    lo, hi = p.followup_gap_s
     times: list[float] = []
     while len(times) < n_questions:
-        t = _session_start(p, rng)
+        t = _session_start(p, rng, mixture)
         times.append(float(int(t)))
-        lo, hi = p.followup_gap_s
         while len(times) < n_questions and rng.random() < p.followup:
             t += lo + (hi - lo) * rng.random()
             if t >= day:
@@ -226,9 +233,23 @@ DAYS = MIN_DAYS
 DEFAULT_PROFILE = "bunched"
 
 
+def _simulated_rate(n_questions: int, seed: int, profile: str, limit: float) -> float:
+    """``hit_rate(office_day(n_questions, seed=seed, profile=profile), limit)``, the same number, without
+    checking and sorting again the times office_day has just made (the simulation's inner loop)."""
+    ts = office_day(n_questions, seed=seed, profile=profile)
+    hits, prev, last = 0, None, None
+    for t in ts:
+        if last is not None and t > last:
+            prev = last
+        hits += prev is not None and t - prev < limit
+        last = t
+    return hits / len(ts) if ts else 0.0
+
+
 @lru_cache(maxsize=1024)
 def _day_rates(n_questions: int, ttl: str, profile: str, days: int) -> tuple[float, ...]:
-    return tuple(hit_rate(office_day(n_questions, seed=s, profile=profile), ttl) for s in range(days))
+    limit = ttl_seconds(ttl)
+    return tuple(_simulated_rate(n_questions, s, profile, limit) for s in range(days))
 
 
 @lru_cache(maxsize=2048)
@@ -243,7 +264,7 @@ def _enough_days(n_questions: int, ttl: str, profile: str) -> tuple[float, ...]:
             break
         # the spread measured so far is itself an estimate: grow at least by a fifth, and look again
         more = min(MAX_DAYS, max(need, d + d // 5 + 1))
-        rates += [hit_rate(office_day(n_questions, seed=s, profile=profile), ttl) for s in range(d, more)]
+        rates += [_simulated_rate(n_questions, s, profile, ttl_seconds(ttl)) for s in range(d, more)]
     return tuple(rates)
 
 
