@@ -412,3 +412,25 @@ def test_the_map_point_jumps_at_a_price_tier():
     assert above.unit_usd / below.unit_usd == pytest.approx(hi / lo, rel=1e-4)      # the documents' price jumps
     assert below.rho / above.rho == pytest.approx(hi / lo, rel=1e-4)                # RAG's share in dollars falls
     assert above.s < below.s                                                         # the long prompt's answer costs more
+
+
+def test_lesson_05_solution_of_exercise_1_matches_the_library_on_tiered_and_plain_models():
+    """05 exercise 1's solution (bisection on the growing gap) gives crossover_tokens' answer on every model,
+    the tiered Haiku 5.5 included, at low and high traffic, with and without a database bill."""
+    import itertools
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "solutions" / "05_crossover" / "05_crossover.py").read_text(encoding="utf-8")
+    src = re.search(r"^def rag_crossover_tokens\(.*?### END SOLUTION", text, re.S | re.M).group(0)
+    ns = {"compare": compare, "pricing": pricing}
+    exec(src, ns)
+    solve = ns["rag_crossover_tokens"]
+    tiered = 0
+    for model, per_day, db in itertools.product(pricing.models(), (1, 5, 20, 300), (0.0, 5.0, 70.0)):
+        p = crossover.profile(per_day, model=model, db_monthly=db)
+        want, got = crossover.crossover_tokens(p), solve(p, 10_000_000)
+        assert (want is None and got is None) or (got is not None and want is not None
+                                                  and abs(got - want) <= max(1.0, 1e-3 * want)), (model, per_day, db, got, want)
+        tiered += bool(pricing.get_model(model).prompt_tiers) and want is not None
+    assert tiered >= 4   # the tiered model's crossings were among those compared
