@@ -156,3 +156,10 @@ def test_source_lines_name_the_sandbox_or_the_real_api(offline_client, online_cl
     assert re.search(r"実 API（claude-haiku-4-5）", online.source_line(online_client, "claude-haiku-4-5"))
     note = online.simulated_note("TTL の実験", "実 API の時計は進められないため")
     assert note.startswith("TTL の実験は、API キーがあっても sandbox のシミュレーションです")
+
+
+def test_lesson_model_defaults_to_the_lesson_model(monkeypatch):
+    monkeypatch.delenv(online.MODEL_ENV, raising=False)
+    assert online.lesson_model() == online.LESSON_MODEL == pricing.DEFAULT_MODEL
+    monkeypatch.setenv(online.MODEL_ENV, "claude-haiku-5-5")
+    assert online.lesson_model() == "claude-haiku-5-5"

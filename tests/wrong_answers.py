@@ -84,6 +84,27 @@ def pick_model(doc_tokens, yearly_growth, years):
 """
 
 
+_CROSSING = """
+def rag_crossover_tokens(profile, max_tokens):
+    def gap(d):
+        m = compare.compare(d, 50, profile).monthly
+        return m["long_context"] - m["rag"]
+
+    if gap(0) >= 0:
+        return 0.0
+    hi = min(max_tokens, pricing.get_model(profile.model).context_window - profile.prompt_tokens)
+    if hi <= 0 or gap(hi) < 0:
+        return None
+    lo = 0.0
+    while hi - lo > 1e-6 * max(hi, 1.0):
+        mid = (lo + hi) / 2
+        if gap(mid) >= 0:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+"""
+
 _PLACEMENT = """
 def choose_placement(runs, model):
     breakpoints = {"auto": 1, "explicit": 1, "both": 2}
@@ -443,54 +464,13 @@ def ttl_costs(times, doc_tokens, model="claude-opus-5", question_tokens=400, out
     },
     "05_crossover": {
         "rag_crossover_tokens-tests": [
-            Wrong("max_tokens ignored (a crossing beyond it is returned)", '''
-def rag_crossover_tokens(profile, max_tokens):
-    def gap(d):
-        m = compare.compare(d, 50, profile).monthly
-        return m["long_context"] - m["rag"]
-
-    at0 = gap(0)
-    if at0 >= 0:
-        return 0.0
-    probe = pricing.get_model(profile.model).context_window - profile.prompt_tokens
-    slope = (gap(probe) - at0) / probe
-    if slope <= 0:
-        return None
-    x = -at0 / slope
-    return x if x <= probe else None
-'''),
-            Wrong("the window ignored (a crossing beyond it is returned)", '''
-def rag_crossover_tokens(profile, max_tokens):
-    def gap(d):
-        m = compare.compare(d, 50, profile).monthly
-        return m["long_context"] - m["rag"]
-
-    at0 = gap(0)
-    if at0 >= 0:
-        return 0.0
-    probe = pricing.get_model(profile.model).context_window - profile.prompt_tokens
-    slope = (gap(probe) - at0) / probe
-    if slope <= 0:
-        return None
-    x = -at0 / slope
-    return x if x <= max_tokens else None
-'''),
-            Wrong("None, not 0.0, when RAG already costs no more at 0 tokens", '''
-def rag_crossover_tokens(profile, max_tokens):
-    def gap(d):
-        m = compare.compare(d, 50, profile).monthly
-        return m["long_context"] - m["rag"]
-
-    at0 = gap(0)
-    if at0 >= 0:
-        return None
-    probe = pricing.get_model(profile.model).context_window - profile.prompt_tokens
-    slope = (gap(probe) - at0) / probe
-    if slope <= 0:
-        return None
-    x = -at0 / slope
-    return x if x <= min(max_tokens, probe) else None
-'''),
+            Wrong("max_tokens ignored (a crossing beyond it is returned)",
+                  _CROSSING.replace("hi = min(max_tokens, pricing.get_model(profile.model).context_window - profile.prompt_tokens)",
+                                    "hi = pricing.get_model(profile.model).context_window - profile.prompt_tokens")),
+            Wrong("the window ignored (a crossing beyond it is searched and compare raises)",
+                  _CROSSING.replace("hi = min(max_tokens, pricing.get_model(profile.model).context_window - profile.prompt_tokens)",
+                                    "hi = max_tokens")),
+            Wrong("None, not 0.0, when RAG already costs no more at 0 tokens", _CROSSING.replace("return 0.0", "return None")),
             Wrong("a straight line through two points: a price tier's jump is missed", '''
 def rag_crossover_tokens(profile, max_tokens):
     def gap(d):

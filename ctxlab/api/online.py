@@ -64,11 +64,12 @@ NEEDS_API = {
 }
 
 
-def lesson_model(default: str) -> str:
-    """The model of a lesson's many questions: ``CTXLAB_MODEL`` when set (checked), else ``default``."""
+def lesson_model(default: str | None = None) -> str:
+    """The model of a lesson's many questions: ``CTXLAB_MODEL`` when set (checked), else ``default``
+    (:data:`LESSON_MODEL` when not given)."""
     raw = os.environ.get(MODEL_ENV, "").strip()
     if not raw:
-        return default
+        return default or LESSON_MODEL
     known = pricing.models()
     if raw not in known:
         raise ValueError(f"{MODEL_ENV}={raw!r} は価格表にないモデルです。次のどれかにしてください: {', '.join(known)}")

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from ctxlab import _text
-from ctxlab.evaluation import Agreement, Graded, says_not_covered, stale_stated
+from ctxlab.evaluation import LEVELS, Agreement, Graded, says_not_covered, stale_stated
 from ctxlab.evaluation.uncertainty import bootstrap, grader_bias
 
 __all__ = ["Paired", "mcnemar", "paired_interval", "CAUSES", "CAUSE_JA", "error_causes", "format_causes",
@@ -163,9 +163,8 @@ def review_order(graded: Iterable[Graded]) -> list[Graded]:
     for g in items:
         if g is not first:
             groups.setdefault((g.level, g.method), []).append(g)
-    level_rank = {lv: i for i, lv in enumerate(_SCORE)}
-    method_rank = {m: i for i, m in reversed(list(enumerate(g.method for g in items)))}
-    queues = [groups[k] for k in sorted(groups, key=lambda k: (level_rank.get(k[0], 9), method_rank[k[1]]))]
+    methods = list(dict.fromkeys(g.method for g in items))   # in the order they first appear
+    queues = [groups[k] for k in sorted(groups, key=lambda k: (LEVELS.index(k[0]), methods.index(k[1])))]
     out = [first] if first is not None else []
     depth = 0
     while len(out) < len(items):

@@ -305,7 +305,8 @@ print(prompt_caching.explain(switched.usage, other))
 # %%
 full_rule = [d for d in corpus.load() if d.file == "hr_tsukin.txt"]
 first_article = [(full_rule[0].label, full_rule[0].text[:full_rule[0].text.index("第2条")])]   # 第1条 only
-for m in (DEMO, other, "claude-haiku-4-5"):
+LEGACY_SMALL = "claude-haiku-4-5"   # the article's small model, for comparison
+for m in (DEMO, other, LEGACY_SMALL):
     n_min, confirmed = pricing.min_cacheable_tokens(m)
     print(f"{pricing.get_model(m).display_name}: 最小長 {n_min:,} tokens" + ("" if confirmed else "（未確認: sandbox が仮に置く値）"))
 sizes, sent = {}, {}
@@ -315,7 +316,7 @@ for label, part in (("第 1 条だけ", first_article), ("規程 1 ファイル�
     print(f"\n{label}（前置き 約 {sizes[label]:,} tokens）")
     print(prompt_caching.format_calls([r.usage for r in sent[label]], DEMO))
 short_calls = sent["第 1 条だけ"]   # below the minimum: the calls exercise 1 diagnoses
-old_min = pricing.min_cacheable_tokens("claude-haiku-4-5")[0]
+old_min = pricing.min_cacheable_tokens(LEGACY_SMALL)[0]
 print(f"\n旧世代の Haiku 4.5（最小長 {old_min:,}）なら、規程全体（約 {sizes['規程 1 ファイル全体']:,} tokens）は"
       + ("キャッシュされません" if sizes["規程 1 ファイル全体"] < old_min else "キャッシュされます"))
 

@@ -31,7 +31,7 @@ from ctxlab.api.messages import answer_text, question_request
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
 ctxlab.show_cost("06_metadata_filtering", client)   # what this lesson costs on the real API
-MODEL = ctxlab.lesson_model(pricing.DEFAULT_MODEL)   # CTXLAB_MODEL picks another model
+MODEL = ctxlab.lesson_model()   # today's Opus (online.LESSON_MODEL); CTXLAB_MODEL picks another model
 
 # %% [markdown]
 # ## 1. 誰が文書を選ぶか: 人が決めたキー

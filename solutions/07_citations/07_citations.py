@@ -33,7 +33,7 @@ from ctxlab.widgets.citation_viewer import CitationViewer
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
 ctxlab.show_cost("07_citations", client)   # what this lesson costs on the real API
-MODEL = ctxlab.lesson_model(pricing.DEFAULT_MODEL)   # CTXLAB_MODEL picks another model
+MODEL = ctxlab.lesson_model()   # today's Opus (online.LESSON_MODEL); CTXLAB_MODEL picks another model
 
 # %% [markdown]
 # ## 1. 題材と、この節でかかる額

@@ -31,7 +31,7 @@ from ctxlab.labs import measure, metadata_filtering
 client = ctxlab.make_client()
 print(ctxlab.mode_line(client))
 ctxlab.show_cost("08_measure", client)   # what this lesson costs on the real API
-MODEL = ctxlab.lesson_model(pricing.DEFAULT_MODEL)   # CTXLAB_MODEL picks another model
+MODEL = ctxlab.lesson_model()   # today's Opus (online.LESSON_MODEL); CTXLAB_MODEL picks another model
 from ctxlab.evaluation import judge, labelled
 print(judge.budget_line(len(corpus.questions()) * 3 + len(labelled.load())))   # §5: the judge's share
 
