@@ -8,10 +8,11 @@ as a whole spent is in /proc/stat. On a quiet machine (nothing else running) tha
 CPU time; with other work running it counts that too, so :func:`busy_seconds` is only meaningful
 on a quiet machine, and the figures say so.
 
-As a plugin (``-p _machine_cpu`` with bench/ on ``PYTHONPATH`` and ``CTXLAB_BENCH_CPU_LOG`` set to
-a file), every test's wall time and the machine's busy CPU time over it (setup, call and
-teardown: the first test of a file pays for its fixtures) are appended to that file as JSON
-lines. Only a serial run (``-p no:xdist``) gives each test its own CPU figure.
+As a pytest plugin (tests/conftest.py registers it when ``CTXLAB_BENCH_CPU_LOG`` names a file: not
+through ``PYTHONPATH``, which the classroom's servers would inherit), every test's start, wall time,
+worker and the machine's busy CPU time over it (setup, call and teardown: the first test of a file
+pays for its fixtures) are appended to that file as JSON lines. Only a serial run gives each test
+its own CPU figure; with parallel workers the start times show what ran while cores sat idle.
 """
 from __future__ import annotations
 
@@ -35,9 +36,10 @@ def busy_seconds() -> float:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     log = os.environ.get("CTXLAB_BENCH_CPU_LOG")
-    cpu0, t0 = busy_seconds(), time.perf_counter()
+    cpu0, start, t0 = busy_seconds(), time.time(), time.perf_counter()
     yield
     if log:
-        with open(log, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps({"nodeid": item.nodeid, "wall": time.perf_counter() - t0,
-                                 "cpu": busy_seconds() - cpu0}) + "\n")
+        with open(log, "a", encoding="utf-8") as fh:   # one short line per write: workers' lines never mix
+            fh.write(json.dumps({"nodeid": item.nodeid, "start": start, "wall": time.perf_counter() - t0,
+                                 "cpu": busy_seconds() - cpu0,
+                                 "worker": os.environ.get("PYTEST_XDIST_WORKER", "")}) + "\n")

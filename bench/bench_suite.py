@@ -7,8 +7,11 @@ time, the CPU time the machine spent meanwhile (/proc/stat, every process: run i
 the floor of the wall time on this machine is that CPU divided by the number of cores), and, from
 pytest's JUnit report, the longest tests and the units of work that the parallel workers share out
 (a file, or the files that share the graded class: tests/conftest.py), with their summed times.
-``--per-test-cpu`` (with ``--workers 0``) also records the machine's CPU time over every test
-(bench/_machine_cpu.py) and prints the units and tests that used the most.
+Every run also records each test's start and wall time (bench/_machine_cpu.py) and samples the
+machine's CPU every second. With parallel workers it prints the idle core-seconds (cores times wall
+minus CPU) and which units were running while cores sat idle: each second's idle share is split
+among the tests running in that second. ``--per-test-cpu`` (with ``--workers 0``) prints the units
+and tests that used the most CPU instead (in a serial run each test has the machine to itself).
 ``--fresh`` clones this checkout's HEAD into a temporary folder first and times ``make test``
 there, setup (the venv and npm) included, as a new user would run it. With several runs the
 medians are printed. No figure is asserted: docs/benchmarks.md records them.
@@ -27,6 +30,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -43,20 +47,43 @@ def unit_of(classname: str) -> str:
     return unit(classname.replace(".", "/") + ".py")
 
 
-def run_once(args, where: Path, junit: Path, cpu_log: Path | None) -> dict:
+def run_once(args, where: Path, junit: Path, cpu_log: Path) -> dict:
     target = "test-fast" if args.fast else "test"
     cmd = ["make", target, f"TEST_WORKERS={args.workers}", f"PYTHON={args.python}"]
     addopts = f"--junitxml={junit} " + os.environ.get("PYTEST_ADDOPTS", "")
     env = {**os.environ, "PYTEST_ADDOPTS": addopts}
-    if cpu_log:
-        env.update(PYTEST_ADDOPTS=f"-p _machine_cpu {addopts}", CTXLAB_BENCH_CPU_LOG=str(cpu_log),
-                   PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT / "bench"), os.environ.get("PYTHONPATH")])))
+    env["CTXLAB_BENCH_CPU_LOG"] = str(cpu_log)   # tests/conftest.py registers bench/_machine_cpu.py
+    samples: list[tuple[float, float]] = []
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            samples.append((time.time(), busy_seconds()))
+            done.wait(1.0)
+
+    sampler = threading.Thread(target=sample, daemon=True)
     cpu0, t0 = busy_seconds(), time.perf_counter()
+    sampler.start()
     proc = subprocess.run(cmd, cwd=where, env=env, capture_output=True, text=True)
     wall, cpu = time.perf_counter() - t0, busy_seconds() - cpu0
+    done.set()
+    sampler.join()
     tail = proc.stdout.strip().splitlines()[-1:] or [""]
     return {"wall": wall, "cpu": cpu, "rc": proc.returncode, "last": tail[0], "out": proc.stdout[-3000:],
-            "full": proc.stdout + proc.stderr}
+            "full": proc.stdout + proc.stderr, "samples": samples}
+
+
+def idle_by_unit(samples: list[tuple[float, float]], tests: list[dict], cores: int) -> dict[str, float]:
+    """Idle core-seconds of each sampled second, split equally among the tests running then, summed by
+    unit of work; the part when no test ran (collection, start-up, fixtures between tests) is "(none)"."""
+    out: collections.Counter = collections.Counter()
+    for (ta, ca), (tb, cb) in zip(samples, samples[1:]):
+        idle = max(0.0, cores * (tb - ta) - (cb - ca))
+        mid = (ta + tb) / 2
+        running = [unit(r["nodeid"]) for r in tests if r["start"] <= mid < r["start"] + r["wall"]]
+        for u in running or ["(none)"]:
+            out[u] += idle / max(1, len(running))
+    return dict(out)
 
 
 def durations(junit: Path) -> tuple[list[tuple[float, str]], dict[str, float]]:
@@ -76,7 +103,7 @@ def main() -> None:
     ap.add_argument("--fresh", action="store_true", help="a fresh clone of HEAD, setup included")
     ap.add_argument("--python", default="python3", help="the Python make setup builds the venv from")
     ap.add_argument("--top", type=int, default=40)
-    ap.add_argument("--per-test-cpu", action="store_true", help="the machine's CPU time per test (serial runs only)")
+    ap.add_argument("--per-test-cpu", action="store_true", help="the CPU time per test and unit (serial runs only)")
     args = ap.parse_args()
     if args.per_test_cpu and args.workers != "0":
         ap.error("--per-test-cpu needs --workers 0: with parallel workers the machine's CPU time is not one test's")
@@ -89,11 +116,11 @@ def main() -> None:
                 where = Path(tmp) / "clone"
                 subprocess.run(["git", "clone", "-q", str(ROOT), str(where)], check=True)
             junit = Path(tmp) / "junit.xml"
-            cpu_log = Path(tmp) / "cpu.jsonl" if args.per_test_cpu else None
+            cpu_log = Path(tmp) / "cpu.jsonl"
             r = run_once(args, where, junit, cpu_log)
             r["tests"], r["units"] = durations(junit) if junit.exists() else ([], {})
             r["cpu_tests"] = ([json.loads(line) for line in cpu_log.read_text(encoding="utf-8").splitlines()]
-                              if cpu_log and cpu_log.exists() else [])
+                              if cpu_log.exists() else [])
             runs.append(r)
             print(f"run {i + 1}: {'fresh clone, setup included, ' if args.fresh else ''}make "
                   f"{'test-fast' if args.fast else 'test'} TEST_WORKERS={args.workers}: wall {r['wall']:.0f} s, "
@@ -109,12 +136,19 @@ def main() -> None:
     last = runs[-1]
     if last["tests"]:
         print(f"\nunits of work (sum of their tests' times, last run; the total is {sum(last['units'].values()):.0f} s):")
-        for unit, t in sorted(last["units"].items(), key=lambda kv: -kv[1])[:20]:
-            print(f"  {t:7.1f} s  {unit}")
+        for name, t in sorted(last["units"].items(), key=lambda kv: -kv[1])[:20]:
+            print(f"  {t:7.1f} s  {name}")
         print(f"\nthe {args.top} longest tests (setup, call and teardown together, last run):")
         for t, name in last["tests"][:args.top]:
             print(f"  {t:7.1f} s  {name}")
-    if last.get("cpu_tests"):
+    cores = os.cpu_count() or 1
+    if last["cpu_tests"] and args.workers != "0":
+        idle = idle_by_unit(last["samples"], last["cpu_tests"], cores)
+        print(f"\nidle core-seconds (last run: {cores} cores x {last['wall']:.0f} s wall - {last['cpu']:.0f} s CPU = "
+              f"{cores * last['wall'] - last['cpu']:.0f} s), by the units running while cores sat idle:")
+        for name, t in sorted(idle.items(), key=lambda kv: -kv[1])[:20]:
+            print(f"  {t:7.1f} s  {name}")
+    if last["cpu_tests"] and args.per_test_cpu:
         per_unit = collections.defaultdict(lambda: [0.0, 0.0])
         for rec in last["cpu_tests"]:
             u = per_unit[unit(rec["nodeid"])]

@@ -47,6 +47,13 @@ def pytest_configure(config):
     import ipc_kernels
 
     ipc_kernels.install()
+    if os.environ.get("CTXLAB_BENCH_CPU_LOG"):   # bench/bench_suite.py: where the time and CPU go, per test
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("_machine_cpu", ROOT / "bench" / "_machine_cpu.py")
+        plugin = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(plugin)
+        config.pluginmanager.register(plugin, "ctxlab-machine-cpu")
     if not hasattr(config, "workerinput"):
         import uuid
 
