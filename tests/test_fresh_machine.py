@@ -129,3 +129,25 @@ def test_a_home_the_grader_cannot_write_falls_back_to_a_private_temp_folder(monk
     assert any(d.glob("fontlist-*.json"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))   # control: a writable cache is used as before
     assert isolation.font_cache_dir().parent == tmp_path / "xdg" / "ctxlab"
+
+
+@pytest.mark.skipif(isolation.unavailable_reason() is not None, reason="bubblewrap is not usable here")
+def test_an_interpreter_reached_through_a_folder_of_links_starts_in_the_sandbox(tmp_path, monkeypatch):
+    """A venv made by a ``python3`` found through a folder of links (``~/bin/python3 ->
+    /usr/bin/python3``; seen when a fresh machine's PATH was a folder of links) points at that
+    folder, which the sandbox does not show: bwrap failed with "execvp ...: No such file" and
+    every kernel died before it replied. The links on the way are recreated inside, and nothing
+    else of their folder is."""
+    links = tmp_path / "bin"
+    links.mkdir()
+    (links / "python3").symlink_to(sys.executable)
+    (links / "notes.txt").write_text("beside the link", encoding="utf-8")
+    monkeypatch.setattr(sys, "executable", str(links / "python3"))
+    rundir = tmp_path / "run"
+    rundir.mkdir()
+    probe = "import os, sys; print('started', os.path.exists(sys.argv[1]), os.path.islink(sys.argv[2]))"
+    cmd = isolation.sandbox_command([str(links / "python3"), "-I", "-c", probe, str(links / "notes.txt"),
+                                     str(links / "python3")], Path("/tmp/work"), rundir, isolation.Limits(), {})
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    # it started; the file beside the link is not there; the link itself is
+    assert proc.stdout.split() == ["started", "False", "True"], proc.stderr[-2000:]

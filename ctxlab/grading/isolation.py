@@ -206,6 +206,24 @@ def readable_paths() -> list[Path]:
     return out
 
 
+def interpreter_links(ro: list[Path]) -> list[tuple[str, str]]:
+    """The symbolic links on the way from ``sys.executable`` to the interpreter that lie outside
+    the read-only folders ``ro``, as ``(link, target)``: a venv made by a ``python3`` found
+    through a folder of links (``~/bin/python3 -> /usr/bin/python3``) points at that folder,
+    which the sandbox does not show. Each such link is recreated inside, and nothing else of
+    its folder is."""
+    out: list[tuple[str, str]] = []
+    path = Path(os.path.abspath(sys.executable))
+    for _ in range(40):   # the kernel's own limit on a chain of links
+        if not path.is_symlink():
+            break
+        target = os.readlink(path)
+        if not any(q == path.parent or q in path.parents for q in ro):
+            out.append((str(path), target))
+        path = Path(os.path.normpath(path.parent / target))
+    return out
+
+
 def sandbox_command(kernel_cmd: list[str], workdir: Path, rundir: Path, limits: Limits,
                     env: dict[str, str], seccomp_fd: int | None = None) -> list[str]:
     """The bwrap command line that runs ``kernel_cmd`` isolated (see the module docstring);
@@ -214,6 +232,7 @@ def sandbox_command(kernel_cmd: list[str], workdir: Path, rundir: Path, limits: 
     if not bwrap:
         raise RuntimeError(INSTALL_HINT)
     ro = readable_paths()
+    links = interpreter_links(ro)
     fonts = font_cache_dir()
     home = "/tmp/home"
     mpl = f"{home}/.config/matplotlib"
@@ -222,10 +241,12 @@ def sandbox_command(kernel_cmd: list[str], workdir: Path, rundir: Path, limits: 
     args = [bwrap, *_namespace_args(), "--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
-    for d in _ancestors([*ro, fonts, workdir]):
+    for d in _ancestors([*ro, fonts, workdir, *(Path(link) for link, _ in links)]):
         args += ["--perms", "0755", "--dir", d]
     for p in ro:
         args += ["--ro-bind", str(p), str(p)]
+    for link, target in links:
+        args += ["--symlink", target, link]
     for name in ("bin", "lib", "lib64", "sbin"):
         host = Path("/") / name
         if host.is_symlink():
