@@ -46,8 +46,8 @@ from nbclient.util import run_sync
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Integer
 
-from ctxlab._paths import DATA_DIR, PACKAGE_DIR, QUIZZES_DIR
 from ctxlab.grading._fontcache import font_cache_dir
+from ctxlab.grading._sandbox_paths import ancestors, interpreter_links, readable_paths
 from ctxlab.grading._seccomp import SECCOMP_HINT, seccomp_filter
 
 #: environment variables a grading kernel keeps (everything else is dropped)
@@ -182,48 +182,6 @@ def _namespace_args() -> list[str]:
     return [*common, "--unshare-user", "--disable-userns"]
 
 
-def _ancestors(paths: list[Path]) -> list[str]:
-    out: list[str] = []
-    for p in paths:
-        for a in reversed(p.parents):
-            if str(a) != "/" and str(a) not in out:
-                out.append(str(a))
-    return out
-
-
-def readable_paths() -> list[Path]:
-    """What a grading kernel may read: the interpreter, its packages, ctxlab and its data."""
-    usr = Path("/usr")
-    prefixes = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(sys.exec_prefix).resolve()}
-    # a venv whose packages come from another venv's site-packages (a .pth): those too, and only
-    # site-packages folders, never a checkout that an editable install put on sys.path
-    sites = {Path(p).resolve() for p in sys.path if Path(p).name == "site-packages" and Path(p).is_dir()}
-    out = [usr] + sorted(p for p in prefixes if usr not in (p, *p.parents))
-    out += sorted(p for p in sites if not any(q in (p, *p.parents) for q in out))
-    for p in (PACKAGE_DIR, DATA_DIR, QUIZZES_DIR):
-        if p.exists() and not any(q in (p, *p.parents) for q in out):
-            out.append(p)
-    return out
-
-
-def interpreter_links(ro: list[Path]) -> list[tuple[str, str]]:
-    """The symbolic links on the way from ``sys.executable`` to the interpreter that lie outside
-    the read-only folders ``ro``, as ``(link, target)``: a venv made by a ``python3`` found
-    through a folder of links (``~/bin/python3 -> /usr/bin/python3``) points at that folder,
-    which the sandbox does not show. Each such link is recreated inside, and nothing else of
-    its folder is."""
-    out: list[tuple[str, str]] = []
-    path = Path(os.path.abspath(sys.executable))
-    for _ in range(40):   # the kernel's own limit on a chain of links
-        if not path.is_symlink():
-            break
-        target = os.readlink(path)
-        if not any(q == path.parent or q in path.parents for q in ro):
-            out.append((str(path), target))
-        path = Path(os.path.normpath(path.parent / target))
-    return out
-
-
 def sandbox_command(kernel_cmd: list[str], workdir: Path, rundir: Path, limits: Limits,
                     env: dict[str, str], seccomp_fd: int | None = None) -> list[str]:
     """The bwrap command line that runs ``kernel_cmd`` isolated (see the module docstring);
@@ -241,7 +199,7 @@ def sandbox_command(kernel_cmd: list[str], workdir: Path, rundir: Path, limits: 
     args = [bwrap, *_namespace_args(), "--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
-    for d in _ancestors([*ro, fonts, workdir, *(Path(link) for link, _ in links)]):
+    for d in ancestors([*ro, fonts, workdir, *(Path(link) for link, _ in links)]):
         args += ["--perms", "0755", "--dir", d]
     for p in ro:
         args += ["--ro-bind", str(p), str(p)]
