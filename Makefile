@@ -58,8 +58,9 @@ instructor-lab: setup
 ## Run the whole test suite (unit, notebooks, nbgrader round trip, browser when Chromium is installed).
 ## TEST_WORKERS=N runs the test files in N parallel workers (pytest-xdist; tests/conftest.py keeps the files
 ## that share one graded class on one worker and starts the longest first); 0 runs them in one process.
-## Two by default: on this 2-core machine two workers took 1,222 s where one took 1,559 s; three took no
-## less (1,209 s) and pushed grading cells past their 10 s limit (docs/benchmarks.md).
+## Two by default: on this 2-core machine two workers took 853 s where one took 1,401 s, within 10% of what
+## two cores need for the suite's CPU; three took no less and pushed grading cells past their 10 s limit
+## (docs/benchmarks.md).
 TEST_WORKERS ?= 2
 XDIST = $(if $(filter 0,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist loadfile)
 test: setup
