@@ -1,17 +1,17 @@
 """Where the test suite's time goes, and how long a fresh clone's `make test` takes.
 
-    python bench/bench_suite.py [--runs N] [--workers N] [--fast] [--fresh] [--top 40]
+    python bench/bench_suite.py [--runs N] [--workers N] [--fast] [--fresh] [--per-test-cpu] [--top 40]
 
 Each run executes the suite (``make test``, or ``make test-fast`` with ``--fast``) and prints its wall
 time, the CPU time the machine spent meanwhile (/proc/stat, every process: run it on a quiet machine;
-the floor of the wall time on this machine is that CPU divided by the number of cores), and, from
-pytest's JUnit report, the longest tests and the units of work that the parallel workers share out
-(a file, or the files that share the graded class: tests/conftest.py), with their summed times.
-Every run also records each test's start and wall time (bench/_machine_cpu.py) and samples the
-machine's CPU every second. With parallel workers it prints the idle core-seconds (cores times wall
-minus CPU) and which units were running while cores sat idle: each second's idle share is split
-among the tests running in that second. ``--per-test-cpu`` (with ``--workers 0``) prints the units
-and tests that used the most CPU instead (in a serial run each test has the machine to itself).
+the floor of the wall time on this machine is that CPU divided by the number of cores). Every test's
+start, wall time and the machine's CPU over it are recorded (bench/_machine_cpu.py), and the
+machine's CPU is sampled every second. From these it prints the longest tests and the units of work
+that the parallel workers share out (a file, or the files that share the graded class:
+tests/conftest.py) with their summed times; with parallel workers, the idle core-seconds (cores
+times wall minus CPU) and which units were running while cores sat idle (each second's idle share
+split among the tests running in it); with ``--per-test-cpu`` (and ``--workers 0``: in a serial run
+each test has the machine to itself), the units and tests that used the most CPU.
 ``--fresh`` clones this checkout's HEAD into a temporary folder first and times ``make test``
 there, setup (the venv and npm) included, as a new user would run it. With several runs the
 medians are printed. No figure is asserted: docs/benchmarks.md records them.
@@ -32,7 +32,6 @@ import sys
 import tempfile
 import threading
 import time
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -43,16 +42,11 @@ sys.path.insert(0, str(ROOT / "tests"))
 from conftest import unit  # noqa: E402
 
 
-def unit_of(classname: str) -> str:
-    return unit(classname.replace(".", "/") + ".py")
-
-
-def run_once(args, where: Path, junit: Path, cpu_log: Path) -> dict:
+def run_once(args, where: Path, cpu_log: Path) -> dict:
     target = "test-fast" if args.fast else "test"
-    cmd = ["make", target, f"TEST_WORKERS={args.workers}", f"PYTHON={args.python}"]
-    addopts = f"--junitxml={junit} " + os.environ.get("PYTEST_ADDOPTS", "")
-    env = {**os.environ, "PYTEST_ADDOPTS": addopts}
-    env["CTXLAB_BENCH_CPU_LOG"] = str(cpu_log)   # tests/conftest.py registers bench/_machine_cpu.py
+    cmd = ["make", target, f"TEST_WORKERS={args.workers}", f"FAST_WORKERS={args.workers}", f"PYTHON={args.python}"]
+    # tests/conftest.py registers bench/_machine_cpu.py, which writes one line per test to cpu_log
+    env = {**os.environ, "CTXLAB_BENCH_CPU_LOG": str(cpu_log)}
     samples: list[tuple[float, float]] = []
     done = threading.Event()
 
@@ -86,19 +80,20 @@ def idle_by_unit(samples: list[tuple[float, float]], tests: list[dict], cores: i
     return dict(out)
 
 
-def durations(junit: Path) -> tuple[list[tuple[float, str]], dict[str, float]]:
-    tests, units = [], collections.Counter()
-    for tc in ET.parse(junit).iter("testcase"):
-        t = float(tc.get("time") or 0)
-        tests.append((t, f"{tc.get('classname')}::{tc.get('name')}"))
-        units[unit_of(tc.get("classname"))] += t
-    return sorted(tests, reverse=True), dict(units)
+def by_unit(tests: list[dict]) -> dict[str, list[float]]:
+    """Unit of work -> [summed wall time, summed machine CPU] of its tests."""
+    out: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0.0])
+    for rec in tests:
+        u = out[unit(rec["nodeid"])]
+        u[0] += rec["wall"]
+        u[1] += rec["cpu"]
+    return dict(out)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=1)
-    ap.add_argument("--workers", default="3", help="TEST_WORKERS (0: serial)")
+    ap.add_argument("--workers", default="2", help="TEST_WORKERS, or FAST_WORKERS with --fast (0: one process)")
     ap.add_argument("--fast", action="store_true", help="make test-fast instead of make test")
     ap.add_argument("--fresh", action="store_true", help="a fresh clone of HEAD, setup included")
     ap.add_argument("--python", default="python3", help="the Python make setup builds the venv from")
@@ -115,15 +110,13 @@ def main() -> None:
             if args.fresh:
                 where = Path(tmp) / "clone"
                 subprocess.run(["git", "clone", "-q", str(ROOT), str(where)], check=True)
-            junit = Path(tmp) / "junit.xml"
             cpu_log = Path(tmp) / "cpu.jsonl"
-            r = run_once(args, where, junit, cpu_log)
-            r["tests"], r["units"] = durations(junit) if junit.exists() else ([], {})
-            r["cpu_tests"] = ([json.loads(line) for line in cpu_log.read_text(encoding="utf-8").splitlines()]
-                              if cpu_log.exists() else [])
+            r = run_once(args, where, cpu_log)
+            r["tests"] = ([json.loads(line) for line in cpu_log.read_text(encoding="utf-8").splitlines()]
+                          if cpu_log.exists() else [])
             runs.append(r)
             print(f"run {i + 1}: {'fresh clone, setup included, ' if args.fresh else ''}make "
-                  f"{'test-fast' if args.fast else 'test'} TEST_WORKERS={args.workers}: wall {r['wall']:.0f} s, "
+                  f"{'test-fast FAST' if args.fast else 'test TEST'}_WORKERS={args.workers}: wall {r['wall']:.0f} s, "
                   f"machine CPU {r['cpu']:.0f} s (floor on {os.cpu_count()} cores: {r['cpu'] / os.cpu_count():.0f} s), "
                   f"exit {r['rc']}: {r['last']}")
             if r["rc"] != 0:
@@ -134,31 +127,29 @@ def main() -> None:
         print(f"median of {len(runs)}: wall {statistics.median(r['wall'] for r in runs):.0f} s, "
               f"CPU {statistics.median(r['cpu'] for r in runs):.0f} s")
     last = runs[-1]
-    if last["tests"]:
-        print(f"\nunits of work (sum of their tests' times, last run; the total is {sum(last['units'].values()):.0f} s):")
-        for name, t in sorted(last["units"].items(), key=lambda kv: -kv[1])[:20]:
-            print(f"  {t:7.1f} s  {name}")
-        print(f"\nthe {args.top} longest tests (setup, call and teardown together, last run):")
-        for t, name in last["tests"][:args.top]:
-            print(f"  {t:7.1f} s  {name}")
+    if not last["tests"]:
+        return
+    units = by_unit(last["tests"])
+    print(f"\nunits of work (sum of their tests' times, last run; the total is "
+          f"{sum(w for w, _ in units.values()):.0f} s):")
+    for name, (wall, _) in sorted(units.items(), key=lambda kv: -kv[1][0])[:20]:
+        print(f"  {wall:7.1f} s  {name}")
+    print(f"\nthe {args.top} longest tests (setup, call and teardown together, last run):")
+    for rec in sorted(last["tests"], key=lambda r: -r["wall"])[:args.top]:
+        print(f"  {rec['wall']:7.1f} s  {rec['nodeid']}")
     cores = os.cpu_count() or 1
-    if last["cpu_tests"] and args.workers != "0":
-        idle = idle_by_unit(last["samples"], last["cpu_tests"], cores)
+    if args.workers != "0":
+        idle = idle_by_unit(last["samples"], last["tests"], cores)
         print(f"\nidle core-seconds (last run: {cores} cores x {last['wall']:.0f} s wall - {last['cpu']:.0f} s CPU = "
               f"{cores * last['wall'] - last['cpu']:.0f} s), by the units running while cores sat idle:")
         for name, t in sorted(idle.items(), key=lambda kv: -kv[1])[:20]:
             print(f"  {t:7.1f} s  {name}")
-    if last["cpu_tests"] and args.per_test_cpu:
-        per_unit = collections.defaultdict(lambda: [0.0, 0.0])
-        for rec in last["cpu_tests"]:
-            u = per_unit[unit(rec["nodeid"])]
-            u[0] += rec["wall"]
-            u[1] += rec["cpu"]
-        print(f"\nunits of work by the machine's CPU time over their tests (serial run; cores busy = CPU / wall):")
-        for name, (wall, cpu) in sorted(per_unit.items(), key=lambda kv: -kv[1][1])[:25]:
+    if args.per_test_cpu:
+        print("\nunits of work by the machine's CPU time over their tests (serial run; cores busy = CPU / wall):")
+        for name, (wall, cpu) in sorted(units.items(), key=lambda kv: -kv[1][1])[:25]:
             print(f"  {cpu:7.1f} s CPU  {wall:7.1f} s wall  {cpu / wall if wall else 0:4.2f} cores  {name}")
         print(f"\nthe {args.top} tests that used the most CPU (setup, call and teardown):")
-        for rec in sorted(last["cpu_tests"], key=lambda r: -r["cpu"])[:args.top]:
+        for rec in sorted(last["tests"], key=lambda r: -r["cpu"])[:args.top]:
             print(f"  {rec['cpu']:7.1f} s CPU  {rec['wall']:7.1f} s wall  {rec['nodeid']}")
 
 
