@@ -25,6 +25,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from ctxlab.quiz import written
 import learner_bundle  # tools/ (conftest puts it on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -187,6 +188,9 @@ def test_the_graded_kit_holds_no_key_note_or_explanation_and_the_self_study_kit_
     # the same search on the self-study kit finds the key it carries on purpose: the search can fail
     hits = learner_bundle.answers_in(s, package=s / ".wheel" / "ctxlab")
     assert list(s.rglob("knowledge_check.key.yaml")) and any(h.startswith("the knowledge check's key") for h in hits)
+    # and the written answers' rubrics and model answers, which only the self-study kit carries
+    assert not list(g.rglob(written.KEY_FILE)) and list(s.rglob(written.KEY_FILE))
+    assert any(h.startswith("a written answer's rubric") for h in hits), hits
     assert not [h for h in hits if "holds 'BEGIN" in h or "holds 'END" in h], hits
 
 
@@ -198,7 +202,7 @@ def _graded_course(bundle, dest: Path) -> tuple[Path, Path]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("plant", ["key file", "note", "salt", "solution", "hidden test"])
+@pytest.mark.parametrize("plant", ["key file", "note", "salt", "solution", "hidden test", "rubric"])
 def test_an_answer_planted_in_the_graded_course_stops_the_build(bundle, tmp_path, plant):
     """Positive control: each form of an answer, put into a copy of the graded course, is found and
     nothing is written."""
@@ -211,6 +215,9 @@ def test_an_answer_planted_in_the_graded_course_stops_the_build(bundle, tmp_path
     if plant == "key file":
         (nine / "knowledge_check.key.yaml").write_bytes((ROOT / "solutions" / "09_knowledge_check" /
                                                           "knowledge_check.key.yaml").read_bytes())
+    elif plant == "rubric":
+        (course / "00_start_here" / written.KEY_FILE).write_bytes(
+            (ROOT / "course" / "00_start_here" / written.KEY_FILE).read_bytes())
     elif plant in ("note", "salt"):
         text = q.choices[0].note if plant == "note" else q.salt
         (course / "README.md").write_text((course / "README.md").read_text(encoding="utf-8") + "\n" + text + "\n",

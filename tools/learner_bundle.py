@@ -179,9 +179,11 @@ def build_wheel(dist: Path, lab_settings: bool = False, answers: bool = True) ->
 
 def answers_in(folder: Path, package: Path | None = None) -> list[str]:
     """Where the files under ``folder`` hold an answer: an nbgrader solution or hidden-test marker
-    (except in ``package``'s Python code: ctxlab's grading code names the markers), or the
-    knowledge check's key in any form ``ctxlab release --graded`` searches for."""
-    from ctxlab.grading.release import graded_bank
+    (except in ``package``'s Python code: ctxlab's grading code names the markers), the
+    knowledge check's key in any form ``ctxlab release --graded`` searches for, or a line of a
+    written answer's rubric or model answer (what only the self-study release carries)."""
+    from ctxlab.grading.release import graded_bank, written_answers
+    from ctxlab.quiz import written
     from ctxlab.quiz.graded import TEXT_SUFFIXES, key_leaks
 
     found = []
@@ -191,7 +193,9 @@ def answers_in(folder: Path, package: Path | None = None) -> list[str]:
         text = path.read_text(encoding="utf-8", errors="ignore")
         found += [f"{path}: holds {m!r}" for m in MARKERS if m in text][:1]
     bank = graded_bank(ROOT)
-    return found + [f"the knowledge check's key: {leak}" for leak in (key_leaks([folder], bank) if bank else [])]
+    found += [f"the knowledge check's key: {leak}" for leak in (key_leaks([folder], bank) if bank else [])]
+    return found + [f"a written answer's rubric or model answer: {leak}"
+                    for leak in written.leaks([folder], written_answers(ROOT))]
 
 
 def check(bundle: Path) -> None:

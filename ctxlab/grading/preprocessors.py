@@ -43,6 +43,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer, Unicode
 
 from ctxlab.grading.tamper import REVIEW_ENAME
+from ctxlab.quiz.written import RUBRIC_BEGIN, RUBRIC_END, rubric_of  # noqa: F401  (one parser of rubrics)
 
 HIDDEN_NOTE = "非公開のテストが失敗しました（中身は表示されません）。課題の説明と公開テストを見直してください。"
 TIMEOUT_NOTE = ("制限時間内に終わりませんでした（無限ループや、終わらない待ちがないか確かめてください）。"
@@ -226,20 +227,9 @@ class LimitOutputSize(NbGraderPreprocessor):
 
 # --------------------------------------------------------------------------- rubrics of written answers
 
-RUBRIC_BEGIN, RUBRIC_END = "### BEGIN RUBRIC", "### END RUBRIC"
 RUBRIC_TITLE = ("**記述問題の採点基準: {grade_id}（{points} 点）** — 講師が点を付ける基準です"
                 "（教材から自動で入る欄で、受講者の答えではありません）。")
 RUBRIC_KEY = "ctxlab_rubric"   # cell metadata that marks an inserted rubric (its value: the answer's grade_id)
-
-
-def rubric_of(source: str) -> str | None:
-    """The rubric of an answer cell's source (between the RUBRIC markers), or None."""
-    if RUBRIC_BEGIN not in source:
-        return None
-    body = source.split(RUBRIC_BEGIN, 1)[1]
-    if RUBRIC_END not in body:
-        raise ValueError(f"a rubric needs {RUBRIC_END!r} after {RUBRIC_BEGIN!r}")
-    return body.split(RUBRIC_END, 1)[0].strip("\n")
 
 
 def rubrics(nb) -> dict[str, tuple[str, float]]:

@@ -11,7 +11,9 @@ beside them differs):
 
 - *self-study* (:func:`release`, ``ctxlab release``, the default ``course/``): each graded
   bank's key file (``solutions/NN/*.key.yaml``) is copied beside its notebook, so the quiz
-  widget of lesson 09 judges every answer at once and shows every choice's note;
+  widget of lesson 09 judges every answer at once and shows every choice's note, and each
+  lesson with written answers gets their rubrics and model answers
+  (:data:`ctxlab.quiz.written.KEY_FILE`), which the learner opens after writing their own;
 - *graded* (:func:`release_graded`, ``ctxlab release --graded OUT``, for a workshop): nothing
   but nbgrader's own output. nbgrader never copies a key file (nbgrader_config.py ignores
   ``*.key.yaml``), so the widget only records answers, the hidden tests grade them and the
@@ -28,6 +30,7 @@ from ctxlab import quiz
 from ctxlab._paths import REPO_ROOT
 from ctxlab.errors import InputError
 from ctxlab.grading._nbgrader import RELEASE_DIR, SOURCE_DIR, build_course_root, same_tree
+from ctxlab.quiz import written
 from ctxlab.quiz.graded import key_leaks
 
 #: what only the self-study release carries beside a notebook (nbgrader_config.py ignores it)
@@ -53,6 +56,8 @@ def generate(root: Path, out: Path, names: list[str], graded: bool = False) -> N
             if not graded:
                 for key in sorted((Path(root) / SOURCE_DIR / name).glob(SELF_STUDY_ONLY)):
                     shutil.copy(key, target / key.name)
+                for source in sorted((Path(root) / SOURCE_DIR / name).glob("*.ipynb")):
+                    written.write_key(source, target)
 
 
 def _names(root: Path, names: list[str] | None) -> list[str]:
@@ -90,6 +95,14 @@ def graded_bank(root: Path) -> quiz.Bank | None:
     return quiz.load(quiz.KNOWLEDGE_CHECK, key_file=key) if key.exists() else None
 
 
+def written_answers(root: Path = REPO_ROOT) -> list[written.Written]:
+    """Every written answer's rubric and model answer in ``root``'s source notebooks (what a graded build never holds)."""
+    import json
+
+    return [w for nb in sorted((Path(root) / SOURCE_DIR).glob("*/*.ipynb"))
+            for w in written.from_notebook(json.loads(nb.read_text(encoding="utf-8")))]
+
+
 def release_graded(out: Path, root: Path = REPO_ROOT, assignments: list[str] | None = None) -> list[str]:
     """Write the graded release of ``root``'s solutions/ into ``out``; return the assignments written.
 
@@ -105,9 +118,10 @@ def release_graded(out: Path, root: Path = REPO_ROOT, assignments: list[str] | N
         generate(root, Path(tmp), names, graded=True)
         bank = graded_bank(root)
         leaks = key_leaks([Path(tmp)], bank) if bank is not None else []
+        leaks += written.leaks([Path(tmp)], written_answers(root))
         if leaks:
-            raise InputError("the graded release would hold the knowledge check's key; nothing was written:\n  - "
-                             + "\n  - ".join(leaks))
+            raise InputError("the graded release would hold the knowledge check's key or a written answer's rubric "
+                             "or model answer; nothing was written:\n  - " + "\n  - ".join(leaks))
         _write(Path(tmp), out, names)
     return names
 

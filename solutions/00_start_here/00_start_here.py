@@ -396,6 +396,12 @@ for _bad in [(0, 5), (5, 4)]:
 # ### END RUBRIC
 # ### END SOLUTION
 
+# %%
+# 自分の答えを書いて保存してから、採点基準と解答例を開けます（自習用の配布だけ。採点される版ではフィードバックで届きます）
+from ctxlab.widgets.written import Reveal
+
+Reveal("why-not-rag")
+
 # %% [markdown]
 # ## 7. 症状から原因を読む（予告）
 #

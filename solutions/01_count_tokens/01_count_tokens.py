@@ -280,6 +280,12 @@ for _bad in [(0, 0.1, 1), (1_000, -0.1, 1), (1_000, 0.1, -1)]:
 # ### END RUBRIC
 # ### END SOLUTION
 
+# %%
+# 自分の答えを書いて保存してから、採点基準と解答例を開けます（自習用の配布だけ。採点される版ではフィードバックで届きます）
+from ctxlab.widgets.written import Reveal
+
+Reveal("estimate-risk")
+
 # %% [markdown]
 # ## まとめ
 #

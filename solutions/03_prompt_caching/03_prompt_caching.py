@@ -736,6 +736,12 @@ for w_, r_ in [(1.25, 1.0), (1.25, 1.5), (-1.0, 0.1), (1.25, -0.1)]:
 # ### END RUBRIC
 # ### END SOLUTION
 
+# %%
+# 自分の答えを書いて保存してから、採点基準と解答例を開けます（自習用の配布だけ。採点される版ではフィードバックで届きます）
+from ctxlab.widgets.written import Reveal
+
+Reveal("compare-claim")
+
 # %% [markdown]
 # ## 8. 会話とエージェントのキャッシュ: 3 つの置き方
 #

@@ -576,6 +576,12 @@ print(f"1 週間の間隔 {len(week_gaps)} 個: 5 分未満 {sum(x < 300 for x i
 # ### END RUBRIC
 # ### END SOLUTION
 
+# %%
+# 自分の答えを書いて保存してから、採点基準と解答例を開けます（自習用の配布だけ。採点される版ではフィードバックで届きます）
+from ctxlab.widgets.written import Reveal
+
+Reveal("choose-ttl")
+
 # %% [markdown]
 # ## まとめ
 #

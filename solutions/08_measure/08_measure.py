@@ -853,6 +853,12 @@ print("判断:", verdict)
 # ### END RUBRIC
 # ### END SOLUTION
 
+# %%
+# 自分の答えを書いて保存してから、採点基準と解答例を開けます（自習用の配布だけ。採点される版ではフィードバックで届きます）
+from ctxlab.widgets.written import Reveal
+
+Reveal("contradiction-proposal")
+
 # %% [markdown]
 # ## まとめ
 #

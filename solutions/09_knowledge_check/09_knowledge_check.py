@@ -344,6 +344,12 @@ for label, before in (("時刻が区切りより前", True), ("時刻が区切�
 # ### END RUBRIC
 # ### END SOLUTION
 
+# %%
+# 自分の答えを書いて保存してから、採点基準と解答例を開けます（自習用の配布だけ。採点される版ではフィードバックで届きます）
+from ctxlab.widgets.written import Reveal
+
+Reveal("why")
+
 # %% [markdown]
 # <details><summary>ヒント（開くと表示）</summary>
 #
