@@ -260,7 +260,8 @@ KNOWN = ["00_start_here", "01_count_tokens", "10_rag_lab"]
     ("00_start_here.ipynb", None, "", "", "00_start_here"),
 ])
 def test_identify(rel, learner, name, layout, assignment):
-    up = lms.identify(rel, KNOWN)
+    # "export/" is a wrapping folder here (lms.wrapper_depth decides that for a whole upload)
+    up = lms.identify(rel, KNOWN, top=1 if rel.startswith("export/") else 0)
     assert (up.learner, up.name, up.layout, up.assignment) == (learner, name, layout, assignment)
 
 

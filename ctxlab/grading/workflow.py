@@ -28,7 +28,7 @@ from ctxlab.errors import GradeError
 from ctxlab.grading import _nbgrader, lms_export
 from ctxlab.grading._nbgrader import SOURCE_DIR, gradebook_url, place_submission, rmtree, sync_course_root
 from ctxlab.grading.lms import (Issue, Person, check_notebook, copy_tree, extract_zip, key_learners, load_issues,
-                                newest, read_roster, save_issues, save_lms_ids, scan, scan_zips, unread_issues)
+                                newest, read_roster, save_issues, save_lms_ids, scan, scan_zips)
 from ctxlab.grading.isolation import INSTALL_HINT, limits_config_args, sandbox_tool, unavailable_reason
 from ctxlab.grading.parallel import grade_parallel
 from ctxlab.grading.release import assignments as all_assignments
@@ -134,14 +134,16 @@ def intake(upload: Path, root: Path, known: list[str], force: bool = False,
             if not zipfile.is_zipfile(upload):
                 raise GradeError(f"{upload} は zip でもフォルダでもありません")
             folder = Path(tmp) / "upload"
-            links, left_out = [], extract_zip(upload, folder)
+            try:
+                links, left_out = [], extract_zip(upload, folder)
+            except zipfile.BadZipFile as exc:   # the zip's own directory, not one entry
+                raise GradeError(f"{upload} は zip として読めません（{exc}）。LMS からもう一度ダウンロードしてください") from None
         elif upload.is_dir():  # a private copy: links are reported, never followed
             folder = Path(tmp) / "upload"
             links, left_out = copy_tree(upload, folder)
         else:
             raise GradeError(f"{upload} が見つかりません")
-        uploads, issues, report.ignored = scan(folder, course_assignments or known)
-        issues += unread_issues(links, left_out, course_assignments or known)
+        uploads, issues, report.ignored = scan(folder, course_assignments or known, links, left_out)
         if upload.is_dir():  # a folder of zips (Moodle gives one per assignment)
             more, more_issues, ignored = scan_zips(folder, Path(tmp) / "zips", course_assignments or known)
             uploads, issues, report.ignored = uploads + more, issues + more_issues, report.ignored + ignored
