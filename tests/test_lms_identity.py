@@ -1,0 +1,161 @@
+"""Identity cannot be spoofed through the file layout, and one damaged zip entry costs one learner.
+
+A submission belongs to the learner whose top-level entry of the export holds it (a Moodle
+folder, a Moodle flat file prefix, a Canvas file name, the top folder of a folder export);
+the names of nested folders and files are data. Each spoof below is a layout a tester
+built: the victim keeps their own submission (the bytes graded are theirs) and the
+attacker's notebook is reported as the attacker's only, or as nobody's when its name cannot
+say whose it is. A zip with altered deflate data in one entry reports that entry's learner
+and places everyone else.
+"""
+from __future__ import annotations
+
+import json
+import zipfile
+import zlib
+from pathlib import Path
+
+import pytest
+
+from ctxlab.errors import GradeError
+from ctxlab.grading import lms, workflow
+from tests.test_lms import KNOWN, ROOT, venv_path  # noqa: F401 (venv_path is a fixture)
+
+A = "00_start_here"
+RELEASED = ROOT / "course" / A / f"{A}.ipynb"
+
+
+def _notebook(path: Path, owner: str) -> bytes:
+    """The released notebook, marked with its author (so the bytes placed say whose it is)."""
+    nb = json.loads(RELEASED.read_text(encoding="utf-8"))
+    nb["metadata"]["author_for_test"] = owner
+    data = json.dumps(nb, ensure_ascii=False).encode("utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return data
+
+
+def _placed(root: Path, learner: str) -> bytes:
+    return (root / "submitted" / learner / A / f"{A}.ipynb").read_bytes()
+
+
+def test_a_moodle_subfolder_named_like_another_participant_is_data(tmp_path, venv_path):
+    up = tmp_path / "upload"
+    bob = _notebook(up / "Bob Victim_20482_assignsubmission_file_" / f"{A}.ipynb", "bob")
+    evil = _notebook(up / "Mallory Evil_20484_assignsubmission_file_" / "Bob Victim_20482_assignsubmission_file_"
+                     / f"{A}.ipynb", "mallory")
+    report = workflow.intake(up, tmp_path / "root", KNOWN)
+    b, m = lms.learner_id("Bob Victim"), lms.learner_id("Mallory Evil")
+    assert sorted(report.placed) == sorted([(b, A), (m, A)])
+    assert _placed(tmp_path / "root", b) == bob, "Bob keeps his own submission"
+    assert _placed(tmp_path / "root", m) == evil, "the attacker's notebook is the attacker's"
+    ids = lms.load_lms_ids(tmp_path / "root")
+    assert ids[b]["ids"] == {A: "20482"} and ids[m]["ids"] == {A: "20484"}
+    assert not [i for i in report.issues if i.kind == "duplicate"]
+
+
+def test_a_moodle_folder_whose_name_holds_another_marker_is_its_last_marker(tmp_path, venv_path):
+    up = tmp_path / "upload"
+    carol = _notebook(up / "Carol Victim_20483_assignsubmission_file_" / f"{A}.ipynb", "carol")
+    evil = _notebook(up / "Carol Victim_20483_assignsubmission_file__20484_assignsubmission_file_" / f"{A}.ipynb",
+                     "mallory")
+    report = workflow.intake(up, tmp_path / "root", KNOWN)
+    c = lms.learner_id("Carol Victim")
+    assert _placed(tmp_path / "root", c) == carol
+    ids = lms.load_lms_ids(tmp_path / "root")
+    (other,) = [lid for lid in ids if lid != c]
+    assert ids[other]["ids"] == {A: "20484"} and _placed(tmp_path / "root", other) == evil
+    assert ids[c]["ids"] == {A: "20483"} and len(report.placed) == 2
+
+
+def test_a_flat_moodle_name_with_two_markers_is_nobodys(tmp_path, venv_path):
+    up = tmp_path / "upload"
+    carol = _notebook(up / f"Carol Victim_20483_assignsubmission_file_{A}.ipynb", "carol")
+    _notebook(up / f"Carol Victim_20483_assignsubmission_file__20484_assignsubmission_file_{A}.ipynb", "mallory")
+    # the other way round: a learner's own file named like another participant's download
+    _notebook(up / f"Dave Evil_20485_assignsubmission_file_Erin Victim_20486_assignsubmission_file_{A}.ipynb",
+              "dave")
+    erin = _notebook(up / f"Erin Victim_20486_assignsubmission_file_{A}.ipynb", "erin")
+    report = workflow.intake(up, tmp_path / "root", KNOWN)
+    c, e = lms.learner_id("Carol Victim"), lms.learner_id("Erin Victim")
+    assert sorted(report.placed) == sorted([(c, A), (e, A)]), "only the unambiguous files are graded"
+    assert _placed(tmp_path / "root", c) == carol and _placed(tmp_path / "root", e) == erin
+    unknown = [i for i in report.issues if i.kind == "unknown_learner"]
+    assert len(unknown) == 2 and all(i.learner is None for i in unknown)
+    assert "20483, 20484" in unknown[0].detail + unknown[1].detail and "フォルダ付き" in unknown[0].detail
+    assert report.problems, "an ambiguous file makes the run exit 1"
+    assert not [i for i in report.issues if i.kind == "duplicate"]
+
+
+def test_a_folder_export_subfolder_named_like_another_learner_is_data(tmp_path, venv_path):
+    up = tmp_path / "upload"
+    bob = _notebook(up / "bob" / f"{A}.ipynb", "bob")
+    evil = _notebook(up / "mallory" / A / "bob" / f"{A}.ipynb", "mallory")
+    # a Canvas-shaped or Moodle-shaped name inside a learner's folder is data too
+    _notebook(up / "mallory" / "carol_1001_5001_00_start_here.ipynb", "mallory-canvas")
+    report = workflow.intake(up, tmp_path / "root", KNOWN)
+    assert {lid for lid, _ in report.placed} == {"bob", "mallory"}
+    assert _placed(tmp_path / "root", "bob") == bob
+    dup = [i for i in report.issues if i.kind == "duplicate"]
+    assert [i.learner for i in dup] == ["mallory"], "mallory's two notebooks are mallory's duplicates, not bob's"
+    assert _placed(tmp_path / "root", "mallory") in (evil, (up / "mallory" / "carol_1001_5001_00_start_here.ipynb")
+                                                      .read_bytes())
+    assert "1001" not in lms.load_lms_ids(tmp_path / "root")
+
+
+def test_a_wrapping_folder_is_skipped_but_one_learners_folder_is_not_a_wrapper(tmp_path):
+    assert lms.wrapper_depth(["export/alice/00_start_here.ipynb", "export/bob/00_start_here.ipynb"], KNOWN) == 1
+    assert lms.wrapper_depth(["a/Carol_1_assignsubmission_file_/x/00_start_here.ipynb"], KNOWN) == 1
+    assert lms.wrapper_depth(["export/Carol_1_assignsubmission_file_00_start_here.ipynb"], KNOWN) == 1
+    # one learner's folder holding a folder named like another learner: not a wrapper
+    assert lms.wrapper_depth(["mallory/bob/00_start_here.ipynb"], KNOWN) == 0
+    assert lms.identify("mallory/bob/00_start_here.ipynb", KNOWN, 0).learner == "mallory"
+
+
+def _corrupt_entry(path: Path, entry: str) -> None:
+    """Alter the deflate data of one entry in place (its header and the directory stay valid)."""
+    with zipfile.ZipFile(path) as zf:
+        info = zf.getinfo(entry)
+    data = bytearray(path.read_bytes())
+    start = info.header_offset + 30 + len(info.orig_filename.encode("utf-8")) + len(info.extra)
+    for k in range(start + 10, start + min(info.compress_size, 400), 7):
+        data[k] ^= 0x5A
+    path.write_bytes(bytes(data))
+
+
+def test_one_corrupted_entry_reports_its_learner_and_everyone_else_is_placed(tmp_path, venv_path):
+    staged = tmp_path / "staged"
+    names = ["Alice A_101_assignsubmission_file_", "Bob B_102_assignsubmission_file_", "Carol C_103_assignsubmission_file_"]
+    for n in names:
+        _notebook(staged / n / f"{A}.ipynb", n)
+    upload = tmp_path / "export.zip"
+    with zipfile.ZipFile(upload, "w", zipfile.ZIP_DEFLATED) as zf:
+        for n in names:
+            zf.write(staged / n / f"{A}.ipynb", f"{n}/{A}.ipynb")
+    _corrupt_entry(upload, f"{names[1]}/{A}.ipynb")
+    with pytest.raises((zlib.error, zipfile.BadZipFile)), zipfile.ZipFile(upload) as zf:   # the control
+        zf.read(f"{names[1]}/{A}.ipynb")
+    report = workflow.intake(upload, tmp_path / "root", KNOWN)
+    bob = lms.learner_id("Bob B")
+    assert sorted(report.placed) == sorted([(lms.learner_id("Alice A"), A), (lms.learner_id("Carol C"), A)])
+    (skipped,) = [i for i in report.issues if i.kind == "skipped_file"]
+    assert (skipped.learner, skipped.assignment) == (bob, A) and "壊れていて読めません" in skipped.detail
+    assert report.problems
+    # grades.csv gives the damaged learner a row with 0 and the reason
+    from ctxlab.grading.report import export_csv
+    summary = export_csv(tmp_path / "root", tmp_path / "root" / "grades.csv", KNOWN, report.issues)
+    text = (tmp_path / "root" / "grades.csv").read_text(encoding="utf-8-sig")
+    assert summary["learners"] == 3 and "壊れていて読めません" in text
+
+
+def test_a_zip_whose_directory_is_broken_is_a_clear_error(tmp_path, venv_path):
+    upload = tmp_path / "export.zip"
+    with zipfile.ZipFile(upload, "w") as zf:
+        zf.writestr(f"alice/{A}.ipynb", "{}")
+    data = bytearray(upload.read_bytes())
+    cd = data.rfind(b"PK\x01\x02")
+    data[cd + 4:cd + 8] = b"\xff\xff\xff\xff"   # the central directory entry's version fields
+    data[cd:cd + 4] = b"XX\x01\x02"
+    upload.write_bytes(bytes(data))
+    with pytest.raises(GradeError, match="zip"):
+        workflow.intake(upload, tmp_path / "root", KNOWN)
