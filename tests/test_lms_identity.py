@@ -11,6 +11,7 @@ and places everyone else.
 from __future__ import annotations
 
 import json
+import shutil
 import zipfile
 import zlib
 from pathlib import Path
@@ -159,3 +160,82 @@ def test_a_zip_whose_directory_is_broken_is_a_clear_error(tmp_path, venv_path):
     upload.write_bytes(bytes(data))
     with pytest.raises(GradeError, match="zip"):
         workflow.intake(upload, tmp_path / "root", KNOWN)
+
+
+# --------------------------------------------------------------------------- a roster re-run
+
+def _autograded(root: Path, learners: list[str], assignment: str = A) -> None:
+    """What autograde leaves for each placed submission (simulated: a gradebook submission with
+    a 3-point test and a 2-point written answer, graded 3 + 1, and a feedback file)."""
+    import warnings
+
+    from nbgrader.api import Gradebook
+    from sqlalchemy.exc import SAWarning
+
+    from ctxlab.grading._nbgrader import gradebook_url
+
+    with Gradebook(gradebook_url(root)) as gb, warnings.catch_warnings():
+        warnings.simplefilter("ignore", SAWarning)
+        if assignment not in [a.name for a in gb.assignments]:
+            gb.add_assignment(assignment)
+            gb.add_notebook(assignment, assignment)
+            gb.add_grade_cell("test", assignment, assignment, max_score=3, cell_type="code")
+            gb.add_grade_cell("why", assignment, assignment, max_score=2, cell_type="markdown")
+        for learner in learners:
+            gb.add_submission(assignment, learner)
+            test, why = (gb.find_grade(g, assignment, assignment, learner) for g in ("test", "why"))
+            test.auto_score, test.needs_manual_grade = 3, False
+            why.manual_score, why.needs_manual_grade = 1, False
+            (root / "autograded" / learner / assignment).mkdir(parents=True, exist_ok=True)
+            shutil.copy(root / "submitted" / learner / assignment / f"{assignment}.ipynb",
+                        root / "autograded" / learner / assignment / f"{assignment}.ipynb")
+            fb = root / "feedback" / learner / assignment
+            fb.mkdir(parents=True, exist_ok=True)
+            (fb / f"{assignment}.html").write_text(f"<html><body>{learner}</body></html>", encoding="utf-8")
+        gb.db.commit()
+
+
+def test_a_roster_rerun_leaves_one_learner_per_lms_id(tmp_path, venv_path):
+    from nbgrader.api import Gradebook
+
+    from ctxlab.grading import lms_export
+    from ctxlab.grading._nbgrader import gradebook_url
+    from ctxlab.grading.report import export_csv
+
+    up, root = tmp_path / "upload", tmp_path / "root"
+    rels = {"佐藤 花子_20481_assignsubmission_file_": "hanako.a@example.com",
+            "佐藤 花子_20499_assignsubmission_file_": "hanako.b@example.com",
+            "山田 太郎_20500_assignsubmission_file_": "taro@example.com"}
+    for folder in rels:
+        _notebook(up / folder / f"{A}.ipynb", folder)
+    first = workflow.intake(up, root, KNOWN)      # no roster: the twins are keyed by name and id
+    _autograded(root, [lid for lid, _ in first.placed])
+    before = {lid for lid, _ in first.placed}
+    assert len(before) == 3 and any(i.kind == "same_name" for i in first.issues)
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,name,email\n" + "".join(f"{f.split('_')[1]},{f.split('_')[0]},{e}\n" for f, e in rels.items()),
+                      encoding="utf-8")
+    second = workflow.intake(up, root, KNOWN, roster=lms.read_roster(roster))
+    after = {lms.learner_id(e) for e in rels.values()}
+    assert len(second.converged) == 3 and set(second.converged.values()) == after
+    assert second.placed == [] and len(second.unchanged) == 3, "the graded copies moved: nothing to grade again"
+    with Gradebook(gradebook_url(root)) as gb:
+        assert {s.id for s in gb.students} == after
+        assert {s.student.id: s.score for s in gb.find_assignment(A).submissions} == dict.fromkeys(after, 4.0)
+    for folder in ("submitted", "autograded", "feedback"):
+        assert {p.name for p in (root / folder).iterdir()} == after, folder
+    ids = lms.load_lms_ids(root)
+    assert set(ids) == after and sorted(v["ids"][A] for v in ids.values()) == ["20481", "20499", "20500"]
+    workflow._record(root, second)
+    summary = export_csv(root, root / "grades.csv", KNOWN)
+    assert summary["learners"] == 3 and summary["pending"] == 0
+    assert not [i for i in lms.load_issues(root) if i.learner in before - after]
+    ex = lms_export.export(root, [A])
+    sheet = (root / "lms" / "moodle" / f"{A}_worksheet.csv").read_text(encoding="utf-8-sig").splitlines()[1:]
+    assert sorted(r.split(",")[0] for r in sheet) == ["Participant 20481", "Participant 20499", "Participant 20500"]
+    with zipfile.ZipFile(root / "lms" / "moodle" / f"{A}_feedback.zip") as zf:
+        folders = [n.split("/")[0] for n in zf.namelist()]
+    assert len(folders) == len(set(folders)) == 3 and ex["held"] == []
+    # and back: a run without the roster converges the other way, still one learner per id
+    third = workflow.intake(up, root, KNOWN)
+    assert len(third.converged) == 3 and len(lms.load_lms_ids(root)) == 3

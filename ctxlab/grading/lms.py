@@ -356,6 +356,11 @@ def save_lms_ids(root: Path, found: dict[str, dict]) -> None:
         entry = data.setdefault(learner, {"ids": {}})
         entry.update({k: v for k, v in info.items() if k != "ids" and v})
         entry.setdefault("ids", {}).update(info.get("ids", {}))
+    write_lms_ids(root, data)
+
+
+def write_lms_ids(root: Path, data: dict[str, dict]) -> None:
+    """Replace the course root's record of LMS ids (atomically)."""
     path = Path(root) / LMS_FILE
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True), encoding="utf-8")

@@ -39,6 +39,8 @@ class Report:
     lms: dict[str, dict] = field(default_factory=dict)
     #: resubmissions whose unchanged answers keep their manual grades: (learner, assignment) -> grade ids
     manual_kept: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    #: an earlier run's learner of the same LMS id: (earlier learner, assignment) -> this run's learner
+    converged: dict[tuple[str, str], str] = field(default_factory=dict)
     #: what ctxlab.grading.lms_export wrote for the LMS (see format_summary)
     exports: dict | None = None
     sandbox: bool = True   # False: graded with --no-sandbox
@@ -163,6 +165,9 @@ def format_summary(report: Report, limit: int = 20) -> str:
     for kind in ("broken_notebook", "link", "skipped_file", "unknown_assignment", "unknown_learner", "no_grade_cells",
                  "duplicate", "same_name", "same_name_distinct", "manual_dropped", "late"):
         block(KIND_TEXT[kind], [f"{report.who(i.learner)}: {i.detail}" for i in report.issues if i.kind == kind])
+    if report.converged:
+        lines.append(f"前回と別の受講者として記録されていた提出 {len(report.converged)} 件を、今回の受講者にまとめました"
+                     "（同じ LMS の id。名簿を付けた再実行など）")
     if report.manual_kept:
         lines.append(f"再提出 {len(report.manual_kept)} 件は記述が前と同じため、手動採点を引き継ぎました")
     summ = report.summary

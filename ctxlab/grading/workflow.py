@@ -12,7 +12,6 @@ to a temporary folder). One run at a time per course root (a lock): the gradeboo
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -26,6 +25,8 @@ from pathlib import Path
 from ctxlab._paths import REPO_ROOT
 from ctxlab.errors import GradeError
 from ctxlab.grading import _nbgrader, lms_export
+from ctxlab.grading._converge import converge
+from ctxlab.grading._manual import keep_manual_grades, resubmitted
 from ctxlab.grading._nbgrader import SOURCE_DIR, gradebook_url, place_submission, rmtree, sync_course_root
 from ctxlab.grading.lms import (Issue, Person, check_notebook, copy_tree, extract_zip, key_learners, load_issues,
                                 newest, read_roster, save_issues, save_lms_ids, scan, scan_zips)
@@ -66,51 +67,6 @@ def _timestamp(mtime: float) -> str:
 def _graded(root: Path, student: str, assignment: str) -> bool:
     ag = root / "autograded" / student / assignment
     return ag.exists() and any(ag.glob("*.ipynb"))
-
-
-def _answers(path: Path) -> dict[str, str]:
-    """grade_id -> source of every answer cell (nbgrader solution cells) of a notebook."""
-    try:
-        nb = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, ValueError):
-        return {}
-    out = {}
-    for cell in nb.get("cells", []) if isinstance(nb, dict) else []:
-        meta = (cell.get("metadata") or {}).get("nbgrader") or {}
-        if meta.get("solution") and meta.get("grade_id"):
-            src = cell.get("source", "")
-            out[meta["grade_id"]] = "".join(src) if isinstance(src, list) else str(src)
-    return out
-
-
-def _resubmitted(gb, old: Path, new: Path, learner: str, assignment: str) -> tuple[list[str], list[str]]:
-    """A resubmission replaces a graded one: manual grades of changed answers are dropped
-    (a written answer whose own text changed; a manual override of an autograded test when
-    any answer changed); the others are kept. Returns (dropped, kept) grade ids."""
-    from nbgrader.api import MissingEntry
-
-    before, after = _answers(old), _answers(new)
-    changed = {g for g in set(before) | set(after) if before.get(g) != after.get(g)}
-    try:
-        sub = gb.find_submission(assignment, learner)
-    except MissingEntry:
-        return [], []
-    dropped, kept = [], []
-    for nb in sub.notebooks:
-        comments = {c.name: c for c in nb.comments}
-        for g in nb.grades:
-            if g.manual_score is None:
-                continue
-            written = g.name in before or g.name in after   # the grade is on the answer cell itself
-            if (g.name in changed) if written else bool(changed):
-                g.manual_score = None
-                if g.name in comments:
-                    comments[g.name].manual_comment = None
-                dropped.append(g.name)
-            else:
-                kept.append(g.name)
-    gb.db.commit()
-    return dropped, kept
 
 
 def intake(upload: Path, root: Path, known: list[str], force: bool = False,
@@ -155,6 +111,7 @@ def intake(upload: Path, root: Path, known: list[str], force: bool = False,
         report.uploads = len(uploads)
         kept, dups = newest(uploads)
         issues += dups
+        report.converged = converge(root, gb, uploads)   # an earlier run's learner of the same LMS id
         learners: dict[str, dict] = {}
         for up in kept:
             if up.late:
@@ -177,7 +134,7 @@ def intake(upload: Path, root: Path, known: list[str], force: bool = False,
                 report.unchanged.append((up.learner, up.assignment))
                 continue
             if target.exists():
-                dropped, kept_manual = _resubmitted(gb, target, up.file, up.learner, up.assignment)
+                dropped, kept_manual = resubmitted(gb, target, up.file, up.learner, up.assignment)
                 if dropped:
                     issues.append(Issue("manual_dropped", up.learner, up.assignment,
                                         f"{up.rel}: 変わった解答 {', '.join(dropped)} の手動採点を取り消しました", up.rel))
@@ -202,24 +159,6 @@ def intake(upload: Path, root: Path, known: list[str], force: bool = False,
     report.issues = issues
     report.names = {lid: info["name"] for lid, info in learners.items()}
     return report
-
-
-def keep_manual_grades(root: Path, kept: dict[tuple[str, str], list[str]]) -> None:
-    """After a resubmission was autograded: nbgrader flags every manually graded cell for
-    review again; an unchanged answer keeps its manual grade, so its flag is cleared."""
-    from nbgrader.api import Gradebook, MissingEntry
-
-    with Gradebook(gradebook_url(root)) as gb:
-        for (learner, assignment), names in kept.items():
-            try:
-                sub = gb.find_submission(assignment, learner)
-            except MissingEntry:
-                continue
-            for nb in sub.notebooks:
-                for g in nb.grades:
-                    if g.name in names and g.manual_score is not None:
-                        g.needs_manual_grade = False
-        gb.db.commit()
 
 
 def _record(root: Path, report: Report) -> list[Issue]:
