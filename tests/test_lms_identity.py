@@ -20,6 +20,7 @@ import pytest
 
 from ctxlab.errors import GradeError
 from ctxlab.grading import lms, workflow
+from ctxlab.grading._manual import record_feedback, stale_feedback
 from tests.test_lms import KNOWN, ROOT, venv_path  # noqa: F401 (venv_path is a fixture)
 
 A = "00_start_here"
@@ -193,6 +194,7 @@ def _autograded(root: Path, learners: list[str], assignment: str = A) -> None:
             fb.mkdir(parents=True, exist_ok=True)
             (fb / f"{assignment}.html").write_text(f"<html><body>{learner}</body></html>", encoding="utf-8")
         gb.db.commit()
+    record_feedback(root, {(learner, assignment) for learner in learners})   # the feedback shows this state
 
 
 def test_a_roster_rerun_leaves_one_learner_per_lms_id(tmp_path, venv_path):
@@ -236,6 +238,60 @@ def test_a_roster_rerun_leaves_one_learner_per_lms_id(tmp_path, venv_path):
     with zipfile.ZipFile(root / "lms" / "moodle" / f"{A}_feedback.zip") as zf:
         folders = [n.split("/")[0] for n in zf.namelist()]
     assert len(folders) == len(set(folders)) == 3 and ex["held"] == []
+    assert not stale_feedback(root), "the moved feedback still shows the moved grades"
     # and back: a run without the roster converges the other way, still one learner per id
     third = workflow.intake(up, root, KNOWN)
     assert len(third.converged) == 3 and len(lms.load_lms_ids(root)) == 3
+
+
+# --------------------------------------------------------------------------- two classes, one grading/
+
+def test_a_second_class_in_one_root_is_refused_with_the_root_advice(tmp_path, venv_path):
+    root = tmp_path / "grading"
+    for n in ("alice", "bob"):
+        _notebook(tmp_path / "class_a" / n / f"{A}.ipynb", n)
+    for n in ("carol", "dave"):
+        _notebook(tmp_path / "class_b" / n / f"{A}.ipynb", n)
+    _notebook(tmp_path / "late" / "erin" / f"{A}.ipynb", "erin")
+    workflow.intake(tmp_path / "class_a", root, KNOWN)
+    with pytest.raises(GradeError, match="--root grading/クラス名"):
+        workflow.intake(tmp_path / "class_b", root, KNOWN)
+    assert not (root / "submitted" / "carol").exists(), "nothing of the other class is placed"
+    late = workflow.intake(tmp_path / "late", root, KNOWN)      # one late learner: not another class
+    assert late.placed == [("erin", A)]
+    both = workflow.intake(tmp_path / "class_b", root, KNOWN, same_class=True)
+    assert sorted(both.placed) == [("carol", A), ("dave", A)]
+
+
+# --------------------------------------------------------------------------- what the summary and notes say
+
+def test_summary_text_is_one_line_per_cause(tmp_path, venv_path):
+    from ctxlab.grading import lms_export
+    from ctxlab.grading.parallel import GradeRun, Outcome
+    from ctxlab.grading.report import Report, exit_reasons, export_csv, format_summary
+    from tests.test_lms import _gradebook
+
+    # a name that begins with a no-break space and then a formula gives a folder that starts with neither
+    for name in ("\u00a0=5+6 Mallory", "\u3000＋1 Mallory", "\u200b\u00a0-1 Mallory", " =x"):
+        folder = lms_export.moodle_folder(name, "7")
+        assert not folder.startswith(lms_export._FORMULA_START) and not folder[0].isspace(), folder
+    assert lms_export.moodle_folder("\u00a0=5+6 Mallory", "7") == "5+6 Mallory_7_assignfeedback_file_"
+    # one shared name is one line, whatever the number of learners it covers
+    detail = "佐藤 花子（00_start_here: id 1, 2, 3）: id ごとに別の受講者として採点しました"
+    issues = [lms.Issue("same_name", f"u{i}", None, detail) for i in range(6)]
+    text = format_summary(Report(root=tmp_path, issues=issues))
+    assert text.count(detail) == 1 and "同名の受講者（id ごとに別の受講者として採点・要確認）: 1 件" in text
+    # exit 1 names its real cause: a held submission is not "unreadable files or same names"
+    held = Report(root=tmp_path, run=GradeRun([Outcome("x", A, True, review=["grade_override"])], 1, 1.0))
+    assert exit_reasons(held) == ["自動採点を保留した提出 1 件（formgrader で手動採点）"]
+    assert exit_reasons(Report(root=tmp_path, issues=issues)) == ["名簿で解決していない同名の受講者 1 組（--roster）"]
+    assert exit_reasons(Report(root=tmp_path)) == []
+    # after the held submission was graded by hand, its note no longer says it is held
+    root = tmp_path / "root"
+    _gradebook(root, {"graded": (0, 2), "waiting": (0, None)})
+    review = [lms.Issue("review", lid, A, "grade_override") for lid in ("graded", "waiting")]
+    export_csv(root, root / "grades.csv", KNOWN, review)
+    import csv
+    with open(root / "grades.csv", encoding="utf-8-sig", newline="") as fh:
+        notes = {r["learner_id"]: r["notes"] for r in csv.DictReader(fh)}
+    assert "自動採点を保留" not in notes["graded"] and "自動採点を保留" in notes["waiting"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from ctxlab.grading._manual import move_feedback_state
 from ctxlab.grading._nbgrader import rmtree
 from ctxlab.grading.lms import Upload, load_issues, load_lms_ids, save_issues, write_lms_ids
 
@@ -45,6 +46,7 @@ def converge(root: Path, gb, uploads: list[Upload]) -> dict[tuple[str, str], str
     root = Path(root)
     ids = load_lms_ids(root)
     issues = load_issues(root)
+    kept_old = set()   # removed, not moved: the new learner had the assignment already
     for (old, assignment), new in sorted(moves.items()):
         try:
             sub = gb.find_submission(assignment, old)
@@ -55,6 +57,8 @@ def converge(root: Path, gb, uploads: list[Upload]) -> dict[tuple[str, str], str
             taken = True
         except MissingEntry:
             taken = (root / "submitted" / new / assignment).exists()
+        if taken:
+            kept_old.add((old, assignment))
         if sub is not None and not taken:   # keep the grading (manual grades too) under the new learner
             sub.student = gb.update_or_create_student(new)
             gb.db.commit()
@@ -71,6 +75,7 @@ def converge(root: Path, gb, uploads: list[Upload]) -> dict[tuple[str, str], str
                 (root / folder / old).rmdir()
         entry = ids.get(old, {})
         entry.get("ids", {}).pop(assignment, None)
+        entry.get("attachments", {}).pop(assignment, None)
         mine = [i for i in issues if i.learner == old and i.assignment == assignment]
         for issue in mine:
             issue.learner = new
@@ -89,4 +94,22 @@ def converge(root: Path, gb, uploads: list[Upload]) -> dict[tuple[str, str], str
             gb.remove_student(old)
     write_lms_ids(root, ids)
     save_issues(root, issues)
+    move_feedback_state(root, {k: v for k, v in moves.items() if k not in kept_old})
     return moves
+
+
+def another_class(root: Path, gb, uploads: list[Upload]) -> str | None:
+    """Why this upload looks like another class than the one graded in ``root`` (None when it
+    does not): both hold two or more learners and share none, by learner id or by LMS id.
+    A late submitter's own upload (one learner) is never taken for another class."""
+    ids = load_lms_ids(root)
+    before = {s.id for s in gb.students} | set(ids)
+    before_ids = {(info.get("layout", ""), i) for info in ids.values() for i in (info.get("ids") or {}).values() if i}
+    now = {u.learner for u in uploads if u.learner}
+    now_ids = {(u.layout, u.lms_id) for u in uploads if u.lms_id}
+    if len(before) < 2 or len(now) < 2 or now & before or now_ids & before_ids:
+        return None
+    return (f"{root} にはすでに別の受講者 {len(before)} 人の採点があり、今回の提出の {len(now)} 人とは一人も"
+            "（LMS の id も）重なりません。別のクラスなら、クラスごとに別の採点フォルダにしてください"
+            "（例: ctxlab grade export.zip --root grading/クラス名、make grade では別のフォルダを作って "
+            "--root を付けた ctxlab grade を使います）。同じクラスの追加の提出なら --same-class を付けてください")

@@ -63,6 +63,7 @@ class Upload:
     email: str = ""          # from the roster
     layout: str = ""         # folder, moodle, canvas; canvas_anon, moodle_group (the id is not a person's)
     late: bool = False       # the LMS marked it late (Canvas's LATE)
+    attachment: str = ""     # Canvas's attachment id (its "Re-upload submissions" names feedback by it)
     assignment: str | None = None
     extras: list[Path] = field(default_factory=list)   # nbgrader's timestamp.txt, submission_secret.txt
     #: a flat Moodle name with two markers: the participant ids it could belong to (it is nobody's)
@@ -120,7 +121,7 @@ def identify(rel: str, known: list[str], top: int = 0) -> Upload:
             up.learner = f"anon_{canvas.group('anon')}"
         else:
             up.name, up.lms_id, up.layout = canvas.group("name"), canvas.group("uid"), "canvas"
-            up.learner = canvas.group("uid")
+            up.learner, up.attachment = canvas.group("uid"), canvas.group("sub")
     elif len(mine) > 1:
         folder = mine[1] if head in known and len(mine) > 2 else head   # 00_start_here/LEARNER/…
         if folder not in known:

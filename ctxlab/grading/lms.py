@@ -340,7 +340,8 @@ LMS_FILE = "lms.json"
 
 
 def load_lms_ids(root: Path) -> dict[str, dict]:
-    """learner -> {name, email, layout, ids: {assignment: LMS id}} as recorded by earlier runs
+    """learner -> {name, email, layout, ids: {assignment: LMS id}, attachments: {assignment:
+    Canvas attachment id}} as recorded by earlier runs
     (Moodle's participant id differs per assignment; the grading worksheet and the feedback
     zip need it)."""
     try:
@@ -354,8 +355,10 @@ def save_lms_ids(root: Path, found: dict[str, dict]) -> None:
     data = load_lms_ids(root)
     for learner, info in found.items():
         entry = data.setdefault(learner, {"ids": {}})
-        entry.update({k: v for k, v in info.items() if k != "ids" and v})
+        entry.update({k: v for k, v in info.items() if k not in ("ids", "attachments") and v})
         entry.setdefault("ids", {}).update(info.get("ids", {}))
+        if info.get("attachments"):   # Canvas: the attachment id per assignment (feedback zip)
+            entry.setdefault("attachments", {}).update(info["attachments"])
     write_lms_ids(root, data)
 
 
