@@ -84,12 +84,13 @@ bench: setup
 	@for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
 ## Grade an LMS export (folder or zip) into grading/: make grade SUBMISSIONS=~/Downloads/export.zip [ROSTER=roster.csv]
+## [GRADING=grading/class-b] (the course root: one grading folder per class)
 ## (grades CSV: grading/grades.csv, feedback: grading/feedback/, files for the LMS: grading/lms/; see docs/instructor.md)
 grade: setup
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/to/export.zip [WORKERS=n] [ROSTER=roster.csv]"; exit 2; }
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/to/export.zip [WORKERS=n] [ROSTER=roster.csv] [GRADING=grading/class]"; exit 2; }
 	@# exit 1 (not graded, held for review, an unresolved name: ctxlab prints why) is a finished run: say so, without
 	@# make's "Error 1" (make turns any failing recipe into exit 2); input errors (exit 2) still fail
-	@$(VENV)/bin/ctxlab grade "$(SUBMISSIONS)" $(if $(WORKERS),--workers $(WORKERS),) $(if $(ROSTER),--roster "$(ROSTER)",); \
+	@$(VENV)/bin/ctxlab grade "$(SUBMISSIONS)" $(if $(WORKERS),--workers $(WORKERS),) $(if $(ROSTER),--roster "$(ROSTER)",) $(if $(GRADING),--root "$(GRADING)",); \
 	rc=$$?; if [ $$rc -eq 1 ]; then echo "採点は終わりました（終了コード 1 の理由は上の「終了コード 1:」の行）"; \
 	elif [ $$rc -ne 0 ]; then exit $$rc; fi
 

@@ -295,3 +295,13 @@ def test_summary_text_is_one_line_per_cause(tmp_path, venv_path):
     with open(root / "grades.csv", encoding="utf-8-sig", newline="") as fh:
         notes = {r["learner_id"]: r["notes"] for r in csv.DictReader(fh)}
     assert "自動採点を保留" not in notes["graded"] and "自動採点を保留" in notes["waiting"]
+
+
+def test_blind_marking_of_a_second_assignment_is_not_another_class(tmp_path, venv_path):
+    root = tmp_path / "grading"
+    for pid in (101, 102):
+        _notebook(tmp_path / "a00" / f"Participant_{pid}_assignsubmission_file_" / f"{A}.ipynb", str(pid))
+    for pid in (201, 202):
+        _notebook(tmp_path / "a01" / f"Participant_{pid}_assignsubmission_file_" / "01_count_tokens.ipynb", str(pid))
+    workflow.intake(tmp_path / "a00", root, KNOWN)
+    assert len(workflow.intake(tmp_path / "a01", root, KNOWN).placed) == 2, "participant ids are per assignment"

@@ -101,12 +101,18 @@ def converge(root: Path, gb, uploads: list[Upload]) -> dict[tuple[str, str], str
 def another_class(root: Path, gb, uploads: list[Upload]) -> str | None:
     """Why this upload looks like another class than the one graded in ``root`` (None when it
     does not): both hold two or more learners and share none, by learner id or by LMS id.
-    A late submitter's own upload (one learner) is never taken for another class."""
+    A late submitter's own upload (one learner) is never taken for another class, nor are
+    learners that exist for one assignment only (anonymous and blind-marking ids)."""
     ids = load_lms_ids(root)
-    before = {s.id for s in gb.students} | set(ids)
-    before_ids = {(info.get("layout", ""), i) for info in ids.values() for i in (info.get("ids") or {}).values() if i}
-    now = {u.learner for u in uploads if u.learner}
-    now_ids = {(u.layout, u.lms_id) for u in uploads if u.lms_id}
+    # a learner of one assignment only (Canvas anonymous grading, Moodle blind marking) says nothing
+    per_assignment = {lid for lid, info in ids.items() if info.get("layout") == "canvas_anon"
+                      or lid.startswith("participant_")}
+    before = ({s.id for s in gb.students} | set(ids)) - per_assignment
+    before_ids = {(info.get("layout", ""), i) for lid, info in ids.items() if lid not in per_assignment
+                  for i in (info.get("ids") or {}).values() if i}
+    mine = [u for u in uploads if u.learner and u.layout != "canvas_anon" and not u.learner.startswith("participant_")]
+    now = {u.learner for u in mine}
+    now_ids = {(u.layout, u.lms_id) for u in mine if u.lms_id}
     if len(before) < 2 or len(now) < 2 or now & before or now_ids & before_ids:
         return None
     return (f"{root} にはすでに別の受講者 {len(before)} 人の採点があり、今回の提出の {len(now)} 人とは一人も"
