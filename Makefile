@@ -84,13 +84,14 @@ bench: setup
 	@for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
 ## Grade an LMS export (folder or zip) into grading/: make grade SUBMISSIONS=~/Downloads/export.zip [ROSTER=roster.csv]
+## [GRADING=grading/class-b] (the course root: one grading folder per class)
 ## (grades CSV: grading/grades.csv, feedback: grading/feedback/, files for the LMS: grading/lms/; see docs/instructor.md)
 grade: setup
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/to/export.zip [WORKERS=n] [ROSTER=roster.csv]"; exit 2; }
-	@# exit 1 (a submission could not be graded, an unresolved name) is a finished run: say so, without
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/to/export.zip [WORKERS=n] [ROSTER=roster.csv] [GRADING=grading/class]"; exit 2; }
+	@# exit 1 (not graded, held for review, an unresolved name: ctxlab prints why) is a finished run: say so, without
 	@# make's "Error 1" (make turns any failing recipe into exit 2); input errors (exit 2) still fail
-	@$(VENV)/bin/ctxlab grade "$(SUBMISSIONS)" $(if $(WORKERS),--workers $(WORKERS),) $(if $(ROSTER),--roster "$(ROSTER)",); \
-	rc=$$?; if [ $$rc -eq 1 ]; then echo "ctxlab grade の終了コード 1: 採点は終わりました。採点できなかった提出か、名簿で解決していない同名の受講者があります（上の要約と grades.csv の notes 列）"; \
+	@$(VENV)/bin/ctxlab grade "$(SUBMISSIONS)" $(if $(WORKERS),--workers $(WORKERS),) $(if $(ROSTER),--roster "$(ROSTER)",) $(if $(GRADING),--root "$(GRADING)",); \
+	rc=$$?; if [ $$rc -eq 1 ]; then echo "採点は終わりました（終了コード 1 の理由は上の「終了コード 1:」の行）"; \
 	elif [ $$rc -ne 0 ]; then exit $$rc; fi
 
 ## What learners get, without solutions, hidden tests or lesson sources (see docs/instructor.md), from one source:

@@ -260,7 +260,8 @@ KNOWN = ["00_start_here", "01_count_tokens", "10_rag_lab"]
     ("00_start_here.ipynb", None, "", "", "00_start_here"),
 ])
 def test_identify(rel, learner, name, layout, assignment):
-    up = lms.identify(rel, KNOWN)
+    # "export/" is a wrapping folder here (lms.wrapper_depth decides that for a whole upload)
+    up = lms.identify(rel, KNOWN, top=1 if rel.startswith("export/") else 0)
     assert (up.learner, up.name, up.layout, up.assignment) == (learner, name, layout, assignment)
 
 
@@ -349,3 +350,48 @@ def test_validate_reports_failures_with_an_exit_code(tmp_path, capsys):
     assert workflow.validate([path]) == 1  # runs _nbgrader.validate (nbgrader's Validator) once
     out = capsys.readouterr().out
     assert "失敗" in out and "NotImplementedError" in out
+
+
+@pytest.mark.slow
+def test_export_after_manual_grading_sends_feedback_and_grades_from_one_state(graded, tmp_path):
+    """Issue 39 item 4: `ctxlab grade --export` without --feedback after manual grading wrote a
+    worksheet with the manual points and a feedback zip without them. Now the feedback of what
+    was graded by hand since is made again, and the zip and the worksheet agree."""
+    from nbgrader.api import Gradebook
+
+    from ctxlab.grading import lms_export
+    from ctxlab.grading._manual import stale_feedback
+    from ctxlab.grading._nbgrader import gradebook_url
+
+    root = tmp_path / "grading"
+    shutil.copytree(graded["root"], root, symlinks=True)
+    learner = graded["moodle_id"]
+    with Gradebook(gradebook_url(root)) as gb:   # the instructor grades every written answer of the Moodle learner
+        graded_by_hand = []
+        for a in gb.assignments:
+            for sub in a.submissions:
+                if sub.student.id != learner:
+                    continue
+                pending = [g for nb in sub.notebooks for g in nb.grades if g.needs_manual_grade]
+                for g in pending:
+                    g.manual_score, g.needs_manual_grade = float(g.max_score), False
+                if pending:
+                    graded_by_hand.append(a.name)
+        gb.db.commit()
+    assert graded_by_hand, "the graded class has written answers to grade by hand"
+    assert {(learner, a) for a in graded_by_hand} <= stale_feedback(root)
+    assert workflow.main(["--export", "--root", str(root), "--quiet"]) in (0, 1)
+    assert not stale_feedback(root)
+    ids = lms.load_lms_ids(root)[learner]["ids"]
+    with Gradebook(gradebook_url(root)) as gb:
+        score = {a: float(gb.find_submission(a, learner).score) for a in graded_by_hand}
+    for a in graded_by_hand:
+        sheet = (root / "lms" / "moodle" / f"{a}_worksheet.csv").read_text(encoding="utf-8-sig")
+        assert f"Participant {ids[a]},{MOODLE_NAME}" in sheet and f",{score[a]:g}," in sheet
+        if a in lms_export.answer_sheets(ROOT, ASSIGNMENTS):
+            continue   # its feedback waits for --release-answers
+        with zipfile.ZipFile(root / "lms" / "moodle" / f"{a}_feedback.zip") as zf:
+            (name,) = [n for n in zf.namelist() if f"_{ids[a]}_" in n]
+            html = zf.read(name).decode("utf-8")
+        assert lms_export.PENDING_MARK not in html and "まだ採点されていません" not in html
+        assert f"{score[a]:g}" in html.replace(".0 ", " ") or f"{score[a]}" in html

@@ -21,6 +21,7 @@ import pytest
 
 from ctxlab.errors import GradeError
 from ctxlab.grading import lms, lms_export, workflow
+from ctxlab.grading._manual import record_feedback
 from ctxlab.grading._nbgrader import gradebook_url, sync_course_root
 from ctxlab.grading.report import format_summary
 
@@ -154,6 +155,7 @@ def _gradebook(root: Path, subs: dict[str, tuple[float, float | None]], assignme
         fb = root / "feedback" / learner / a
         fb.mkdir(parents=True)
         (fb / f"{a}.html").write_text("<html><body><p>Written response 0.0 / 2.0</p></body></html>", encoding="utf-8")
+    record_feedback(root, {(learner, a) for learner in subs})   # the feedback shows this state
 
 
 def test_lms_files_name_each_learner_the_way_the_lms_does(tmp_path, venv_path):

@@ -17,6 +17,7 @@ import shutil
 import stat
 import time
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 
 #: the largest file intake reads (a lesson notebook with its outputs is a few MB; the 10 MB
@@ -45,7 +46,7 @@ def extract_zip(path: Path, dest: Path) -> list[tuple[str, str]]:
     """Extract a zip into dest with decoded names, safe paths and the entries' times.
 
     An entry that cannot be extracted (a name longer than the file system allows, a file
-    over :data:`MAX_FILE_MB`) is left out: returns (entry name, why) for each, for the
+    over :data:`MAX_FILE_MB`, damaged data: :data:`_CORRUPT`) is left out: returns (entry name, why) for each, for the
     learner's record; the other entries are extracted."""
     skipped = []
     with zipfile.ZipFile(path) as zf:
@@ -67,12 +68,12 @@ def extract_zip(path: Path, dest: Path) -> list[tuple[str, str]]:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with zf.open(info) as src, open(target, "wb") as out:
                     shutil.copyfileobj(src, out)
-            except OSError as exc:
+            except (OSError, *_CORRUPT) as exc:
                 try:
-                    target.unlink(missing_ok=True)   # a partly written file (disk full)
+                    target.unlink(missing_ok=True)   # a partly written file (disk full, a corrupted entry)
                 except OSError:
                     pass
-                skipped.append((name, _os_reason(exc)))
+                skipped.append((name, _os_reason(exc) if isinstance(exc, OSError) else _corrupt(exc)))
                 continue
             try:
                 t = time.mktime(info.date_time + (0, 0, -1))
@@ -80,6 +81,16 @@ def extract_zip(path: Path, dest: Path) -> list[tuple[str, str]]:
             except (OverflowError, ValueError):
                 pass
     return skipped
+
+
+#: what reading one damaged entry of a zip raises: altered deflate data (zlib.error), a bad CRC or
+#: header (BadZipFile), data cut short (EOFError), an unknown method or an encrypted entry
+_CORRUPT = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError)
+
+
+def _corrupt(exc: BaseException) -> str:
+    return (f"zip の中のこのファイルが壊れていて読めません（{type(exc).__name__}: {str(exc)[:80]}）。"
+            "LMS からもう一度ダウンロードするか、提出し直してもらってください")
 
 
 def _too_large(size: int) -> str:

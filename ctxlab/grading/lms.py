@@ -34,28 +34,19 @@ course root's ``issues.json``.
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 import re
 import unicodedata
 import zipfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 
 from ctxlab.errors import GradeError
 from ctxlab.grading._files import MAX_FILE_MB, check_notebook, copy_tree, extract_zip  # noqa: F401 (their home is _files)
+from ctxlab.grading._identity import Upload, identify, learner_id, wrapper_depth  # noqa: F401 (their home is _identity)
 
-# Canvas's names never hold "_<digits>_" (content_zipper.rb sanitize_user_name), so the first one
-# ends the name; an anonymous id is alphanumeric with at least one letter (a learner named "anon")
-_CANVAS = re.compile(r"^(?:(?P<alate>LATE_)?anon_(?P<anon>(?=\d*[A-Za-z])[A-Za-z0-9]+)"
-                     r"|(?P<name>.+?)(?P<late>_LATE)?_(?P<uid>\d+))_(?P<sub>\d+)_(?P<file>.+)$")
 # Moodle's get_string('participant', 'assign') in blind marking (English and Japanese language packs)
 BLIND_NAMES = ("Participant", "参加者")
-_MOODLE_PREFIX = r"^(?P<name>.+?)_(?P<pid>\d+)_assignsubmission_(?:file|onlinetext)_"
-_MOODLE = re.compile(_MOODLE_PREFIX + "?$")
-# Moodle's flat download ("without folders"): the same prefix on the file name itself
-_MOODLE_FLAT = re.compile(_MOODLE_PREFIX + "(?P<file>.+)$")
-_SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _SKIP_PARTS = {"__MACOSX", ".ipynb_checkpoints", "__pycache__"}
 # files `nbgrader collect` puts next to a submission: kept with it (release_feedback needs the secret)
 NBGRADER_FILES = ("timestamp.txt", "submission_secret.txt")
@@ -86,32 +77,6 @@ PROBLEMS = {"unknown_assignment", "unknown_learner", "broken_notebook", "autogra
 
 # --------------------------------------------------------------------------- learners
 
-def learner_id(name: str) -> str:
-    """An nbgrader student id for a learner name: the name itself when it is a safe ASCII
-    identifier, otherwise ``u`` and 10 hex digits of the hash of the exact name (two names
-    that differ in case, width, spacing or punctuation get two ids; the name stays in the
-    CSV's name column)."""
-    text = unicodedata.normalize("NFC", name)
-    if _SAFE.match(text):
-        return text
-    return "u" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:10]
-
-
-@dataclass
-class Upload:
-    rel: str                 # path inside the upload (as reported)
-    file: Path               # where it is readable now
-    mtime: float
-    learner: str | None = None
-    name: str = ""
-    lms_id: str = ""         # Canvas user id, Moodle participant id (per assignment)
-    email: str = ""          # from the roster
-    layout: str = ""         # folder, moodle, canvas; canvas_anon, moodle_group (the id is not a person's)
-    late: bool = False       # the LMS marked it late (Canvas's LATE)
-    assignment: str | None = None
-    extras: list[Path] = field(default_factory=list)   # nbgrader's timestamp.txt, submission_secret.txt
-
-
 @dataclass
 class Issue:
     kind: str
@@ -125,66 +90,28 @@ class Issue:
         return f"{KIND_TEXT.get(self.kind, self.kind)}: {where}{self.detail}"
 
 
-def _assignment_in(text: str, known: list[str]) -> str | None:
-    found = [a for a in known if re.search(rf"(?<![A-Za-z0-9]){re.escape(a)}(?![A-Za-z0-9])", text)]
-    return max(found, key=len) if found else None
-
-
-def identify(rel: str, known: list[str]) -> Upload:
-    """Learner, name, LMS id, layout and assignment of one notebook path inside an upload."""
-    parts = PurePosixPath(rel).parts
-    fname = parts[-1]
-    up = Upload(rel=rel, file=Path(), mtime=0.0)
-    m = _CANVAS.match(fname)
-    moodle = next((p for p in reversed(parts[:-1]) if _MOODLE.match(p)), None)
-    flat = _MOODLE_FLAT.match(fname)
-    if moodle or flat:
-        mm = _MOODLE.match(moodle) if moodle else flat
-        name = unicodedata.normalize("NFC", mm.group("name"))   # exact: names are labels
-        up.name, up.lms_id, up.layout, up.learner = name, mm.group("pid"), "moodle", learner_id(name)
-    elif m and _assignment_in(m.group("file"), known) or (m and len(parts) == 1):
-        up.late = bool(m.group("alate") or m.group("late"))
-        if m.group("anon"):
-            up.name, up.lms_id, up.layout = f"anon_{m.group('anon')}", m.group("anon"), "canvas_anon"
-            up.learner = f"anon_{m.group('anon')}"
-        else:
-            up.name, up.lms_id, up.layout, up.learner = m.group("name"), m.group("uid"), "canvas", m.group("uid")
-    else:
-        folders = list(parts[:-1])
-        if folders and folders[-1] in known:
-            folders.pop()
-        if folders:
-            up.name, up.layout = unicodedata.normalize("NFC", folders[-1]), "folder"
-            up.learner = learner_id(folders[-1])
-    up.assignment = _assignment_in(PurePosixPath(fname).stem, known)
-    if up.assignment is None:
-        for p in reversed(parts[:-1]):
-            up.assignment = _assignment_in(p, known)
-            if up.assignment:
-                break
-    return up
-
-
 # --------------------------------------------------------------------------- reading an upload
 
-def extract_zips(folder: Path, into: Path) -> tuple[list[Path], list[tuple[str, str]]]:
+def extract_zips(folder: Path, into: Path) -> list[tuple[Path, list[tuple[str, str]]]]:
     """A folder of LMS zips (Moodle gives one per assignment): each zip directly in ``folder``
-    extracted into a folder of its own under ``into`` (named after the zip). Returns the folders
-    and the entries left out (:func:`~ctxlab.grading._files.extract_zip`), named with their zip."""
-    out, left_out = [], []
+    extracted into a folder of its own under ``into`` (named after the zip). Returns each
+    folder with the entries left out of it (:func:`~ctxlab.grading._files.extract_zip`)."""
+    out = []
     for z in sorted(folder.glob("*.zip")):
         try:
-            left_out += [(f"{z.name}/{rel}", why) for rel, why in extract_zip(z, into / z.stem)]
+            out.append((into / z.stem, extract_zip(z, into / z.stem)))
         except zipfile.BadZipFile:
             raise GradeError(f"{z} は zip として読めません（LMS からもう一度ダウンロードしてください）") from None
-        out.append(into / z.stem)
-    return out, left_out
+    return out
 
 
-def scan(folder: Path, known: list[str]) -> tuple[list[Upload], list[Issue], int]:
-    """Every notebook in an upload folder, identified; issues for what cannot be used;
-    the number of other files ignored."""
-    uploads, issues, ignored = [], [], 0
+def scan(folder: Path, known: list[str], links: list[str] = (), left_out: list[tuple[str, str]] = (),
+         prefix: str = "") -> tuple[list[Upload], list[Issue], int]:
+    """Every notebook in an upload folder, identified by the upload's top-level entries
+    (:func:`~ctxlab.grading._identity.identify`); issues for what cannot be used, what was
+    not read (``links``, ``left_out``: :func:`unread_issues`) included; the number of other
+    files ignored. ``prefix`` is put before every path reported (``zip名.zip/``)."""
+    uploads, issues, ignored, found = [], [], 0, []
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         relp = path.relative_to(folder)
         if any(p in _SKIP_PARTS or p.startswith(".") for p in relp.parts):
@@ -194,16 +121,27 @@ def scan(folder: Path, known: list[str]) -> tuple[list[Upload], list[Issue], int
                 continue
             ignored += 1
             continue
-        up = identify(relp.as_posix(), known)
+        found.append((path, relp.as_posix()))
+    unread = [r for r in links] + [r for r, _ in left_out if _unread_counts(r)]
+    top = wrapper_depth([r for _, r in found] + unread, known)
+    for path, rel in found:
+        up = identify(rel, known, top)
+        up.rel = prefix + rel
         up.file, up.mtime = path, path.stat().st_mtime
         up.extras = [path.parent / n for n in NBGRADER_FILES if (path.parent / n).is_file()]
-        if up.learner is None:
+        if up.ambiguous:
+            issues.append(Issue("unknown_learner", None, up.assignment,
+                                f"{up.rel}: ファイル名に Moodle の提出者の印が {len(up.ambiguous)} つあり（id "
+                                f"{', '.join(up.ambiguous)}）、誰の提出か決められないため採点していません。"
+                                "Moodle から「フォルダ付き」でダウンロードし直すか、本人に確かめてください", up.rel))
+        elif up.learner is None:
             issues.append(Issue("unknown_learner", None, up.assignment,
                                 "受講者のフォルダの中にありません（LEARNER/課題.ipynb の形にしてください）", up.rel))
         elif up.assignment is None:
             issues.append(Issue("unknown_assignment", up.learner, None,
                                 f"{up.rel}（ファイル名かフォルダ名に課題 id（{known[0]} など）を含めてください）", up.rel))
         uploads.append(up)
+    issues += unread_issues(links, left_out, known, top, prefix)
     return uploads, issues, ignored
 
 
@@ -211,31 +149,36 @@ def scan_zips(folder: Path, into: Path, known: list[str]) -> tuple[list, list[Is
     """:func:`scan` of each zip directly in ``folder`` (extracted by :func:`extract_zips` into
     ``into``): the uploads (named ``zip/path``), the issues (what extraction left out included)
     and the change to the count of ignored files (each zip was counted there)."""
-    subs, left_out = extract_zips(folder, into)
-    uploads, issues, ignored = [], unread_issues([], left_out, known), 0
-    for sub in subs:
-        more, more_issues, ign = scan(sub, known)
-        for up in more:
-            up.rel = f"{sub.name}.zip/{up.rel}"
+    uploads, issues, ignored = [], [], 0
+    for sub, left_out in extract_zips(folder, into):
+        more, more_issues, ign = scan(sub, known, left_out=left_out, prefix=f"{sub.name}.zip/")
         uploads, issues, ignored = uploads + more, issues + more_issues, ignored + ign - 1
     return uploads, issues, ignored
 
 
-def unread_issues(links: list[str], left_out: list[tuple[str, str]], known: list[str]) -> list[Issue]:
+def _unread_counts(rel: str) -> bool:
+    name = PurePosixPath(rel).name
+    return name.lower().endswith(".ipynb") or name in NBGRADER_FILES
+
+
+def unread_issues(links: list[str], left_out: list[tuple[str, str]], known: list[str], top: int = 0,
+                  prefix: str = "") -> list[Issue]:
     """The issues for what an upload held and intake did not read: every link (a link is
     data: never followed, its target never shown) and every notebook or nbgrader file left
     out (:func:`~ctxlab.grading._files.extract_zip`, :func:`~ctxlab.grading._files.copy_tree`),
-    each with the learner and assignment its path names. Other files left out are ignored."""
+    each with the learner and assignment its path names (``top``: the upload's wrapping
+    folders). Other files left out are ignored."""
     issues = []
     for rel in links:
-        up = identify(rel, known)
+        up = identify(rel, known, top)
         issues.append(Issue("link", up.learner, up.assignment,
-                            f"{rel}: リンクなので読んでいません。ファイルそのものを提出し直してください", rel))
+                            f"{prefix}{rel}: リンクなので読んでいません。ファイルそのものを提出し直してください",
+                            prefix + rel))
     for rel, why in left_out:
-        name = PurePosixPath(rel).name
-        if name.lower().endswith(".ipynb") or name in NBGRADER_FILES:
-            up = identify(rel, known)
-            issues.append(Issue("skipped_file", up.learner, up.assignment, f"{rel[:200]}: {why}", rel[:200]))
+        if _unread_counts(rel):
+            up = identify(rel, known, top)
+            where = (prefix + rel)[:200]
+            issues.append(Issue("skipped_file", up.learner, up.assignment, f"{where}: {why}", where))
     return issues
 
 
@@ -397,7 +340,8 @@ LMS_FILE = "lms.json"
 
 
 def load_lms_ids(root: Path) -> dict[str, dict]:
-    """learner -> {name, email, layout, ids: {assignment: LMS id}} as recorded by earlier runs
+    """learner -> {name, email, layout, ids: {assignment: LMS id}, attachments: {assignment:
+    Canvas attachment id}} as recorded by earlier runs
     (Moodle's participant id differs per assignment; the grading worksheet and the feedback
     zip need it)."""
     try:
@@ -411,8 +355,15 @@ def save_lms_ids(root: Path, found: dict[str, dict]) -> None:
     data = load_lms_ids(root)
     for learner, info in found.items():
         entry = data.setdefault(learner, {"ids": {}})
-        entry.update({k: v for k, v in info.items() if k != "ids" and v})
+        entry.update({k: v for k, v in info.items() if k not in ("ids", "attachments") and v})
         entry.setdefault("ids", {}).update(info.get("ids", {}))
+        if info.get("attachments"):   # Canvas: the attachment id per assignment (feedback zip)
+            entry.setdefault("attachments", {}).update(info["attachments"])
+    write_lms_ids(root, data)
+
+
+def write_lms_ids(root: Path, data: dict[str, dict]) -> None:
+    """Replace the course root's record of LMS ids (atomically)."""
     path = Path(root) / LMS_FILE
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True), encoding="utf-8")

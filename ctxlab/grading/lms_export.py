@@ -32,16 +32,22 @@ A submission whose written answers are not graded yet is left out of these files
 would be the autograded part only) and counted, and its feedback HTML says at the top that
 the written points shown are not graded yet (:func:`mark_pending_feedback`). Feedback that
 shows the correct answers (an assignment with a ``*.key.yaml`` answer key) stays out of the
-zip until the deadline has passed (``release_answers``).
+zip until the deadline has passed (``release_answers``). Feedback that does not show the
+gradebook's state (graded by hand after it was made: :func:`~ctxlab.grading._manual.stale_feedback`)
+never joins the zip: the worksheet and the zip always come from one state.
 """
 from __future__ import annotations
 
 import csv
+import json
 import re
+import unicodedata
 import zipfile
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ctxlab.errors import GradeError
+from ctxlab.grading._manual import stale_feedback
 from ctxlab.grading._nbgrader import SOURCE_DIR, gradebook_url, rmtree
 from ctxlab.grading.lms import load_lms_ids
 
@@ -111,8 +117,56 @@ def moodle_folder(name: str, pid: str) -> str:
     """The feedback zip's folder for one participant: ``氏名_N_assignfeedback_file_``. Moodle
     splits it at ``_`` (the name part must hold none) and reads N; the name is only a label,
     so one that starts like a formula loses those characters."""
-    label = re.sub(r"[_/\\]+", " ", name).lstrip("".join(_FORMULA_START) + " ").strip() or "learner"
+    label = re.sub(r"[_/\\]+", " ", name)
+    # whitespace (any Unicode space, a no-break space included) and invisible format characters
+    # are stripped before the formula characters, and again after them, until neither starts it
+    while label and (label.startswith(_FORMULA_START) or unicodedata.category(label[0])[0] in "ZC"):
+        label = label[1:]
+    label = label.strip() or "learner"
     return f"{label}_{pid}_assignfeedback_file_"
+
+
+def canvas_feedback_name(info: dict, assignment: str, html: Path) -> str:
+    """A feedback file's name in the zip for Canvas's "Re-upload submissions"
+    (``Assignment#generate_comments_from_files``): ``infer_comment_context_from_filename`` splits
+    the name at ``_`` and takes the first two all-digit parts as the user id and the attachment
+    id of the submission, so the label before them holds no ``_`` and is never all digits."""
+    label = re.sub(r"[_\s/\\]+", "", info.get("name", "")) or "learner"
+    label = "n" + label if label.isdigit() else label
+    return f"{label}_{info['ids'][assignment]}_{info['attachments'][assignment]}_{html.stem}.html"
+
+
+CANVAS_FILE = "canvas_assignments.json"
+_TITLE_AND_ID = re.compile(r"\A(.*)\s\((\d+)\)\Z", re.S)   # Assignment.title_and_id in canvas-lms
+
+
+def save_canvas_assignments(root: Path, specs: list[str], known: list[str]) -> dict[str, str]:
+    """Record ``--canvas-assignment ASSIGNMENT=ID`` or ``ASSIGNMENT=Title (ID)`` in the course
+    root (later runs and ``--export`` reuse it): the Canvas CSV's column header. Returns all."""
+    data = load_canvas_assignments(root)
+    for spec in specs:
+        a, sep, value = spec.partition("=")
+        a, value = a.strip(), value.strip()
+        if not sep or a not in known:
+            raise GradeError(f"--canvas-assignment {spec}: 「課題=Canvas の課題 id」か「課題=課題名 (id)」の形にしてください"
+                             f"（課題: {', '.join(known)}）")
+        if value.isdigit():
+            value = f"{a} ({value})"
+        if not _TITLE_AND_ID.match(value):
+            raise GradeError(f"--canvas-assignment {spec}: Canvas の課題 id（数字）がありません。Canvas の課題の URL "
+                             "…/assignments/12345 の数字を「課題=12345」か「課題=課題名 (12345)」で指定してください")
+        data[a] = value
+    path = Path(root) / CANVAS_FILE
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True), encoding="utf-8")
+    return data
+
+
+def load_canvas_assignments(root: Path) -> dict[str, str]:
+    """assignment -> the Canvas gradebook header ``Title (id)`` recorded in the course root."""
+    try:
+        return json.loads((Path(root) / CANVAS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
 
 
 def answer_sheets(course: Path, assignments: list[str]) -> tuple[str, ...]:
@@ -139,6 +193,7 @@ def export(root: Path, assignments: list[str], answer_sheets: tuple[str, ...] = 
     root = Path(root)
     subs = submissions(root)
     people = load_lms_ids(root)
+    stale = stale_feedback(root)
     out_dir = root / EXPORT_DIR
     rmtree(out_dir)   # generated: nothing of an earlier run may linger
     files: list[Path] = []
@@ -150,6 +205,7 @@ def export(root: Path, assignments: list[str], answer_sheets: tuple[str, ...] = 
     placed: set[tuple[str, str]] = set()
     answers_held: list[str] = []
     gradebook: list[str] = []
+    titles, untitled = load_canvas_assignments(root), []
     for a in assignments:
         mine = {lid: s for (lid, name), s in sorted(ready.items()) if name == a}
         rows, entries = [], []
@@ -161,6 +217,8 @@ def export(root: Path, assignments: list[str], answer_sheets: tuple[str, ...] = 
             placed.add((lid, a))
             rows.append([f"Participant {pid}", spreadsheet_safe(info.get("name", "")), info.get("email", ""),
                          _score(s), f"{s['max']:g}", now])
+            if (lid, a) in stale:   # feedback older than the grade: never sent beside it
+                continue
             for html in sorted((root / "feedback" / lid / a).glob("*.html")):
                 entries.append((f"{moodle_folder(info.get('name', ''), pid)}/{html.name}", html))
         if rows:
@@ -184,13 +242,27 @@ def export(root: Path, assignments: list[str], answer_sheets: tuple[str, ...] = 
         canvas = [lid for lid in mine if people.get(lid, {}).get("layout") == "canvas"
                   and people[lid].get("ids", {}).get(a)]
         if canvas:
-            files.append(write_csv(out_dir / f"canvas_grades_{a}.csv", [*_CANVAS_HEAD, a],
+            header = titles.get(a) or a
+            if a not in titles:
+                untitled.append(a)
+            files.append(write_csv(out_dir / f"canvas_grades_{a}.csv", [*_CANVAS_HEAD, header],
                                    [[spreadsheet_safe(people[lid].get("name", "")), people[lid]["ids"][a], "", "", "",
                                      _score(mine[lid])] for lid in canvas]))
             placed.update((lid, a) for lid in canvas)
+            comments = [(canvas_feedback_name(people[lid], a, html), html) for lid in canvas if (lid, a) not in stale
+                        and people[lid].get("attachments", {}).get(a)
+                        for html in sorted((root / "feedback" / lid / a).glob("*.html"))]
+            if comments and a in answer_sheets and not release_answers:
+                answers_held += [] if a in answers_held else [a]
+            elif comments:
+                path = out_dir / f"canvas_feedback_{a}.zip"
+                with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+                    for arc, html in comments:
+                        zf.write(html, arc)
+                files.append(path)
     unplaced = {k for k in ready if k not in placed}
     kinds = {k: people.get(k[0], {}).get("layout", "") for k in unplaced}
-    return {"files": files, "held": held, "dir": out_dir, "answers_held": answers_held, "gradebook": gradebook,
+    return {"files": files, "held": held, "canvas_untitled": untitled, "stale_feedback": sorted(k for k in stale if k in ready), "dir": out_dir, "answers_held": answers_held, "gradebook": gradebook,
             "anonymous": sorted(k for k, v in kinds.items() if v == "canvas_anon"),
             "groups": sorted(k for k, v in kinds.items() if v == "moodle_group"),
             "without_id": sorted({k[0] for k, v in kinds.items() if v not in ("canvas_anon", "moodle_group")}),

@@ -39,6 +39,12 @@ class Report:
     lms: dict[str, dict] = field(default_factory=dict)
     #: resubmissions whose unchanged answers keep their manual grades: (learner, assignment) -> grade ids
     manual_kept: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    #: feedback made again from the gradebook's state (graded by hand since: _manual.stale_feedback)
+    feedback_remade: int = 0
+    #: why making feedback again failed (the last line of nbgrader's error), "" when it did not
+    feedback_error: str = ""
+    #: an earlier run's learner of the same LMS id: (earlier learner, assignment) -> this run's learner
+    converged: dict[tuple[str, str], str] = field(default_factory=dict)
     #: what ctxlab.grading.lms_export wrote for the LMS (see format_summary)
     exports: dict | None = None
     sandbox: bool = True   # False: graded with --no-sandbox
@@ -71,6 +77,7 @@ def export_csv(root: Path, path: Path, known: list[str], issues: list[Issue] | N
     rows: dict[str, dict] = {}
     maxima: dict[str, float] = {}
     pending_total = 0.0
+    by_hand: set[tuple[str, str]] = set()   # submissions graded by hand (a held one is settled then)
     with Gradebook(gradebook_url(root)) as gb:
         for a in gb.assignments:
             maxima[a.name] = float(a.max_score)
@@ -81,6 +88,8 @@ def export_csv(root: Path, path: Path, known: list[str], issues: list[Issue] | N
             for sub in a.submissions:
                 row = rows.setdefault(sub.student.id, {"learner_id": sub.student.id, "name": "", "scores": {}, "pending": {}})
                 row["scores"][a.name] = float(sub.score)
+                if any(g.manual_score is not None for nb in sub.notebooks for g in nb.grades):
+                    by_hand.add((sub.student.id, a.name))
                 pend = sum(float(g.max_score) for nb in sub.notebooks for g in nb.grades if g.needs_manual_grade)
                 if pend:
                     row["pending"][a.name] = pend
@@ -98,7 +107,10 @@ def export_csv(root: Path, path: Path, known: list[str], issues: list[Issue] | N
         for lid, row in sorted(rows.items(), key=lambda kv: (kv[1]["name"], kv[0])):
             # a dropped manual grade stays a note until the answer is graded again
             notes = [i.text() for i in issues if i.learner == lid
-                     and not (i.kind == "manual_dropped" and i.assignment not in row["pending"])]
+                     and not (i.kind == "manual_dropped" and i.assignment not in row["pending"])
+                     and not (i.kind == "review" and (lid, i.assignment) in by_hand
+                              and i.assignment not in row["pending"])]
+            notes = list(dict.fromkeys(notes))
             if row["pending"]:
                 pending_total += sum(row["pending"].values())
                 notes.append("記述の未採点: " + ", ".join(f"{a} {p:g} 点" for a, p in row["pending"].items()))
@@ -137,6 +149,7 @@ def format_summary(report: Report, limit: int = 20) -> str:
         lines.append(f"--assignment で選ばなかった課題の提出 {report.other_assignments} 件は採点していません")
 
     def block(title: str, items: list[str]) -> None:
+        items = list(dict.fromkeys(items))   # one line per distinct text
         if items:
             lines.append(f"{title}: {len(items)} 件")
             lines.extend(f"  - {x}" for x in items[:limit])
@@ -162,7 +175,12 @@ def format_summary(report: Report, limit: int = 20) -> str:
            if o.discarded] + (run.discarded if run else []))
     for kind in ("broken_notebook", "link", "skipped_file", "unknown_assignment", "unknown_learner", "no_grade_cells",
                  "duplicate", "same_name", "same_name_distinct", "manual_dropped", "late"):
-        block(KIND_TEXT[kind], [f"{report.who(i.learner)}: {i.detail}" for i in report.issues if i.kind == kind])
+        # a shared name is one line (its detail names the name and every id), not one per learner
+        block(KIND_TEXT[kind], [i.detail if kind.startswith("same_name") else f"{report.who(i.learner)}: {i.detail}"
+                                for i in report.issues if i.kind == kind])
+    if report.converged:
+        lines.append(f"前回と別の受講者として記録されていた提出 {len(report.converged)} 件を、今回の受講者にまとめました"
+                     "（同じ LMS の id。名簿を付けた再実行など）")
     if report.manual_kept:
         lines.append(f"再提出 {len(report.manual_kept)} 件は記述が前と同じため、手動採点を引き継ぎました")
     summ = report.summary
@@ -170,6 +188,11 @@ def format_summary(report: Report, limit: int = 20) -> str:
         maxima = ", ".join(f"{a} {summ['maxima'][a]:g}" for a in summ["assignments"])
         lines.append(f"成績: {report.csv}（{summ['learners']} 人、記述の未採点 {summ['pending']:g} 点）")
         lines.append(f"  満点: {maxima}")
+    if report.feedback_remade:
+        lines.append(f"フィードバック {report.feedback_remade} 件を今の採点（手動採点を含む）から作り直しました")
+    if report.feedback_error:
+        lines.append(f"フィードバックを作り直せませんでした（{report.feedback_error}）。その提出のフィードバックは"
+                     "フィードバック zip に入れていません。ctxlab grade --export --feedback でもう一度試してください")
     if run is not None and any(o.feedback for o in run.outcomes):
         lines.append(f"フィードバック: {report.root / 'feedback'}/<受講者>/<課題>/<課題>.html")
     lines.extend(_lms_lines(report))
@@ -187,14 +210,20 @@ def _lms_lines(report: Report) -> list[str]:
     zips = sum(p.name.endswith("_feedback.zip") for p in files)
     gradebook = [p for p in files if p.name.startswith("moodle_grades_")]
     canvas = [p for p in files if p.name.startswith("canvas_grades_")]
+    canvas_zips = [p for p in files if p.name.startswith("canvas_feedback_")]
     if files:
         parts = [f"Moodle の評定ワークシート {sheets} 件・フィードバック zip {zips} 件（moodle/）"] if sheets or zips else []
         parts += [f"Moodle の評定表 CSV {len(gradebook)} 件（moodle_grades_<課題>.csv）"] if gradebook else []
         parts += [f"Canvas の成績 CSV {len(canvas)} 件（canvas_grades_<課題>.csv）"] if canvas else []
+        parts += [f"Canvas のフィードバック zip {len(canvas_zips)} 件（canvas_feedback_<課題>.zip）"] if canvas_zips else []
         lines.append(f"LMS 用: {ex['dir']}/（{'、'.join(parts)}）")
     if ex["without_id"]:
         lines.append(f"  LMS の id もメールアドレスも分からない {len(ex['without_id'])} 人は LMS 用ファイルにありません"
                      "（--roster roster.csv で対応させるか、grades.csv から手で入力）")
+    if ex.get("canvas_untitled"):
+        lines.append(f"  {', '.join(ex['canvas_untitled'])}: Canvas の課題 id が分からないため、成績 CSV の列見出しは課題 id の"
+                     "ままです。Canvas は列見出しと同じ名前の課題を探し、なければ取り込みで新しい課題を作ります"
+                     "（--canvas-assignment 課題=Canvas の課題 id を付けて ctxlab grade --export で作り直してください）")
     if ex.get("anonymous"):
         lines.append(f"  Canvas の匿名採点の提出 {len(ex['anonymous'])} 件は canvas_grades にありません（匿名 id はユーザー id "
                      "ではないため。SpeedGrader で grades.csv の点を入力してください）")
@@ -204,6 +233,9 @@ def _lms_lines(report: Report) -> list[str]:
     if ex.get("answers_held"):
         lines.append(f"  {', '.join(ex['answers_held'])} のフィードバックは正解を含むため、フィードバック zip に入れていません"
                      "（提出の締め切り後に ctxlab grade --export --release-answers で作ってください）")
+    if ex.get("stale_feedback"):
+        lines.append(f"  フィードバックが今の点と合わない {len(ex['stale_feedback'])} 件はフィードバック zip に入れていません"
+                     "（--no-feedback のため。ctxlab grade --export で作り直してください）")
     if ex["held"]:
         lines.append(f"  記述が未採点の提出 {len(ex['held'])} 件は LMS 用ファイルに入れていません"
                      f"（そのフィードバック {ex['marked']} 件には「記述は未採点」と表示）")
@@ -220,5 +252,28 @@ def _lms_lines(report: Report) -> list[str]:
         steps += [f"Moodle の評定表の「インポート」（CSV ファイル）へ moodle_grades_<課題>.csv（{', '.join(ex['gradebook'])}。"
                   "取り込んだ点は評定表で上書き扱いになり、後で課題の画面で直した点は評定表に届きません）"] if gradebook else []
         steps += ["Canvas は成績の「インポート」へ canvas_grades_<課題>.csv を 1 つずつ"] if canvas else []
+        steps += ["Canvas の課題の「提出物の再アップロード」（Re-upload submissions）へ canvas_feedback_<課題>.zip"
+                  ] if canvas_zips else []
         lines.append(f"次に: {'。'.join(steps)}（手順: docs/instructor.md「LMS に戻す」）")
     return lines
+
+
+def exit_reasons(report: Report) -> list[str]:
+    """Why ``ctxlab grade`` ends with exit code 1 (empty: exit 0), each with its count, in the
+    order an instructor handles them."""
+    reasons = []
+    if report.failed:
+        reasons.append(f"採点できなかった提出 {len(report.failed)} 件")
+    held = [o for o in (report.run.outcomes if report.run else []) if o.review]
+    if held:
+        reasons.append(f"自動採点を保留した提出 {len(held)} 件（formgrader で手動採点）")
+    kinds: dict[str, int] = {}
+    for i in report.problems:
+        kinds[i.kind] = kinds.get(i.kind, 0) + 1
+    for kind, n in kinds.items():
+        if kind == "same_name":
+            n = len({i.detail for i in report.problems if i.kind == kind})
+            reasons.append(f"名簿で解決していない同名の受講者 {n} 組（--roster）")
+        else:
+            reasons.append(f"{KIND_TEXT[kind].split('（')[0]} {n} 件")
+    return reasons

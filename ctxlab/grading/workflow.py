@@ -12,7 +12,6 @@ to a temporary folder). One run at a time per course root (a lock): the gradeboo
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -26,13 +25,15 @@ from pathlib import Path
 from ctxlab._paths import REPO_ROOT
 from ctxlab.errors import GradeError
 from ctxlab.grading import _nbgrader, lms_export
+from ctxlab.grading._converge import another_class, converge
+from ctxlab.grading._manual import keep_manual_grades, record_feedback, remake_feedback, resubmitted, stale_feedback
 from ctxlab.grading._nbgrader import SOURCE_DIR, gradebook_url, place_submission, rmtree, sync_course_root
 from ctxlab.grading.lms import (Issue, Person, check_notebook, copy_tree, extract_zip, key_learners, load_issues,
-                                newest, read_roster, save_issues, save_lms_ids, scan, scan_zips, unread_issues)
+                                newest, read_roster, save_issues, save_lms_ids, scan, scan_zips)
 from ctxlab.grading.isolation import INSTALL_HINT, limits_config_args, sandbox_tool, unavailable_reason
 from ctxlab.grading.parallel import grade_parallel
 from ctxlab.grading.release import assignments as all_assignments
-from ctxlab.grading.report import Report, export_csv, format_summary
+from ctxlab.grading.report import Report, exit_reasons, export_csv, format_summary
 
 DESCRIPTION = """提出物を採点する（LMS から書き出したフォルダか zip）。
 
@@ -50,11 +51,12 @@ EPILOG = """例:
   ctxlab grade ~/Downloads/submissions.zip            # grading/ に採点し、grading/grades.csv を書く
   ctxlab grade exports/ --workers 4 --timeout 60
   ctxlab grade moodle.zip --roster roster.csv          # 名簿（id, name, email）で Moodle の id を人に対応させる
-  ctxlab grade --export                               # 手動採点の後: CSV と LMS 用ファイル（ROOT/lms/）を書き直す
-  ctxlab grade --export --feedback                    # 手動採点の点とコメントをフィードバックに反映
+  ctxlab grade --export                               # 手動採点の後: 採点の変わったフィードバックを作り直し、CSV と LMS 用ファイル（ROOT/lms/）を書き直す
+  ctxlab grade --export --feedback                    # すべてのフィードバックを作り直す
+  ctxlab grade b組.zip --root grading/b組              # クラスごとに採点フォルダを分ける
   ctxlab grade --validate course/00_start_here/00_start_here.ipynb   # 1 冊だけテストが通るか確かめる
 
-終了コード: 0 すべて採点できた / 1 採点できなかった提出、名簿で解決していない同名の受講者がある、自動採点を保留した提出がある（理由は要約と CSV の notes 列）・
+終了コード: 0 すべて採点できた / 1 採点できなかった提出、名簿で解決していない同名の受講者がある、自動採点を保留した提出がある（理由は最後の「終了コード 1:」の行、要約と CSV の notes 列）・
 --validate でテストが失敗 / 2 入力の誤り
 """
 
@@ -68,61 +70,19 @@ def _graded(root: Path, student: str, assignment: str) -> bool:
     return ag.exists() and any(ag.glob("*.ipynb"))
 
 
-def _answers(path: Path) -> dict[str, str]:
-    """grade_id -> source of every answer cell (nbgrader solution cells) of a notebook."""
-    try:
-        nb = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, ValueError):
-        return {}
-    out = {}
-    for cell in nb.get("cells", []) if isinstance(nb, dict) else []:
-        meta = (cell.get("metadata") or {}).get("nbgrader") or {}
-        if meta.get("solution") and meta.get("grade_id"):
-            src = cell.get("source", "")
-            out[meta["grade_id"]] = "".join(src) if isinstance(src, list) else str(src)
-    return out
-
-
-def _resubmitted(gb, old: Path, new: Path, learner: str, assignment: str) -> tuple[list[str], list[str]]:
-    """A resubmission replaces a graded one: manual grades of changed answers are dropped
-    (a written answer whose own text changed; a manual override of an autograded test when
-    any answer changed); the others are kept. Returns (dropped, kept) grade ids."""
-    from nbgrader.api import MissingEntry
-
-    before, after = _answers(old), _answers(new)
-    changed = {g for g in set(before) | set(after) if before.get(g) != after.get(g)}
-    try:
-        sub = gb.find_submission(assignment, learner)
-    except MissingEntry:
-        return [], []
-    dropped, kept = [], []
-    for nb in sub.notebooks:
-        comments = {c.name: c for c in nb.comments}
-        for g in nb.grades:
-            if g.manual_score is None:
-                continue
-            written = g.name in before or g.name in after   # the grade is on the answer cell itself
-            if (g.name in changed) if written else bool(changed):
-                g.manual_score = None
-                if g.name in comments:
-                    comments[g.name].manual_comment = None
-                dropped.append(g.name)
-            else:
-                kept.append(g.name)
-    gb.db.commit()
-    return dropped, kept
-
-
 def intake(upload: Path, root: Path, known: list[str], force: bool = False,
            course_assignments: list[str] | None = None, roster: dict[str, Person] | None = None,
-           groups: bool = False) -> Report:
+           groups: bool = False, same_class: bool = False) -> Report:
     """Read an upload and place the submissions to grade in ``root/submitted``.
 
     ``known`` are the assignments to grade; ``course_assignments`` (default: ``known``) every
     assignment of the course, so that a submission of one not chosen is skipped quietly
     instead of being reported as an unknown assignment. ``roster`` maps LMS ids to people
     (:func:`~ctxlab.grading.lms.read_roster`). A resubmission of a manually graded notebook
-    keeps the manual grades of unchanged answers and drops those of changed ones (reported)."""
+    keeps the manual grades of unchanged answers and drops those of changed ones (reported).
+    An upload that shares no learner with the two or more already graded in ``root`` is
+    refused as another class (:func:`~ctxlab.grading._converge.another_class`) unless
+    ``same_class``."""
     from nbgrader.api import Gradebook
 
     report = Report(root=root)
@@ -134,14 +94,16 @@ def intake(upload: Path, root: Path, known: list[str], force: bool = False,
             if not zipfile.is_zipfile(upload):
                 raise GradeError(f"{upload} は zip でもフォルダでもありません")
             folder = Path(tmp) / "upload"
-            links, left_out = [], extract_zip(upload, folder)
+            try:
+                links, left_out = [], extract_zip(upload, folder)
+            except zipfile.BadZipFile as exc:   # the zip's own directory, not one entry
+                raise GradeError(f"{upload} は zip として読めません（{exc}）。LMS からもう一度ダウンロードしてください") from None
         elif upload.is_dir():  # a private copy: links are reported, never followed
             folder = Path(tmp) / "upload"
             links, left_out = copy_tree(upload, folder)
         else:
             raise GradeError(f"{upload} が見つかりません")
-        uploads, issues, report.ignored = scan(folder, course_assignments or known)
-        issues += unread_issues(links, left_out, course_assignments or known)
+        uploads, issues, report.ignored = scan(folder, course_assignments or known, links, left_out)
         if upload.is_dir():  # a folder of zips (Moodle gives one per assignment)
             more, more_issues, ignored = scan_zips(folder, Path(tmp) / "zips", course_assignments or known)
             uploads, issues, report.ignored = uploads + more, issues + more_issues, report.ignored + ignored
@@ -153,6 +115,10 @@ def intake(upload: Path, root: Path, known: list[str], force: bool = False,
         report.uploads = len(uploads)
         kept, dups = newest(uploads)
         issues += dups
+        other = None if same_class else another_class(root, gb, uploads)
+        if other:
+            raise GradeError(other)
+        report.converged = converge(root, gb, uploads)   # an earlier run's learner of the same LMS id
         learners: dict[str, dict] = {}
         for up in kept:
             if up.late:
@@ -160,8 +126,11 @@ def intake(upload: Path, root: Path, known: list[str], force: bool = False,
             reason, n_cells = check_notebook(up.file)
             learners[up.learner] = {"name": up.name, "lms_id": up.lms_id if up.layout == "canvas" else "",
                                     "email": up.email}
-            report.lms.setdefault(up.learner, {"name": up.name, "email": up.email, "layout": up.layout,
-                                               "ids": {}})["ids"][up.assignment] = up.lms_id
+            entry = report.lms.setdefault(up.learner, {"name": up.name, "email": up.email, "layout": up.layout,
+                                                       "ids": {}, "attachments": {}})
+            entry["ids"][up.assignment] = up.lms_id
+            if up.attachment:
+                entry["attachments"][up.assignment] = up.attachment
             if reason:
                 issues.append(Issue("broken_notebook", up.learner, up.assignment, f"{up.rel}: {reason}", up.rel))
                 continue
@@ -175,7 +144,7 @@ def intake(upload: Path, root: Path, known: list[str], force: bool = False,
                 report.unchanged.append((up.learner, up.assignment))
                 continue
             if target.exists():
-                dropped, kept_manual = _resubmitted(gb, target, up.file, up.learner, up.assignment)
+                dropped, kept_manual = resubmitted(gb, target, up.file, up.learner, up.assignment)
                 if dropped:
                     issues.append(Issue("manual_dropped", up.learner, up.assignment,
                                         f"{up.rel}: 変わった解答 {', '.join(dropped)} の手動採点を取り消しました", up.rel))
@@ -200,24 +169,6 @@ def intake(upload: Path, root: Path, known: list[str], force: bool = False,
     report.issues = issues
     report.names = {lid: info["name"] for lid, info in learners.items()}
     return report
-
-
-def keep_manual_grades(root: Path, kept: dict[tuple[str, str], list[str]]) -> None:
-    """After a resubmission was autograded: nbgrader flags every manually graded cell for
-    review again; an unchanged answer keeps its manual grade, so its flag is cleared."""
-    from nbgrader.api import Gradebook, MissingEntry
-
-    with Gradebook(gradebook_url(root)) as gb:
-        for (learner, assignment), names in kept.items():
-            try:
-                sub = gb.find_submission(assignment, learner)
-            except MissingEntry:
-                continue
-            for nb in sub.notebooks:
-                for g in nb.grades:
-                    if g.name in names and g.manual_score is not None:
-                        g.needs_manual_grade = False
-        gb.db.commit()
 
 
 def _record(root: Path, report: Report) -> list[Issue]:
@@ -284,10 +235,11 @@ class _Lock:
 
 
 def grade(upload: Path | None, root: Path, course: Path = REPO_ROOT, workers: int | None = None,
-          timeout: int | None = None, feedback: bool = True, csv_path: Path | None = None,
+          timeout: int | None = None, feedback: bool | None = None, csv_path: Path | None = None,
           force: bool = False, progress: bool = True, config_args: list[str] | None = None,
           assignments: list[str] | None = None, roster: Path | None = None,
-          sandbox: bool = True, groups: bool = False, release_answers: bool = False) -> Report:
+          sandbox: bool = True, groups: bool = False, release_answers: bool = False,
+          same_class: bool = False, canvas_assignments: list[str] | None = None) -> Report:
     """The whole run: course root, intake, parallel autograde with feedback, CSV, LMS files.
 
     Every kernel runs in the grading sandbox (:mod:`~ctxlab.grading.isolation`); where none
@@ -321,23 +273,25 @@ def grade(upload: Path | None, root: Path, course: Path = REPO_ROOT, workers: in
     if timeout:
         args.append(f"--ExecutePreprocessor.timeout={int(timeout)}")
     with _Lock(root):
+        if canvas_assignments:   # the Canvas CSV's column header, kept for later runs
+            lms_export.save_canvas_assignments(root, canvas_assignments, everything)
         regenerated = sync_course_root(root, known, course)
         if upload is not None:
             report = intake(Path(upload), root, known, force=force, course_assignments=everything, roster=people,
-                            groups=groups)
+                            groups=groups, same_class=same_class)
             report.sandbox = sandbox
             report.sandbox_tool = sandbox_tool() if sandbox else None
             report.run = grade_parallel(root, report.placed, workers=workers, config_args=args,
-                                        feedback=feedback, progress=progress)
+                                        feedback=feedback is not False, progress=progress)
             keep_manual_grades(root, report.manual_kept)
+            record_feedback(root, {(o.student, o.assignment) for o in report.run.outcomes if o.feedback},
+                            auto_only=True)
         else:
             report = Report(root=root)
-            if feedback:
-                report.run = None
-                proc = _nbgrader.nbgrader(root, "generate_feedback", "*", "--force", "--log-level=WARN", *args,
-                                          check=False)
-                if proc.returncode != 0:
-                    raise GradeError("generate_feedback に失敗しました:\n" + proc.stderr[-2000:])
+        if feedback is not False:   # feedback and grades from one state: what changed since is made again
+            stale = stale_feedback(root) if feedback is None else None
+            if stale is None or stale:
+                report.feedback_remade, report.feedback_error = remake_feedback(root, stale, args)
         report.regenerated = regenerated
         issues = _record(root, report)
         report.csv = Path(csv_path) if csv_path else root / "grades.csv"
@@ -368,10 +322,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="Moodle のグループ提出の課題: フォルダ名の番号をグループ id として読む（参加者 id ではない）")
     p.add_argument("--release-answers", action="store_true",
                    help="締め切りの後に: 正解を含むフィードバック（09 など）も Moodle のフィードバック zip に入れる")
+    p.add_argument("--same-class", action="store_true",
+                   help="ROOT で採点済みの受講者と一人も重ならない提出も同じクラスとして採点する（既定では別のクラスと"
+                        "みなして断ります。クラスごとに --root を分けてください）")
+    p.add_argument("--canvas-assignment", action="append", metavar="課題=ID",
+                   help="Canvas の課題（繰り返し可）: 00_start_here=12345 か 00_start_here='課題名 (12345)'。成績 CSV の"
+                        "列見出しになります（ないと Canvas は同名の課題を探し、なければ新しい課題を作ります）。"
+                        "ROOT に記録され、次からは不要")
     p.add_argument("--csv", type=Path, help="成績 CSV の出力先（既定 ROOT/grades.csv）")
-    p.add_argument("--no-feedback", dest="feedback", action="store_false", help="フィードバックを作らない")
+    p.add_argument("--no-feedback", dest="feedback", action="store_false",
+                   help="フィードバックを作らない（採点と合わないフィードバックは LMS 用の zip に入れない）")
     p.add_argument("--feedback", dest="feedback", action="store_true",
-                   help="--export と一緒に: すべてのフィードバックを作り直す")
+                   help="すべてのフィードバックを作り直す（既定では、採点が変わった提出のものだけを作り直す）")
     p.add_argument("--force", action="store_true", help="前回と同じ提出物も採点し直す")
     p.add_argument("--export", action="store_true", help="採点せず、成績 CSV と LMS 用ファイルを書き直す（手動採点の後など）")
     p.add_argument("--quiet", action="store_true", help="進捗バーを出さない")
@@ -423,14 +385,16 @@ def run(args: argparse.Namespace) -> int:
         raise GradeError("提出物のフォルダか zip を指定してください（CSV だけ書き直すときは --export）")
     if args.workers is not None and args.workers < 1:
         raise GradeError("--workers は 1 以上にしてください")
-    feedback = args.feedback if args.feedback is not None else (args.submissions is not None)
     report = grade(None if args.export else args.submissions, args.root, course_dir(args.course),
-                   workers=args.workers, timeout=args.timeout, feedback=feedback, csv_path=args.csv,
+                   workers=args.workers, timeout=args.timeout, feedback=args.feedback, csv_path=args.csv,
                    force=args.force, progress=not args.quiet, assignments=args.assignment, roster=args.roster,
-                   sandbox=args.sandbox, groups=args.groups, release_answers=args.release_answers)
+                   sandbox=args.sandbox, groups=args.groups, release_answers=args.release_answers,
+                   same_class=args.same_class, canvas_assignments=args.canvas_assignment)
     print(format_summary(report))
-    held = report.run is not None and any(o.review for o in report.run.outcomes)
-    return 1 if (report.failed or report.problems or held) else 0
+    reasons = exit_reasons(report)
+    if reasons:
+        print(f"終了コード 1: {'、'.join(reasons)}（詳しくは上の要約と grades.csv の notes 列）")
+    return 1 if reasons else 0
 
 
 def main(argv: list[str] | None = None) -> int:
