@@ -40,7 +40,8 @@ RESOLUTIONS = (("resolved: first label changed", "ラベルを改めた"),
 
 LEVELS = ("correct", "partial", "wrong")
 KINDS = ("paraphrase", "notation", "kanji_numeral", "fullwidth", "extra_detail", "near_miss", "negation",
-         "wrong_slot", "stale", "mixed_stale", "abstain", "abstain_then_claim", "partial_multi", "gold")
+         "wrong_slot", "stale", "mixed_stale", "abstain", "abstain_then_claim", "partial_multi", "gold",
+         "complement", "markdown")
 KEYS = {"id", "question_id", "answer", "level", "reason", "kind"}
 MIN_ANSWERS = 150
 MIN_PER_QUESTION, MAX_PER_QUESTION = 5, 7

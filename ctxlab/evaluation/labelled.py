@@ -32,15 +32,21 @@ from ctxlab.evaluation._agreement import Agreement, compare
 
 LABELLED = DATA_DIR / "eval" / "labelled_answers.jsonl"
 REVIEW = DATA_DIR / "eval" / "label_review.jsonl"
+#: the held-out part: answers written and labelled before the grader was changed again (data/eval/PROVENANCE.md)
+HELDOUT = DATA_DIR / "eval" / "heldout_answers.jsonl"
+#: the two parts, as the lesson and the CLI name them
+PARTS = {"development": ("開発用", LABELLED), "heldout": ("検証用", HELDOUT)}
 
 KINDS = ("paraphrase", "notation", "kanji_numeral", "fullwidth", "extra_detail", "near_miss", "negation",
-         "wrong_slot", "stale", "mixed_stale", "abstain", "abstain_then_claim", "partial_multi", "gold")
+         "wrong_slot", "stale", "mixed_stale", "abstain", "abstain_then_claim", "partial_multi", "gold",
+         "complement", "markdown")
 #: what each kind is, in the lesson's words
 KIND_JA = {
     "paraphrase": "言い換え", "notation": "別の書き方", "kanji_numeral": "漢数字", "fullwidth": "全角数字",
     "extra_detail": "余計な詳しさ", "near_miss": "語が重なる別の値", "negation": "否定・禁止", "wrong_slot": "別の項目の数",
     "stale": "旧版の値だけ", "mixed_stale": "新旧の混在", "abstain": "記載なし", "abstain_then_claim": "記載なし＋断定",
-    "partial_multi": "複数の問いの一部", "gold": "模範解答",
+    "partial_multi": "複数の問いの一部", "gold": "模範解答", "complement": "裏側からの言い方",
+    "markdown": "Markdown の回答",
 }
 Level = Literal["correct", "partial", "wrong"]
 NonEmpty = Annotated[str, pydantic.StringConstraints(min_length=1)]
@@ -131,5 +137,5 @@ def measure(grader: Callable[[str, Question], str], answers: Iterable[LabelledAn
     return Measured(name, compare([lv for _, lv in grades], [a.level for a, _ in grades]), grades)
 
 
-__all__ = ["LABELLED", "REVIEW", "KINDS", "KIND_JA", "LabelledAnswer", "Review", "load", "load_review", "Measured",
+__all__ = ["LABELLED", "REVIEW", "HELDOUT", "PARTS", "KINDS", "KIND_JA", "LabelledAnswer", "Review", "load", "load_review", "Measured",
            "measure"]
