@@ -83,7 +83,7 @@ def test_by_method_and_format_table():
     text = evaluate.format_table(graded)
     assert text.splitlines()[0] == "採点: ルール採点（ctxlab.evaluation.rules）"
     assert text.splitlines()[1].startswith("方式")
-    assert "75%" in text and "multi" in text and "95%区間" not in text
+    assert "75%" in text and "multi" in text and evaluate.WIDENED not in text
     # the table says which grader gave the levels, and widens the interval by that grader's measured error
     judged = [dataclasses.replace(x, grader="judge:claude-sonnet-5") for x in graded]
     perfect = evaluation.compare(["correct", "partial", "wrong"], ["correct", "partial", "wrong"])
@@ -91,7 +91,7 @@ def test_by_method_and_format_table():
     t_perfect = evaluate.format_table(judged, grader_agreement=perfect)
     t_noisy = evaluate.format_table(judged, grader_agreement=noisy)
     assert "judge:claude-sonnet-5" in t_perfect.splitlines()[0] or "claude-sonnet-5" in t_perfect.splitlines()[0]
-    assert "95%区間" in t_perfect and "高く付けた分 0% だけ下へ、低く付けた分 0%" in t_perfect
+    assert evaluate.WIDENED in t_perfect and "95%区間" not in t_perfect and "広げたあとは 95% 区間ではない" in t_perfect and "高く付けた分 0% だけ下へ、低く付けた分 0%" in t_perfect
     # noisy: 3 of 8 graded correct were wrong or partial (1 + 1 + 0.5 points), 2 graded wrong were correct (2 points)
     assert "高く付けた分 31% だけ下へ、低く付けた分 25% だけ上へ" in t_noisy
 

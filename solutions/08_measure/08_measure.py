@@ -167,27 +167,38 @@ for level in measure.LEVELS:
 # 正答率の表を信じる前に、**採点そのもの**を測ります。物差しが 2 割の回答を取り違えるなら、方式の差が 2 割より小さいとき、
 # 表はどちらが良いかを言えません。測り方は、人が採点した答え（ラベル）と、自動採点の答えを突き合わせることです。
 #
-# `data/eval/labelled_answers.jsonl` は、30 問について**モデルが書きそうな回答**を、言い換え・漢数字・全角・別の項目の数・
-# 否定・旧版の値・記載なしのあとの断定などの種類ごとに書き、1 件ずつ人が「正しい・惜しい・違う」と理由を付けたものです
-# （決め方は `data/eval/LABELLING.md`）。まず中身を数えます。
+# ラベル付き回答は二つの集合に分かれています（出どころは `data/eval/PROVENANCE.md`）。
+#
+# - **開発用** `data/eval/labelled_answers.jsonl`：30 問について**モデルが書きそうな回答**を、言い換え・漢数字・全角・別の項目の数・
+#   否定・旧版の値・記載なしのあとの断定などの種類ごとに書き、1 件ずつ人が「正しい・惜しい・違う」と理由を付けたもの
+#   （決め方は `data/eval/LABELLING.md`）。ルール採点は**この回答を見ながら**書き直されたので、ここでの一致は標本内の数字で、
+#   採点の実力より良く出ます。
+# - **検証用** `data/eval/heldout_answers.jsonl`：あとから別に書き、規程の本文だけからラベルを付け、採点器を一度も当てないうちに
+#   確定した回答です。裏側からの言い方（「〜を超える部分は支給されず」）や Markdown の回答も入っています。
+#   **採点の誤りの見積もりに使うのは、こちらの数字です。**
+#
+# まず中身を数えます。
 
 # %%
 labels = labelled.load()
-print(f"ラベル付き回答 {len(labels)} 件（{len({a.question_id for a in labels})} 問）。人の採点:",
-      dict(Counter(a.level for a in labels)))
-print("種類:", {f"{k}（{labelled.KIND_JA[k]}）": n for k, n in Counter(a.kind for a in labels).most_common()})
+heldout = labelled.load(labelled.HELDOUT)
+for name, rows in (("開発用", labels), ("検証用", heldout)):
+    print(f"{name} {len(rows)} 件（{len({a.question_id for a in rows})} 問）。人の採点:", dict(Counter(a.level for a in rows)))
+    print("  種類:", {f"{k}（{labelled.KIND_JA[k]}）": n for k, n in Counter(a.kind for a in rows).most_common()})
 
 # %% [markdown]
 # ルール採点で同じ回答を採点し、ラベルと比べます。表は**混同行列**で、行がルール採点、列が人の採点です。対角線（同じ段階）の外が取り違えです。
 # κ（カッパ）は、偶然の一致を差し引いた一致の度合いです（1 なら完全一致、0 なら同じ割合で当てずっぽうに付けたのと同じ）。
-# その下の表は、回答の種類ごとの取り違えの数です。
+# その下の表は、回答の種類ごとの取り違えの数です。二つの集合を**別々に**出し、最後に、検証用の回答を書いたあとでルール採点を
+# 直した前後の数字を並べます（直したあとは、検証用も採点器が一度見た回答になります。次に直すときは新しい検証用の回答を先に書きます）。
 
 # %%
-rules_on_labels = labelled.measure(measure.grade)
-print(rules_on_labels.agreement.format("ルール採点"))
+parts = labelled.measure_parts(measure.grade, questions)
+print(labelled.format_parts(parts))
 print()
-print(rules_on_labels.format_kinds())
-print("\nルール採点がまだ取り違える種類:", "、".join(labelled.KIND_JA[k] for k in rules_on_labels.still_missed()))
+print(labelled.format_before_after(parts))
+rules_on_labels = parts["heldout"]      # the held-out figure widens the intervals below
+print("\nルール採点が検証用でまだ取り違える種類:", "、".join(labelled.KIND_JA[k] for k in rules_on_labels.still_missed()))
 shown = []
 for a, level in rules_on_labels.misses():
     if a.kind not in shown and len(shown) < 4:
@@ -195,11 +206,20 @@ for a, level in rules_on_labels.misses():
         print(f"\n[{labelled.KIND_JA[a.kind]}] {a.id} 人: {a.level} / ルール: {level}\n  回答「{a.answer[:70]}」\n  人の理由: {a.reason}")
 
 # %% [markdown]
-# ルールが読めるのは、言葉と少しの文法です（§4）。書き方の違い（漢数字・全角・5千円）や、数のすぐ後ろの「締め」「前」、
-# 述語の否定までは読めます。読めないのは**意味**です。同じ数が別の人（「子が結婚するときは5日」）や別の項目（「時差が8時間以上」）に
-# 付いている、事実の語を使わずに言い換えている（「部長クラス以上」「定期的な変更は不要」）、正しい事実に誤った補足を足している、
-# といった回答は、語の上では正しい回答と見分けがつきません。上の表の上位の種類がそれです。
-#
+# 開発用と検証用の差が、標本内の数字がどれだけ良く見えるかの目安です。ルールが読めるのは、言葉と少しの文法です（§4）。
+# どの種類をどこまで読めるかは、上の検証用の種類の表が示すとおりで、種類ごとに次のセルが分けます（検証用で 4 件に 1 件以下しか
+# 取り違えない種類と、それより多く取り違える種類）。取り違えの多い種類の多くは**意味**の問題です。同じ数が別の人や別の項目に
+# 付いている、事実の語を使わずに言い換えている、正しい事実に誤った補足を足している、といった回答は、語の上では正しい回答と
+# 見分けがつきません。
+
+# %%
+kinds_ = rules_on_labels.by_kind()
+reads = [f"{labelled.KIND_JA[k]} {m}/{n}" for k, (m, n) in kinds_.items() if m * 4 <= n]
+misreads = [f"{labelled.KIND_JA[k]} {m}/{n}" for k, (m, n) in kinds_.items() if m * 4 > n]
+print("検証用で取り違えが 4 件に 1 件以下の種類:", "、".join(reads) or "なし")
+print("検証用でそれより多く取り違える種類:    ", "、".join(misreads) or "なし")
+
+# %% [markdown]
 # ### モデルに判定させる
 #
 # 意味を読む採点者として、Claude に判定させます（`ctxlab.evaluation.judge`）。1 件の回答ごとに 1 回のリクエストで、
@@ -243,13 +263,15 @@ else:
 
 # %% [markdown]
 # 判定も間違えます。一致は 100% になりませんし、採点基準の書き方やモデルを変えれば癖も変わります。だから判定を使うときも
-# ラベル付き回答で測り、その κ と混同行列を添えて表を出します。判定を測れないとき（オフライン、予算が足りない）は、
-# ルール採点を使い、その取り違えを表の区間に入れます。§7 のウィジェットで、人が何件か抜き取って確かめるのも同じ理由です。
+# ラベル付き回答で測り、その κ と混同行列を添えて表を出します（判定はどちらの集合も見て作られていないので、開発用で測っても
+# 標本外の数字です）。判定を測れないとき（オフライン、予算が足りない）は、ルール採点を使い、その**検証用での**取り違えを表の区間に入れます。
+# §7 で、このランの回答を人が決まった数だけ採点して取り違えを測るのも同じ理由です。
 #
-# 表の **95% 区間**は、質問を選び直すブートストラップの区間を、採点の取り違えの分だけ広げたものです。ラベル付き回答で、
+# 表の区間は、質問を選び直す 95% ブートストラップ区間を、採点の取り違えの分だけ広げたものです。ラベル付き回答で、
 # 採点が人より**高く**付けた分（違うを正しいとした回答は 1 点、惜しいを正しいとした回答は 0.5 点、の平均）だけ下端を下げ、
-# **低く**付けた分だけ上端を上げます（`ctxlab.evaluation.uncertainty`）。ラベル付き回答は難しい回答を集めたものなので、
-# 実際の回答ではこの幅より取り違えが少ないこともあります。控えめな（広めの）見積もりです。
+# **低く**付けた分だけ上端を上げます（`ctxlab.evaluation.uncertainty`）。広げたあとの区間は、もう 95% 区間ではありません。
+# このコースでは「採点の誤りで広げた区間」と呼びます。ラベル付き回答は難しい回答を多めに集めたものなので、このランの回答での
+# 取り違えが検証用より多いか少ないかは、§7 の抜き取りで確かめるまで分かりません。
 
 # %%
 judged = None
@@ -260,7 +282,9 @@ if judge_on_labels is not None:
         print(e)
 GRADERS = [(graded, rules_on_labels.agreement)] + ([(judged, judge_on_labels.measured.agreement)] if judged else [])
 best, best_agreement = GRADERS[-1]          # the tables below and decide() use the best measured grader
-print("この先の表の採点:", judge.GRADER_JA[best[0].grader], f"（ラベル付き回答で κ = {best_agreement.kappa:.2f}）")
+MEASURED_ON = ["検証用のラベル付き回答"] + (["開発用のラベル付き回答"] if judged else [])
+print("この先の表の採点:", judge.GRADER_JA[best[0].grader],
+      f"（{MEASURED_ON[len(GRADERS) - 1]} {best_agreement.n} 件で κ = {best_agreement.kappa:.2f}）")
 
 # %% [markdown]
 # ## 6. 方式別・質問の種類別に読む
@@ -269,8 +293,8 @@ print("この先の表の採点:", judge.GRADER_JA[best[0].grader], f"（ラベ�
 # 表の上に、どの採点で出した数字か（§5）と、区間の広げ方が出ます。実 API で判定を測れたときは、判定の表も並べます。
 
 # %%
-for run, agreement_ in GRADERS:
-    print(measure.format_table(run, source=SOURCE, grader_agreement=agreement_))
+for (run, agreement_), measured_on in zip(GRADERS, MEASURED_ON):
+    print(measure.format_table(run, source=SOURCE, grader_agreement=agreement_, measured_on=measured_on))
     print()
 print()
 print(measure.summary(graded))
@@ -325,8 +349,9 @@ for m in acc:
 #
 # - **McNemar の正確検定**: 片方だけが正しかった質問が、どちらの方式にも同じ確率（コイン投げ）で落ちるとしたとき、
 #   今の偏り以上が起きる確率（p 値）。小さいほど偶然では説明しにくい。
-# - **差の 95% 区間**: 惜しいを 0.5 とした正答率の差を、質問を組のまま選び直して（ブートストラップ）何度も計算した範囲を、
-#   採点の取り違えの分（§5）だけ広げたもの。区間が 0 をまたぐなら、この 30 問では差があるとは言えません。
+# - **差の、採点の誤りで広げた区間**: 惜しいを 0.5 とした正答率の差を、質問を組のまま選び直して（ブートストラップ）何度も計算した
+#   95% の範囲を、採点の取り違えの分（§5 の検証用の数字）だけ広げたもの。広げたあとは 95% 区間ではありません。
+#   区間が 0 をまたぐなら、この 30 問では差があるとは言えません。
 #
 # 2 つは数え方が違います。McNemar は「正しい」かどうかだけを見て、**惜しいは正しくない側**に数えます。区間は惜しいを 0.5 と数えます。
 # また、片方だけが正しかった質問が 3〜4 問しかないと、ブートストラップが選び直せる値はほとんどなく、区間の端の数字は見かけほど
@@ -337,7 +362,7 @@ for other in ("filter", "rag"):
     paired = measure.mcnemar(best, "long_context", other)
     print(paired)
     diff, lo, hi = measure.paired_interval(best, "long_context", other, agreement=best_agreement)
-    print(f"  正答率の差 long_context − {other} = {diff:+.0%}、95% 区間 [{lo:+.0%}, {hi:+.0%}]"
+    print(f"  正答率の差 long_context − {other} = {diff:+.0%}、{measure.WIDENED} [{lo:+.0%}, {hi:+.0%}]"
           f"（{'0 をまたぐ: 差があるとは言えない' if lo <= 0 <= hi else '0 をまたがない'}。"
           f"差を決める質問は {paired.only_a + paired.only_b} 問だけ）（出典: {SOURCE}）")
 
