@@ -404,3 +404,27 @@ def test_grader_rejects_empty_and_duplicate_input():
         Grader([])
     with pytest.raises(ValueError):
         Grader([g("correct"), g("wrong")])
+
+
+def test_the_spot_check_is_the_first_answers_of_review_order_and_says_when_it_is_not_done():
+    from pathlib import Path
+    qs = corpus.questions()[:10]
+    run = [Graded(q, m, "a", ("correct", "wrong")[i % 2]) for i, q in enumerate(qs) for m in ("long_context", "rag")]
+    chosen = evaluate.review_order(run)[:evaluate.SPOT_CHECK]
+    none = evaluate.spot_check(run, {})
+    assert none.chosen == tuple(chosen) and not none.done and none.agreement.n == 0
+    assert f"あと {evaluate.SPOT_CHECK} 件" in none.format()
+    # a person grades all of them, disagreeing on two
+    human = {(g.question.id, g.method): g.level for g in chosen}
+    for g in chosen[:2]:
+        human[(g.question.id, g.method)] = "partial"
+    human[(qs[-1].id, "zz")] = "wrong"           # an answer outside the spot check is not counted
+    done = evaluate.spot_check(run, human)
+    assert done.done and done.agreement.n == evaluate.SPOT_CHECK and done.agreement.agree == evaluate.SPOT_CHECK - 2
+    labelled_ = evaluation.compare(["correct"] * 8 + ["wrong"] * 2, ["correct"] * 10)
+    text = done.format(labelled_)
+    assert f"食い違い 2 件 / {evaluate.SPOT_CHECK} 件（{2 / evaluate.SPOT_CHECK:.0%}）" in text
+    assert "検証用のラベル付き回答での食い違い 2 件 / 10 件（20%）" in text and "終わっていません" not in text
+    # lesson 08 §7 names the number of answers it measures
+    lesson = (Path(__file__).parent.parent / "solutions" / "08_measure" / "08_measure.py").read_text(encoding="utf-8")
+    assert f"**先頭 {evaluate.SPOT_CHECK} 件**" in lesson and f"{evaluate.SPOT_CHECK} 件を採点し終えたら" in lesson

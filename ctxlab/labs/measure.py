@@ -33,7 +33,7 @@ from ctxlab.corpus import CATEGORIES, RULES_DIR, Question, by_file
 from ctxlab.costs import pricing
 from ctxlab.costs.usage import total_input
 from ctxlab.labs._analysis import (CAUSE_JA, CAUSES, Paired, edge_order, error_causes, format_causes, mcnemar,
-                                   paired_interval, review_order)
+                                   paired_interval, review_order, SPOT_CHECK, SpotCheck, spot_check)
 from ctxlab.evaluation import (LEVELS, NOT_COVERED, SUPERSEDED, Agreement, Graded, accuracy, agreement,
                                facts_found, grade, normalize, says_not_covered, stale_stated, states_a_rule)
 from ctxlab.evaluation.levels import GRADER_JA
@@ -47,7 +47,7 @@ __all__ = [
     "table", "format_table", "by_method", "compare_levels", "version_mixing", "format_version_mixing",
     "Planned", "plan", "estimate_cost", "run", "summary", "place_at", "position_sweep",
     "Paired", "mcnemar", "paired_interval", "CAUSES", "CAUSE_JA", "error_causes", "format_causes", "review_order",
-    "edge_order",
+    "SPOT_CHECK", "SpotCheck", "spot_check", "edge_order",
     "SANDBOX_SOURCE", "WIDENED", "source_label",
 ]
 

@@ -299,16 +299,21 @@ print(f"{len(usage)} 種のセットに分かれた。ヒット率 {fixed.hit_ra
 
 # %% [markdown]
 # 使い分けの記事の表は、絞り込みの月額（\$58）を「ヒット率 80%」の前提で出したと書いています。書き込みと読み出しの単価から逆算すると（02 の演習 2）、
-# 実際に当たるヒット率は次のとおりです。セットごとにトラフィックが分かれると考えれば、ありうる値です。
+# 実際に当たるヒット率は次のとおりです。逆算は**記事の価格**で行います（記事の日付のモデル、今はレガシーの Opus 5 と、記事の 5 分 TTL の書き込み単価。
+# どちらも `data/pricing.json` の価格表から）。今日のモデルや 1 時間 TTL の単価で解くと、記事の \$58 とは別の前提の数字になります。
+# セットごとにトラフィックが分かれると考えれば、ありうる値です。
 
 # %%
 from ctxlab.costs import compare
 
-article_rows = compare.compare(197_000, 50).rows
+article_profile = compare.Profile(model=pricing.ARTICLE_MODEL, ttl=compare.ARTICLE_TTL)   # the article's model and 5m
+article_rows = compare.compare(197_000, 50, article_profile).rows
 miss, hit = article_rows["filter_write"].cost, article_rows["filter_cached"].cost
 implied = (600 * miss - 58) / (600 * (miss - hit))
-print(f"使い分けの記事の「絞り込み 月 $58」（月 600 問）が当たるヒット率: {implied:.0%}")
-print(f"この再生で測った固定セットのヒット率:                 {fixed.hit_rate:.0%}")
+print(f"記事の価格（{pricing.get_model(pricing.ARTICLE_MODEL).display_name}・TTL {compare.ARTICLE_TTL} の書き込み）: "
+      f"書き込み ${miss:.4f}、読み出し ${hit:.4f} / 回")
+print(f"使い分けの記事の「絞り込み 月 $58」（月 600 問）が当たるヒット率: {implied:.1%}（記事の価格で逆算）")
+print(f"この再生で測った固定セットのヒット率:                 {fixed.hit_rate:.0%}（こちらはこのコースの再生）")
 
 
 # %% [markdown]
