@@ -167,10 +167,21 @@ def _grader_at(commit: str, tmp_path):
 
 
 def test_the_before_figures_are_the_old_graders(tmp_path):
-    """data/eval/grader_before.json holds what the grader of its commit measures on both parts."""
+    """data/eval/grader_before.json holds what the grader of its commit measures on both parts, with that commit's
+    questions (key facts) and labels: the state before issue 41's changes."""
+    import subprocess
+    from ctxlab._paths import REPO_ROOT
+
     old = labelled.before()
     then = _grader_at(old["commit"], tmp_path)
-    for part, m in labelled.measure_parts(then.grade).items():
+    data = {}
+    for name in ("questions.jsonl", "labelled_answers.jsonl", "heldout_answers.jsonl"):
+        data[name] = tmp_path / name
+        data[name].write_text(subprocess.run(["git", "-C", str(REPO_ROOT), "show", f"{old['commit']}:data/eval/{name}"],
+                                             capture_output=True, text=True, check=True).stdout, encoding="utf-8")
+    qs = corpus.questions(data["questions.jsonl"])
+    for part, name in (("development", "labelled_answers.jsonl"), ("heldout", "heldout_answers.jsonl")):
+        m = labelled.measure(then.grade, labelled.load(data[name], qs), qs)
         rec = old["parts"][part]
         assert (m.agreement.n, m.agreement.agree) == (rec["n"], rec["agree"]), part
         assert m.agreement.kappa == pytest.approx(rec["kappa"], abs=1e-4)
@@ -206,7 +217,8 @@ def _q(qid):
     # complement
     ("q04", "貸与された暗号化USBメモリ以外のUSBメモリは使用禁止です。", "correct"),
     ("q11", "勤続3年未満では退職金は出ません。定年後は65歳まで再雇用があります。", "correct"),
-    ("q13", "在宅は週3日まで。社外からは多要素認証を欠かすことはできません。", "correct"),
+    ("q13", "在宅は週3日まで。社外からは会社指定のVPNを使い、多要素認証を欠かすことはできません。", "correct"),
+    ("q13", "在宅は週3日まで。社外からは多要素認証を欠かすことはできません。", "partial"),   # no VPN (issue 41 item 3)
     ("q03", "月額50,000円の上限はなく、全額支給されません。", "wrong"),   # no complement word: a plain negation
     # the fact given to something else
     ("q22", "2,500円は片道100km以上の日帰りの場合です。", "wrong"),
