@@ -428,3 +428,19 @@ def test_the_spot_check_is_the_first_answers_of_review_order_and_says_when_it_is
     # lesson 08 §7 names the number of answers it measures
     lesson = (Path(__file__).parent.parent / "solutions" / "08_measure" / "08_measure.py").read_text(encoding="utf-8")
     assert f"**先頭 {evaluate.SPOT_CHECK} 件**" in lesson and f"{evaluate.SPOT_CHECK} 件を採点し終えたら" in lesson
+
+
+def test_rag_on_all_versions_sends_old_chunks_with_current_ones_on_every_contradiction_question():
+    """What lesson 08 §8 prints and 09 q9's note b says (issue 41 item 7): no 'one version only' for RAG here."""
+    docs = corpus.load(current_only=False)
+    rag = evaluate.RAG(docs)
+    version = {d.file: d for d in docs}
+    contradictions = [q for q in corpus.questions() if q.category == "contradiction"]
+    assert contradictions
+    for q in contradictions:
+        sent = {p.file for p in rag.select(q.question)}
+        old = {version[f].supersedes for f in q.gold_files if version[f].supersedes}
+        assert sent & old and sent & set(q.gold_files), (q.id, sent)
+    from pathlib import Path
+    key = (Path(__file__).parent.parent / "solutions" / "09_knowledge_check" / "knowledge_check.key.yaml").read_text(encoding="utf-8")
+    assert "矛盾の質問のどれでも旧版のチャンクを現行版のチャンクと一緒に上位に入れました" in key
