@@ -258,7 +258,7 @@ if ctxlab.is_offline(client):
     demo = judge.measure_on_labels(client, labels[:6], questions=questions, progress=False)
     for (a, level), reason in zip(demo.measured.grades, demo.reasons):
         print(f"  {a.id} 人: {a.level:8s} 代役: {level:8s} 理由欄: {reason[:40]}…")
-    print(f"{judge.GRADER_JA[demo.measured.name]}: {demo.measured.agreement}（配管の確かめで、判定の性能ではありません）")
+    print(f"{judge.GRADER_JA[demo.measured.name]}: {demo.measured.agreement.line('人のラベル')}（配管の確かめで、判定の性能ではありません）")
 else:
     try:
         judge_on_labels = judge.measure_on_labels(client, labels, questions=questions)
