@@ -482,6 +482,7 @@ assert list(full) == list(expected_full) and all(abs(full[m] - expected_full[m])
 from ctxlab.widgets.grader import Grader
 
 spot = measure.review_order(best)[:measure.SPOT_CHECK]   # the answers with the grades of the tables (§5)
+assert {(g.level, g.method) for g in spot} == {(g.level, g.method) for g in best}   # every pair gets a person's eye
 grader = Grader(spot)
 grader
 
