@@ -169,10 +169,11 @@ def cmd_eval_grader(args: argparse.Namespace) -> int:
     """The rule grader (and, with --judge, the model judge) measured on data/eval/labelled_answers.jsonl."""
     from ctxlab.evaluation import judge, labelled, rules
 
-    m = labelled.measure(rules.grade)
-    print(f"ルール採点をラベル付き回答 {m.agreement.n} 件で測った結果（{labelled.LABELLED.name}）")
-    print(m.agreement.format("ルール採点"))
-    print(m.format_kinds())
+    parts = labelled.measure_parts(rules.grade)
+    print("ルール採点をラベル付き回答の二つの集合で別々に測った結果。採点の誤りの見積もりに使うのは検証用の数字です。\n")
+    print(labelled.format_parts(parts))
+    print()
+    print(labelled.format_before_after(parts))
     if args.judge:
         from ctxlab.api.client import make_client
 

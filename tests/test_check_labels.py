@@ -57,3 +57,24 @@ def test_the_repository_set_review_and_guide_agree():
     assert "Cohen の κ" in done.stdout
     review = [json.loads(line) for line in check.REVIEW.read_text(encoding="utf-8").splitlines()]
     assert len(review) == len(check.LABELS.read_text(encoding="utf-8").splitlines())
+
+
+def test_a_relabel_after_the_review_must_match_the_set_and_the_review():
+    rows = [{"id": "q13-05", "level": "partial"}]
+    review = [{"id": "q13-05", "level_first": "correct", "level_second": "correct", "agree": True, "note": ""}]
+    relabel = {"id": "q13-05", "from": "correct", "to": "partial", "when": "2026-12-04", "why": "key facts fixed"}
+    assert check.review_problems(review, rows, [relabel]) == []
+    assert check.relabel_problems([relabel], rows, review) == []
+    # without the relabel the review's reading disagrees with the set
+    assert check.review_problems(review, rows, [])
+    assert "the set holds 'partial'" in check.relabel_problems([{**relabel, "to": "wrong"}], rows, review)[0]
+    assert "resolved it as 'correct'" in check.relabel_problems([{**relabel, "from": "wrong"}], rows, review)[0]
+    assert "keys" in check.relabel_problems([{"id": "q13-05"}], rows, review)[0]
+
+
+def test_the_relabels_in_data_are_consistent():
+    rows = [json.loads(line) for line in check.LABELS.read_text(encoding="utf-8").splitlines()]
+    review = [json.loads(line) for line in check.REVIEW.read_text(encoding="utf-8").splitlines() if line.strip()]
+    relabels = [json.loads(line) for line in check.RELABELLED.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert {x["id"] for x in relabels} == {"q13-03", "q13-05", "q13-07"}
+    assert check.relabel_problems(relabels, rows, review) == [] and check.review_problems(review, rows, relabels) == []

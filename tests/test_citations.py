@@ -314,3 +314,15 @@ def test_article_document_cites_whole_articles():
     assert art.article_of(cs[0]) == "第11条（在宅勤務手当）"
     with pytest.raises(ValueError):
         art.article_of({"start_block_index": len(art.labels)})
+
+
+def test_lesson_07s_article_blocks_are_not_a_constant_shift_from_the_article_numbers():
+    """Issue 41 item 8: headings take blocks between chapters, so block index − article number varies (07 §5)."""
+    import re
+    from ctxlab import corpus
+    from ctxlab.labs import citations as lab
+
+    art = lab.article_document(corpus.by_file()["hr_telework_2025.txt"])
+    shifts = {i - int(m.group(1)) for i, label in enumerate(art.labels) if (m := re.match(r"第(\d+)条", label))}
+    assert len(shifts) > 1, shifts
+    assert art.labels.index("第1条（目的）") == 2 and art.labels.index("第11条（在宅勤務手当）") == 15

@@ -83,7 +83,7 @@ def test_by_method_and_format_table():
     text = evaluate.format_table(graded)
     assert text.splitlines()[0] == "採点: ルール採点（ctxlab.evaluation.rules）"
     assert text.splitlines()[1].startswith("方式")
-    assert "75%" in text and "multi" in text and "95%区間" not in text
+    assert "75%" in text and "multi" in text and evaluate.WIDENED not in text
     # the table says which grader gave the levels, and widens the interval by that grader's measured error
     judged = [dataclasses.replace(x, grader="judge:claude-sonnet-5") for x in graded]
     perfect = evaluation.compare(["correct", "partial", "wrong"], ["correct", "partial", "wrong"])
@@ -91,7 +91,7 @@ def test_by_method_and_format_table():
     t_perfect = evaluate.format_table(judged, grader_agreement=perfect)
     t_noisy = evaluate.format_table(judged, grader_agreement=noisy)
     assert "judge:claude-sonnet-5" in t_perfect.splitlines()[0] or "claude-sonnet-5" in t_perfect.splitlines()[0]
-    assert "95%区間" in t_perfect and "高く付けた分 0% だけ下へ、低く付けた分 0%" in t_perfect
+    assert evaluate.WIDENED in t_perfect and "95%区間" not in t_perfect and "広げたあとは 95% 区間ではない" in t_perfect and "高く付けた分 0% だけ下へ、低く付けた分 0%" in t_perfect
     # noisy: 3 of 8 graded correct were wrong or partial (1 + 1 + 0.5 points), 2 graded wrong were correct (2 points)
     assert "高く付けた分 31% だけ下へ、低く付けた分 25% だけ上へ" in t_noisy
 
@@ -404,3 +404,43 @@ def test_grader_rejects_empty_and_duplicate_input():
         Grader([])
     with pytest.raises(ValueError):
         Grader([g("correct"), g("wrong")])
+
+
+def test_the_spot_check_is_the_first_answers_of_review_order_and_says_when_it_is_not_done():
+    from pathlib import Path
+    qs = corpus.questions()[:10]
+    run = [Graded(q, m, "a", ("correct", "wrong")[i % 2]) for i, q in enumerate(qs) for m in ("long_context", "rag")]
+    chosen = evaluate.review_order(run)[:evaluate.SPOT_CHECK]
+    none = evaluate.spot_check(run, {})
+    assert none.chosen == tuple(chosen) and not none.done and none.agreement.n == 0
+    assert f"あと {evaluate.SPOT_CHECK} 件" in none.format()
+    # a person grades all of them, disagreeing on two
+    human = {(g.question.id, g.method): g.level for g in chosen}
+    for g in chosen[:2]:
+        human[(g.question.id, g.method)] = "partial"
+    human[(qs[-1].id, "zz")] = "wrong"           # an answer outside the spot check is not counted
+    done = evaluate.spot_check(run, human)
+    assert done.done and done.agreement.n == evaluate.SPOT_CHECK and done.agreement.agree == evaluate.SPOT_CHECK - 2
+    labelled_ = evaluation.compare(["correct"] * 8 + ["wrong"] * 2, ["correct"] * 10)
+    text = done.format(labelled_)
+    assert f"食い違い 2 件 / {evaluate.SPOT_CHECK} 件（{2 / evaluate.SPOT_CHECK:.0%}）" in text
+    assert "検証用のラベル付き回答での食い違い 2 件 / 10 件（20%）" in text and "終わっていません" not in text
+    # lesson 08 §7 names the number of answers it measures
+    lesson = (Path(__file__).parent.parent / "solutions" / "08_measure" / "08_measure.py").read_text(encoding="utf-8")
+    assert f"**先頭 {evaluate.SPOT_CHECK} 件**" in lesson and f"{evaluate.SPOT_CHECK} 件を採点し終えたら" in lesson
+
+
+def test_rag_on_all_versions_sends_old_chunks_with_current_ones_on_every_contradiction_question():
+    """What lesson 08 §8 prints and 09 q9's note b says (issue 41 item 7): no 'one version only' for RAG here."""
+    docs = corpus.load(current_only=False)
+    rag = evaluate.RAG(docs)
+    version = {d.file: d for d in docs}
+    contradictions = [q for q in corpus.questions() if q.category == "contradiction"]
+    assert contradictions
+    for q in contradictions:
+        sent = {p.file for p in rag.select(q.question)}
+        old = {version[f].supersedes for f in q.gold_files if version[f].supersedes}
+        assert sent & old and sent & set(q.gold_files), (q.id, sent)
+    from pathlib import Path
+    key = (Path(__file__).parent.parent / "solutions" / "09_knowledge_check" / "knowledge_check.key.yaml").read_text(encoding="utf-8")
+    assert "矛盾の質問のどれでも旧版のチャンクを現行版のチャンクと一緒に上位に入れました" in key

@@ -327,3 +327,14 @@ def test_every_regulation_of_the_corpus_has_article_boundaries():
         articles = [a for c in chunks for a in c.meta["articles"]]
         assert "第1条" in articles, d.file
         assert len(articles) >= 5, (d.file, articles)
+
+
+def test_bm25s_default_splitter_is_the_word_pattern_not_a_japanese_tokenizer():
+    """quizzes/10_rag_lab.yaml c10-1 b: bm25s' default token_pattern (\\w\\w+) leaves Japanese in long runs."""
+    import inspect
+
+    import bm25s
+
+    assert inspect.signature(bm25s.tokenize).parameters["token_pattern"].default == r"(?u)\b\w\w+\b"
+    got = bm25s.tokenize(["給与は、毎月25日に支払う。"], stopwords=None, return_ids=False, show_progress=False)
+    assert got == [["給与は", "毎月25日に支払う"]]

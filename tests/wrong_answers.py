@@ -19,6 +19,35 @@ class Wrong:
     passes: str = ""   # non-empty: the visible test lets this one through on purpose, and why
 
 
+#: lesson 06 演習 1: cross-department sets keyed only by the 30 questions' own words (issue 41, item 6)
+OVERFIT_LABEL = "a dictionary built only from the 30 questions' words (退職 / 稟議・決裁・見積・承認 / 在宅 / 誤送信)"
+OVERFIT_DICTIONARY = '''
+def my_filter(question):
+    event_bundles = [
+        (("退職",),
+         ["hr_shugyo_kisoku.txt", "hr_taishokukin.txt", "hr_saikoyo.txt", "it_account.txt", "ga_shataku.txt"]),
+        (("稟議", "決裁", "見積", "承認"),
+         ["fin_keiri.txt", "fin_keihi_2025.txt", "fin_kobai.txt", "fin_card.txt", "ga_kengen.txt", "ga_ringi.txt"]),
+        (("在宅",),
+         ["hr_shugyo_kisoku.txt", "hr_telework_2025.txt", "it_security_2025.txt", "it_kiki_riyo.txt"]),
+        (("誤送信",),
+         ["common_kojin_joho.txt", "it_security_2025.txt", "it_incident.txt", "it_kiki_riyo.txt"]),
+    ]
+    q = metadata_filtering.normalize(question)
+    for words, files in event_bundles:
+        if any(w in q for w in words):
+            return list(files)
+    found = metadata_filtering.match(question)
+    if not found:
+        return list(metadata_filtering.BUNDLES[metadata_filtering.FALLBACK_BUNDLE].files)
+    top = found[0]
+    dept_files = metadata_filtering.current_files(top.dept)
+    if len(dept_files) <= metadata_filtering.MAX_DOCS:
+        return list(dept_files)
+    return list(metadata_filtering.BUNDLES[top.bundle].files)
+'''
+
+
 def _quiz_wrongs(qid: str, tempting: str) -> list[Wrong]:
     """Wrong answers to one knowledge-check question: its most tempting wrong choice, and the
     forms a hand-written ``answers`` gets wrong. ``tempting`` is a wrong choice id (the key is
@@ -536,6 +565,10 @@ def max_questions_per_day(doc_tokens, profile, limit=300):
 def my_filter(question):
     return metadata_filtering.select_files(question)
 '''),
+            Wrong(OVERFIT_LABEL, OVERFIT_DICTIONARY,
+                  passes="fits the 30 questions, so the visible tests (on the 30) pass it; the hidden test's 31 "
+                         "held-out questions fail it (tests/test_filtering.py: "
+                         "test_the_held_out_questions_fail_a_dictionary_fitted_to_the_30)"),
             Wrong("chooses files anew for each question (per_question_files)", '''
 def my_filter(question):
     return metadata_filtering.per_question_files(question)

@@ -31,6 +31,8 @@ LABELS = ROOT / "data" / "eval" / "labelled_answers.jsonl"
 QUESTIONS = ROOT / "data" / "eval" / "questions.jsonl"
 GUIDE = ROOT / "data" / "eval" / "LABELLING.md"
 REVIEW = ROOT / "data" / "eval" / "label_review.jsonl"
+RELABELLED = ROOT / "data" / "eval" / "relabelled.jsonl"
+RELABEL_KEYS = {"id", "from", "to", "when", "why"}
 BEGIN, END = "<!-- counts:begin -->", "<!-- counts:end -->"
 REVIEW_BEGIN, REVIEW_END = "<!-- review:begin -->", "<!-- review:end -->"
 REVIEW_KEYS = {"id", "level_first", "level_second", "agree", "note"}
@@ -40,7 +42,8 @@ RESOLUTIONS = (("resolved: first label changed", "ラベルを改めた"),
 
 LEVELS = ("correct", "partial", "wrong")
 KINDS = ("paraphrase", "notation", "kanji_numeral", "fullwidth", "extra_detail", "near_miss", "negation",
-         "wrong_slot", "stale", "mixed_stale", "abstain", "abstain_then_claim", "partial_multi", "gold")
+         "wrong_slot", "stale", "mixed_stale", "abstain", "abstain_then_claim", "partial_multi", "gold",
+         "complement", "markdown")
 KEYS = {"id", "question_id", "answer", "level", "reason", "kind"}
 MIN_ANSWERS = 150
 MIN_PER_QUESTION, MAX_PER_QUESTION = 5, 7
@@ -94,10 +97,30 @@ def counts(rows: list[dict]) -> str:
     return "\n\n".join(parts)
 
 
-def review_problems(review: list[dict], rows: list[dict]) -> list[str]:
-    """What is wrong with the second reading, checked against the labelled set."""
+def relabel_problems(relabels: list[dict], rows: list[dict], review: list[dict]) -> list[str]:
+    """What is wrong with the relabels made after the two readers' pass (e.g. when key facts were corrected)."""
     out = []
     label = {r["id"]: r["level"] for r in rows}
+    resolved = {v["id"]: v["level_second"] if v["note"].startswith(RESOLUTIONS[0][0]) else v["level_first"]
+                for v in review}
+    for x in relabels:
+        rid = x.get("id")
+        if set(x) != RELABEL_KEYS:
+            out.append(f"relabel {rid}: keys {sorted(x)}, expected {sorted(RELABEL_KEYS)}")
+        elif rid not in label:
+            out.append(f"relabel {rid}: no such answer in {LABELS.name}")
+        elif x["to"] != label[rid]:
+            out.append(f"relabel {rid}: the set holds {label[rid]!r}, the relabel says {x['to']!r}")
+        elif rid in resolved and x["from"] != resolved[rid]:
+            out.append(f"relabel {rid}: 'from' is {x['from']!r} but the review resolved it as {resolved[rid]!r}")
+    return out
+
+
+def review_problems(review: list[dict], rows: list[dict], relabels: list[dict] = ()) -> list[str]:
+    """What is wrong with the second reading, checked against the labelled set (before any later relabel)."""
+    out = []
+    later = {x["id"]: x["from"] for x in relabels}
+    label = {r["id"]: later.get(r["id"], r["level"]) for r in rows}
     seen = Counter(v.get("id") for v in review)
     out += [f"review: id {i!r} appears {n} times" for i, n in seen.items() if n > 1]
     out += [f"review: {i} has no second reading" for i in label if i not in seen]
@@ -178,7 +201,9 @@ def main(argv: list[str]) -> int:
         print("\n".join(found), file=sys.stderr)
         return 1
     review = [json.loads(line) for line in REVIEW.read_text(encoding="utf-8").splitlines() if line.strip()]
-    found = review_problems(review, rows)
+    relabels = ([json.loads(line) for line in RELABELLED.read_text(encoding="utf-8").splitlines() if line.strip()]
+                if RELABELLED.exists() else [])
+    found = review_problems(review, rows, relabels) + relabel_problems(relabels, rows, review)
     if found:
         print("\n".join(found), file=sys.stderr)
         return 1

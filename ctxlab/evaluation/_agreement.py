@@ -52,13 +52,17 @@ class Agreement:
         head = _text.pad(f"{grader} ＼ {reference}", 22) + "".join(_text.pad(LEVEL_JA[b], w, right=True) for b in LEVELS)
         rows = [_text.pad(LEVEL_JA[a], 22) + "".join(_text.pad(str(v), w, right=True) for v in row)
                 for a, row in zip(LEVELS, self.matrix())]
-        return "\n".join([head, *rows, str(self)])
+        return "\n".join([head, *rows, self.line(reference)])
 
-    def __str__(self) -> str:
+    def line(self, reference: str = "自動採点") -> str:
+        """One line: how many were graded and how many agree with ``reference`` (what the grades are compared with)."""
         if not self.n:
             return "まだ 1 件も採点していません"
         k = "" if self.kappa is None else f"、κ = {self.kappa:.2f}"
-        return f"{self.n} 件採点、自動採点と一致 {self.agree} 件（{self.rate:.0%}{k}）"
+        return f"{self.n} 件採点、{reference}と一致 {self.agree} 件（{self.rate:.0%}{k}）"
+
+    def __str__(self) -> str:
+        return self.line()
 
 
 def _check(levels: Sequence[str], who: str) -> None:

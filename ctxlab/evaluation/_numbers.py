@@ -9,8 +9,14 @@
    ``10000000円``, ``二十五日`` -> ``25日``, ``三百万円`` -> ``3000000円``. A run of kanji numerals is read only
    when a counter follows it (:data:`COUNTERS`: 日・円・時間・分・か月・年・歳・社 …) or it is joined to digits, so
    一般・一切・万一 stay words, and ``十分`` followed by な・に・だ・で (enough) is not ten minutes;
-3. hours written as minutes (``2時間以内`` -> ``120分以内``, so 「120分以内」 states it), and equivalent
-   notations (:data:`EQUIVALENT`): 「退職日をもって」 is 「退職日に」, 「5営業日目まで」 is 「5営業日以内」.
+3. hours written as minutes (``2時間以内`` -> ``120分以内``, so 「120分以内」 states it), seconds as minutes and
+   months as years where they divide (``600秒`` -> ``10分``, ``72か月`` -> ``6年``), a yen sign as a counter
+   (``¥5,000`` -> ``5000円``), times a week as days a week (``週3回`` -> ``週3日``), and equivalent notations
+   (:data:`EQUIVALENT`): 「退職日をもって」 is 「退職日に」, 「5営業日目まで」 is 「5営業日以内」, and a rank with those
+   above it (「部長職以上」「部長クラス以上」「部長か、それより上」 are 「部長以上」);
+4. one form for an upper bound on a quantity: 「3日まで」「3日までに」「120分のうちに」「20日を超えないうちに」 and
+   「最大3日」「最長6年」「上限は20日」 are all written ``…以内`` (``3日以内``), so a fact written with one of them is
+   found where an answer uses another.
 
 (A library such as kanjize converts a whole string that is a number; here numbers sit inside sentences and mix
 digits with 万 and 千, so the run is found and read by :func:`read_numeral`.)
@@ -38,6 +44,16 @@ _RUN = re.compile(rf"[0-9.{_KANJI}]*[0-9{''.join(KANJI_DIGITS)}{''.join(SMALL_UN
 _TOKEN = re.compile(rf"\d+(?:\.\d+)?|[{_KANJI}]")
 _HOURS = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)時間(?!目)")
 _ENOUGH = re.compile(r"十分(?=[なにだで](?!す))")
+#: a rank and those above it, in other words: 部長職以上, 部長クラス以上, 部長か、それより上 -> 部長以上
+_RANK = re.compile(r"(?<=[長役])(?:職|クラス|級)?(?:以上|か、?それ(?:より|以)上|またはそれ以上)")
+_YEN = re.compile(r"[¥￥](\d+(?:\.\d+)?)(?!\d)")
+_SECONDS = re.compile(r"(?<![\d.])(\d+)秒")
+_MONTHS = re.compile(r"(?<![\d.])(\d+)(?:か月|ヶ月|カ月|箇月)")
+_TIMES_A_WEEK = re.compile(r"週(\d+)回")
+_QTY = r"\d+(?:\.\d+)?(?:営業日|日|時間|分|か月|ヶ月|カ月|年|週|円|回|社|歳)"
+#: an upper bound written after the quantity (3日まで, 120分のうちに) or before it (最大3日, 上限は20日)
+_BOUND_AFTER = re.compile(rf"({_QTY})(?:間)?(?:までに|まで|のうちに|を超えないうちに|を超えない範囲で|を過ぎないうちに)")
+_BOUND_BEFORE = re.compile(rf"(?:最大|最長|上限は|上限が)(?:で|月額|1日|1回)?({_QTY})(?!以内|まで|以上|未満|超)")
 
 
 def read_numeral(run: str) -> int | float | None:
@@ -82,6 +98,13 @@ def normalize(text: str) -> str:
     t = _ENOUGH.sub("十_分", t)  # keep 十分な (enough) away from the numeral reader
     t = _RUN.sub(_write_out, t).replace("十_分", "十分")
     t = _HOURS.sub(lambda m: f"{float(m.group(1)) * 60:g}分", t)
+    t = _YEN.sub(r"\1円", t)
+    t = _RANK.sub("以上", t)
+    t = _SECONDS.sub(lambda m: f"{int(m.group(1)) // 60}分" if int(m.group(1)) % 60 == 0 else m.group(0), t)
+    t = _MONTHS.sub(lambda m: f"{int(m.group(1)) // 12}年" if int(m.group(1)) % 12 == 0 else m.group(0), t)
+    t = _TIMES_A_WEEK.sub(r"週\1日", t)
+    t = _BOUND_AFTER.sub(r"\1以内", t)
+    t = _BOUND_BEFORE.sub(r"\1以内", t)
     for form, normal in EQUIVALENT:
         t = t.replace(form, normal)
     return t

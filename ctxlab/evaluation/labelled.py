@@ -32,15 +32,23 @@ from ctxlab.evaluation._agreement import Agreement, compare
 
 LABELLED = DATA_DIR / "eval" / "labelled_answers.jsonl"
 REVIEW = DATA_DIR / "eval" / "label_review.jsonl"
+#: the held-out part: answers written and labelled before the grader was changed again (data/eval/PROVENANCE.md)
+HELDOUT = DATA_DIR / "eval" / "heldout_answers.jsonl"
+#: the rule grader's figures on both parts before issue 41's changes (re-checked from git by the tests)
+BEFORE = DATA_DIR / "eval" / "grader_before.json"
+#: the two parts, as the lesson and the CLI name them
+PARTS = {"development": ("開発用", LABELLED), "heldout": ("検証用", HELDOUT)}
 
 KINDS = ("paraphrase", "notation", "kanji_numeral", "fullwidth", "extra_detail", "near_miss", "negation",
-         "wrong_slot", "stale", "mixed_stale", "abstain", "abstain_then_claim", "partial_multi", "gold")
+         "wrong_slot", "stale", "mixed_stale", "abstain", "abstain_then_claim", "partial_multi", "gold",
+         "complement", "markdown")
 #: what each kind is, in the lesson's words
 KIND_JA = {
     "paraphrase": "言い換え", "notation": "別の書き方", "kanji_numeral": "漢数字", "fullwidth": "全角数字",
     "extra_detail": "余計な詳しさ", "near_miss": "語が重なる別の値", "negation": "否定・禁止", "wrong_slot": "別の項目の数",
     "stale": "旧版の値だけ", "mixed_stale": "新旧の混在", "abstain": "記載なし", "abstain_then_claim": "記載なし＋断定",
-    "partial_multi": "複数の問いの一部", "gold": "模範解答",
+    "partial_multi": "複数の問いの一部", "gold": "模範解答", "complement": "裏側からの言い方",
+    "markdown": "Markdown の回答",
 }
 Level = Literal["correct", "partial", "wrong"]
 NonEmpty = Annotated[str, pydantic.StringConstraints(min_length=1)]
@@ -131,5 +139,43 @@ def measure(grader: Callable[[str, Question], str], answers: Iterable[LabelledAn
     return Measured(name, compare([lv for _, lv in grades], [a.level for a, _ in grades]), grades)
 
 
-__all__ = ["LABELLED", "REVIEW", "KINDS", "KIND_JA", "LabelledAnswer", "Review", "load", "load_review", "Measured",
-           "measure"]
+def measure_parts(grader: Callable[[str, Question], str], questions: Iterable[Question] | None = None,
+                  *, name: str = "rules") -> dict[str, Measured]:
+    """``{part: Measured}`` for the development and the held-out part (:data:`PARTS`), measured separately."""
+    qs = list(load_questions() if questions is None else questions)
+    return {part: measure(grader, load(path, qs), qs, name=name) for part, (_, path) in PARTS.items()}
+
+
+def before() -> dict:
+    """``{"commit", "parts": {part: {"n", "agree", "kappa", "by_kind"}}}``: the rule grader before it was improved."""
+    import json
+
+    return json.loads(BEFORE.read_text(encoding="utf-8"))
+
+
+def format_before_after(parts: dict[str, Measured]) -> str:
+    """Per part, the rule grader's agreement before it was improved (:data:`BEFORE`) and now."""
+    old = before()
+    lines = [f"ルール採点の改良の前（コミット {old['commit'][:7]}）と今"]
+    for part, m in parts.items():
+        b = old["parts"][part]
+        lines.append(f"  {PARTS[part][0]}: 前 {b['agree']}/{b['n']}（{b['agree'] / b['n']:.0%}、κ = {b['kappa']:.2f}）"
+                     f" → 今 {m.agreement.agree}/{m.agreement.n}（{m.agreement.rate:.0%}、κ = {m.agreement.kappa:.2f}）")
+    return "\n".join(lines)
+
+
+def format_parts(parts: dict[str, Measured], grader: str = "ルール採点", reference: str = "人のラベル") -> str:
+    """Both parts' agreement, each named: the development part is in-sample, the held-out part is not."""
+    lines = []
+    for part, m in parts.items():
+        ja, path = PARTS[part]
+        how = ("採点器はこの回答を見ながら書かれた（標本内）" if part == "development"
+               else "採点器の改良の前にラベルを確定した（data/eval/PROVENANCE.md）")
+        lines += [f"【{ja}】{path.name}: {m.agreement.line(reference)}　← {how}",
+                  m.agreement.format(grader, reference), m.format_kinds(), ""]
+    return "\n".join(lines).rstrip()
+
+
+__all__ = ["LABELLED", "REVIEW", "HELDOUT", "PARTS", "KINDS", "KIND_JA", "LabelledAnswer", "Review", "load", "load_review", "Measured",
+           "measure", "measure_parts",
+           "format_parts", "BEFORE", "before", "format_before_after"]

@@ -6,21 +6,28 @@ shares no words with the fact, a number attached to the wrong subject) is measur
 (:mod:`ctxlab.evaluation.labelled`) and left to a person or a model judge (:mod:`ctxlab.evaluation.judge`).
 
 **Notation** (:func:`normalize`, :mod:`ctxlab.evaluation._numbers`): full-width and half-width, whitespace,
-thousands separators, 万・千・百・十 and kanji numerals (``5千円`` = ``5000円``, ``二十日`` = ``20日``), and a few
-equivalent notations (「退職日をもって」 = 「退職日に」).
+thousands separators, 万・千・百・十 and kanji numerals (``5千円`` = ``5000円``, ``二十日`` = ``20日``), ``¥5,000``,
+seconds and months where they make whole minutes and years (``600秒`` = ``10分``, ``72か月`` = ``6年``), ``週3回``
+= ``週3日``, one form for an upper bound (「3日まで」「最大3日」「120分のうちに」「20日を超えないうちに」 are all
+``…以内``), a rank and those above it (「部長職以上」「部長か、それより上」 = 「部長以上」) and a few equivalent
+notations (「退職日をもって」 = 「退職日に」).
 
 **Finding a key fact** (:func:`facts_found`). A fact is found where it occurs
 
 * on a number boundary: ``20日`` is not in ``120日`` or ``0.20日``, ``2,000円`` not in ``12,000円``;
 * in its slot: a time fact (``25日``, ``5日``, ``90日``) directly followed by a word that makes it another
   quantity (:data:`ROLE_CHANGERS`: 締め・前・後・目・ごと・おき・経過 …) is not the number asked for
-  (「25日締め」 is a closing day, 「5日前まで」 a deadline);
+  (「25日締め」 is a closing day, 「5日前まで」 a deadline), nor a fact made the topic of a sentence that gives it
+  to something else (「2,500円は日帰りのときの額です」「5日もらえるのは子が結婚するときです」);
 * with the gold answer's polarity: the predicate that follows the fact in the answer (up to the first
   です/ます, a contrast such as 「が、」「ただし」, or the next key fact) is negative (ません・ない・ず・不要・
   禁止・不可 ending a predicate; not 「なければなりません」「問題ありません」, nor a condition or a relative clause
   such as 「操作しないと」「ログインのないアカウント」) exactly when it is in the gold answer. So
   「多要素認証は不要です」 and 「暗号化USBメモリを含めて…一切認められていません」 do not state the fact, and
-  ``…ではなく`` never does.
+  ``…ではなく`` never does;
+* through its complement: a negation after a word that turns to the fact's complement (:data:`COMPLEMENT`:
+  「50,000円を超える部分は支給されず」「暗号化USBメモリ以外は使えません」), a fact that may not be left out
+  (「多要素認証を省くことはできません」), and an 「N以上」 fact as 「N未満は…されません」「Nに満たないと…ません」.
 
 **Stale facts stated as current** (:func:`stale_stated`). A stale fact, or its number with its counter
 (``40日を上限`` -> ``40日``, when that number is not part of a key fact), stated in an answer, unless it is
@@ -35,7 +42,7 @@ do not answer: a number with a unit (:func:`states_a_rule`; dates and article nu
 the question's topic that is neither the abstention nor a referral (:func:`states_a_claim`; sentences are also
 split at 「が、」「けれど」「ものの」, so 「記載はありませんが、…できます」 is a claim; the topic is the
 question's nouns that no rule document contains, so 「ストックオプションは付与されます」 after 「記載がありません」
-is a claim).
+is a claim), and a guess (「おそらく」「通常は」「一般的に」…) is a claim whatever it speaks about.
 
 The three levels:
 
@@ -74,10 +81,12 @@ ROLE_CHANGERS = ("締め", "前", "後", "目", "ごと", "毎", "おき", "経�
 _NOT_COVERED = re.compile(
     "|".join(map(re.escape, NOT_COVERED))
     + r"|(?:記載|定め|規定|記述|明記|言及|決まり)(?:が|は|も)?(?:ない|ございません|見当たら|見つから|確認でき)"
-    + r"|(?:記載|規定|明記|言及|記述)されていな|(?:定め|決め)られていな|触れられていな"
+    + r"|(?:記載|規定|明記|言及|記述)されていな|(?:定め|決め)られていな|触れられていな|書かれていな|何も(?:書|記載|定め)"
     + r"|判断できませ|(?:見当たら|見つから|確認でき|わから|分から|判断でき)な(?:い(?=[。、,)）]|です|よう|$|ため|ので)|かった)"
     + r"|(?:規程|規則|文書)(?:に|には|の中に|のどこにも)(?:ありません|ない|見当たりません)"
 )
+#: words with which a sentence guesses (a claim all the same, when the documents say nothing)
+_GUESS = re.compile(r"おそらく|恐らく|たぶん|多分|通常|一般的|一般に|普通は|多くの場合|多くの会社|と思われ|でしょう|はずです|推奨されて")
 _REFERRAL = re.compile(r"ください|確認を|問い合わせ|お問合せ|相談|お尋ね|おすすめ|お勧め|勧めします")
 _NEG = re.compile(r"ではなく|ではない|ではありません|じゃない|おらず|不要|禁止|不可|なし|無し"
                   r"|(?:ません|ない|なく|(?<![必ま])ず)(?=[。、,)）]|です|でしょ|よう|と(?:思|さ|定|な)|$|ん|こと|ので)")
@@ -85,6 +94,9 @@ _POS = re.compile(r"なければ(?:なりません|ならない)|なくては(?:
                   r"|ないと(?:いけません|なりません)|(?:問題|差し支え|支障)(?:は|が)?(?:ありません|ない)"
                   r"|(?:構|かま)(?:いません|わない)|限りません")
 _END = re.compile(r"です|ます|である|だ(?=[。、,]|$)")
+#: words between a fact and a negation that make the negation about the fact's complement (「X以外は使えません」)
+COMPLEMENT = ("を超える", "を超えた", "超過", "以外", "に満たな", "未満", "を除")
+_MUST = re.compile(r"(?:省略|省く|省い|省|欠か|外)(?:す|し)?(?:こと)?(?:は|が|も)?(?:でき(?:ません|ない)|せ(?:ません|ない)|てはならな|てはいけな)")
 _CONTRAST = re.compile(r"が、|が,|けど|けれど|ものの|一方|ただし|しかし|。")
 _CONCESSIVE = re.compile(r"(?:であっても|でも|を含め(?:て)?|も)[、,]?$")
 _TIME_FACT = re.compile(r"\d(?:営業日|日|時間|分|か月|ヶ月|カ月|年|週|秒)$")
@@ -139,9 +151,9 @@ def _negative_after(text: str, end: int, others: Iterable[str] = ()) -> bool:
         if 0 <= k < cut and not _CONCESSIVE.search(scope[:k]):
             cut = k
     scope = scope[:cut]
-    stops = [(m.start(), "pos") for m in (_POS.search(scope), _END.search(scope)) if m]
+    stops = [(m.start(), "pos") for m in (_POS.search(scope), _END.search(scope), _MUST.search(scope)) if m]
     neg = _NEG.search(scope)
-    if neg:
+    if neg and not any(c in scope[:neg.start()] for c in COMPLEMENT):
         stops.append((neg.start(), "neg"))
     if not stops:
         return False
@@ -153,11 +165,37 @@ def _polarity(text: str, fact: str, i: int, others: Iterable[str]) -> bool:
     return _negative_after(text, i + len(fact), [o for o in others if o != fact])
 
 
+#: a fact made the topic of a sentence that gives it to something else: 「2,500円は日帰りのときの額です」
+_GIVEN_ELSEWHERE = re.compile(r"(?:[^。、]{0,8}のは|は)[^。]{2,}?(?:とき|場合|額|上限|期限)(?:の額)?です")
+
+
 def _in_slot(text: str, fact: str, i: int) -> bool:
+    if _GIVEN_ELSEWHERE.match(text, i + len(fact)):
+        return False
     return not (_TIME_FACT.search(fact) and text.startswith(ROLE_CHANGERS, i + len(fact)))
 
 
+_AT_LEAST = re.compile(r"(\d+(?:\.\d+)?(?:営業日|日|時間|分|か月|ヶ月|カ月|年|円|社|歳|文字))以上$")
+
+
+def _found_as_complement(text: str, fact: str) -> bool:
+    """An 「N以上」 fact stated through its complement: 「N未満は…ません」「Nに満たないと…されません」."""
+    m = _AT_LEAST.search(fact)
+    if not m:
+        return False
+    core = m.group(1)
+    for form in (core + "未満", core + "に満たな"):
+        for i in _occurrences(text, form):
+            scope = text[i + len(form):]
+            scope = scope[:_CONTRAST.search(scope).start()] if _CONTRAST.search(scope) else scope
+            if _NEG.search(scope):
+                return True
+    return False
+
+
 def _found(text: str, fact: str, keys: list[str], gold_negative: bool) -> bool:
+    if not gold_negative and _found_as_complement(text, fact):
+        return True
     return any(_in_slot(text, fact, i) and _polarity(text, fact, i, keys) == gold_negative
                for i in _occurrences(text, fact))
 
@@ -242,7 +280,7 @@ def states_a_claim(answer: str, q: Question) -> bool:
     for sentence in re.split(r"[。！？!?\n（）()]+|が、|が,|けれど|ものの", normalize(answer)):
         if not sentence or _NOT_COVERED.search(sentence) or _REFERRAL.search(sentence):
             continue
-        if any(t in sentence for t in topic):
+        if any(t in sentence for t in topic) or _GUESS.search(sentence):
             return True
     return False
 
@@ -263,5 +301,5 @@ def grade(answer: str, q: Question) -> str:
     return "correct"
 
 
-__all__ = ["NOT_COVERED", "SUPERSEDED", "ROLE_CHANGERS", "normalize", "facts_found", "stale_stated",
+__all__ = ["NOT_COVERED", "SUPERSEDED", "ROLE_CHANGERS", "COMPLEMENT", "normalize", "facts_found", "stale_stated",
            "says_not_covered", "states_a_rule", "states_a_claim", "grade"]

@@ -22,6 +22,9 @@
   method sent the answer's files and the machine graded it correct, so the first screen shows what the
   widget is for, not a corner case), then one answer of each (automatic grade, method) pair in turn, so that
   the first 10 to 15 graded answers already cover every method and every automatic grade.
+* :func:`spot_check` is that spot check as a step of the measurement: the first :data:`SPOT_CHECK` answers of
+  :func:`review_order`, and how often the person who graded them disagrees with the machine (a :class:`SpotCheck`,
+  not done until the person has graded all of them).
 * :func:`edge_order` puts the strongest passage first and the second strongest last (the
   ordering the 長文コンテキストの記事 recommends, from the U-shaped accuracy by position).
 """
@@ -32,11 +35,14 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from ctxlab import _text
-from ctxlab.evaluation import LEVELS, Agreement, Graded, says_not_covered, stale_stated
+from ctxlab.evaluation import LEVELS, Agreement, Graded, agreement, says_not_covered, stale_stated
 from ctxlab.evaluation.uncertainty import bootstrap, grader_bias
 
 __all__ = ["Paired", "mcnemar", "paired_interval", "CAUSES", "CAUSE_JA", "error_causes", "format_causes",
-           "review_order", "edge_order"]
+           "review_order", "SPOT_CHECK", "SpotCheck", "spot_check", "edge_order"]
+
+#: how many answers of a run a person grades in lesson 08 §7 (the first of :func:`review_order`)
+SPOT_CHECK = 15
 
 CAUSES = ("grader", "not_sent", "stale", "abstained", "claimed", "missed")
 CAUSE_JA = {"grader": "人と自動採点が食い違った", "not_sent": "答えのファイルを送っていない",
@@ -171,6 +177,40 @@ def review_order(graded: Iterable[Graded]) -> list[Graded]:
         out.extend(q[depth] for q in queues if depth < len(q))
         depth += 1
     return out
+
+
+@dataclass(frozen=True)
+class SpotCheck:
+    """A person's grades of the chosen answers against the machine's: the spot check's measurement."""
+
+    chosen: tuple[Graded, ...]
+    #: the machine's levels against the person's (the reference), on the chosen answers the person graded
+    agreement: Agreement
+
+    @property
+    def done(self) -> bool:
+        return self.agreement.n >= len(self.chosen)
+
+    def format(self, labelled: Agreement | None = None, measured_on: str = "検証用のラベル付き回答") -> str:
+        """What the spot check measured, next to the grader's disagreement on the labelled answers."""
+        a, k = self.agreement, len(self.chosen)
+        lines = [f"抜き取り {k} 件（measure.review_order の先頭）のうち、人が採点したもの {a.n} 件"]
+        if a.n:
+            off = a.n - a.agree
+            lines.append(f"  自動採点と人の採点の食い違い {off} 件 / {a.n} 件（{off / a.n:.0%}）")
+        if labelled is not None and labelled.n:
+            lines.append(f"  {measured_on}での食い違い {labelled.n - labelled.agree} 件 / {labelled.n} 件"
+                         f"（{labelled.disagreement:.0%}）")
+        if not self.done:
+            lines.append(f"  測定は終わっていません: あと {k - a.n} 件を上のウィジェットで採点し、このセルをもう一度実行してください")
+        return "\n".join(lines)
+
+
+def spot_check(graded: Iterable[Graded], human: dict, n: int = SPOT_CHECK) -> SpotCheck:
+    """The first ``n`` answers of :func:`review_order` and the machine's agreement with ``human`` on them
+    (``human[(question id, method)] = level``, as the grader widget keeps it)."""
+    chosen = tuple(review_order(graded)[:n])
+    return SpotCheck(chosen, agreement(chosen, human))
 
 
 def edge_order(items: Sequence, scores: Sequence[float] | None = None) -> list:

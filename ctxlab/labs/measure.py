@@ -33,7 +33,7 @@ from ctxlab.corpus import CATEGORIES, RULES_DIR, Question, by_file
 from ctxlab.costs import pricing
 from ctxlab.costs.usage import total_input
 from ctxlab.labs._analysis import (CAUSE_JA, CAUSES, Paired, edge_order, error_causes, format_causes, mcnemar,
-                                   paired_interval, review_order)
+                                   paired_interval, review_order, SPOT_CHECK, SpotCheck, spot_check)
 from ctxlab.evaluation import (LEVELS, NOT_COVERED, SUPERSEDED, Agreement, Graded, accuracy, agreement,
                                facts_found, grade, normalize, says_not_covered, stale_stated, states_a_rule)
 from ctxlab.evaluation.levels import GRADER_JA
@@ -47,12 +47,14 @@ __all__ = [
     "table", "format_table", "by_method", "compare_levels", "version_mixing", "format_version_mixing",
     "Planned", "plan", "estimate_cost", "run", "summary", "place_at", "position_sweep",
     "Paired", "mcnemar", "paired_interval", "CAUSES", "CAUSE_JA", "error_causes", "format_causes", "review_order",
-    "edge_order",
-    "SANDBOX_SOURCE", "source_label",
+    "SPOT_CHECK", "SpotCheck", "spot_check", "edge_order",
+    "SANDBOX_SOURCE", "WIDENED", "source_label",
 ]
 
 #: what an offline table measured: the sandbox's extractive answers, not a model
 SANDBOX_SOURCE = "sandbox（抽出型・モデルではない）"
+#: what a bootstrap interval widened by the grader's measured error is called (it is no longer a 95% interval)
+WIDENED = "採点の誤りで広げた区間"
 
 
 def source_label(client, model: str | None = None) -> str:
@@ -73,27 +75,28 @@ def table(graded: Iterable[Graded]) -> dict[str, dict[str, Counter]]:
 
 
 def format_table(graded: list[Graded], partial_weight: float = 0.5, source: str | None = None,
-                 grader_agreement: Agreement | None = None) -> str:
+                 grader_agreement: Agreement | None = None, measured_on: str = "ラベル付き回答") -> str:
     """A text table: per method, correct/partial/wrong and accuracy overall and per category.
 
     ``source`` (e.g. :func:`source_label`) is printed above it as the table's source; without it, the source is read
     from the answers themselves (:func:`ctxlab.api.online.source_line`) and printed last. The grader that gave the
     levels (``Graded.grader``) is printed above it. With ``grader_agreement`` (that grader measured on the labelled
-    answers) a column gives each accuracy's 95% interval widened by the grader's measured error
-    (:func:`ctxlab.evaluation.uncertainty.accuracy_interval`).
+    answers; ``measured_on`` names which of them) a column gives each accuracy's bootstrap interval widened by the grader's measured
+    error (:func:`ctxlab.evaluation.uncertainty.accuracy_interval`), called 「採点の誤りで広げた区間」: once widened
+    it is no longer a 95% interval of anything.
     """
     graded = list(graded)
     t = table(graded)
     cats = [c for c in CATEGORIES if any(c in t[m] for m in t)]
     wide = grader_agreement is not None
     head = (_text.pad("方式", 14) + _text.pad("正しい", 8, right=True) + _text.pad("惜しい", 8, right=True) + _text.pad("違う", 6, right=True) + _text.pad("正答率", 8, right=True)
-            + (_text.pad("95%区間", 14, right=True) if wide else "") + "".join(_text.pad(c, 15, right=True) for c in cats))
+            + (_text.pad(WIDENED, 24, right=True) if wide else "") + "".join(_text.pad(c, 15, right=True) for c in cats))
     graders = "・".join(GRADER_JA.get(n, n) for n in dict.fromkeys(g.grader for g in graded))
     note = ""
     if wide:
         over, under = grader_bias(grader_agreement, partial_weight)
-        note = (f"（95%区間は質問のブートストラップを、この採点がラベル付き回答 {grader_agreement.n} 件で"
-                f"人より高く付けた分 {over:.0%} だけ下へ、低く付けた分 {under:.0%} だけ上へ広げたもの）")
+        note = (f"（{WIDENED}は、質問の 95% ブートストラップ区間を、この採点が{measured_on} {grader_agreement.n} 件で"
+                f"人より高く付けた分 {over:.0%} だけ下へ、低く付けた分 {under:.0%} だけ上へ広げたもの。広げたあとは 95% 区間ではない）")
     lines = ([f"出典: {source}"] if source else []) + [f"採点: {graders}{note}", head]
     for m, per in t.items():
         allc = per["all"]
@@ -101,7 +104,7 @@ def format_table(graded: list[Graded], partial_weight: float = 0.5, source: str 
         span = ""
         if wide:
             _, lo, hi = accuracy_interval(list(allc.elements()), grader_agreement, partial_weight=partial_weight)
-            span = _text.pad(f"[{lo:.0%}, {hi:.0%}]", 14, right=True)
+            span = _text.pad(f"[{lo:.0%}, {hi:.0%}]", 24, right=True)
         cells = []
         for c in cats:
             n = sum(per[c].values())

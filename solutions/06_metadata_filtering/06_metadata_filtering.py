@@ -299,16 +299,21 @@ print(f"{len(usage)} 種のセットに分かれた。ヒット率 {fixed.hit_ra
 
 # %% [markdown]
 # 使い分けの記事の表は、絞り込みの月額（\$58）を「ヒット率 80%」の前提で出したと書いています。書き込みと読み出しの単価から逆算すると（02 の演習 2）、
-# 実際に当たるヒット率は次のとおりです。セットごとにトラフィックが分かれると考えれば、ありうる値です。
+# 実際に当たるヒット率は次のとおりです。逆算は**記事の価格**で行います（記事の日付のモデル、今はレガシーの Opus 5 と、記事の 5 分 TTL の書き込み単価。
+# どちらも `data/pricing.json` の価格表から）。今日のモデルや 1 時間 TTL の単価で解くと、記事の \$58 とは別の前提の数字になります。
+# セットごとにトラフィックが分かれると考えれば、ありうる値です。
 
 # %%
 from ctxlab.costs import compare
 
-article_rows = compare.compare(197_000, 50).rows
+article_profile = compare.Profile(model=pricing.ARTICLE_MODEL, ttl=compare.ARTICLE_TTL)   # the article's model and 5m
+article_rows = compare.compare(197_000, 50, article_profile).rows
 miss, hit = article_rows["filter_write"].cost, article_rows["filter_cached"].cost
 implied = (600 * miss - 58) / (600 * (miss - hit))
-print(f"使い分けの記事の「絞り込み 月 $58」（月 600 問）が当たるヒット率: {implied:.0%}")
-print(f"この再生で測った固定セットのヒット率:                 {fixed.hit_rate:.0%}")
+print(f"記事の価格（{pricing.get_model(pricing.ARTICLE_MODEL).display_name}・TTL {compare.ARTICLE_TTL} の書き込み）: "
+      f"書き込み ${miss:.4f}、読み出し ${hit:.4f} / 回")
+print(f"使い分けの記事の「絞り込み 月 $58」（月 600 問）が当たるヒット率: {implied:.1%}（記事の価格で逆算）")
+print(f"この再生で測った固定セットのヒット率:                 {fixed.hit_rate:.0%}（こちらはこのコースの再生）")
 
 
 # %% [markdown]
@@ -330,9 +335,10 @@ print(f"固定セットだけのフィルタが返す組み合わせ: {report.di
 # - 答えられる質問での filter recall が **使い分けの記事の線（`metadata_filtering.VIABLE_RECALL`）以上**。
 #   辞書と部署別セットだけの `metadata_filtering.select_files` では届きません（§4 の判定）
 # - 30 問に返すファイルの組み合わせが **`MAX_SETS` 種以下**（`filter_recall(...).distinct_sets`）。質問ごとに組み替えると、すぐに超えます
-# - 採点では、この 30 問とは**別の質問**（調整に使っていない言い回し）8 問でも filter recall を測り、**75%（8 問中 6 問）以上**を求めます。
-#   30 問の言葉だけに合わせた辞書は、そこで落ちます。別の質問の合格線が 90% より低いのは、8 問では 1 問の差が 12.5 ポイントになり、
-#   90% の線は「8 問すべて」と同じ意味になってしまうからです（30 問での線は上のとおり `VIABLE_RECALL`）
+# - 採点では、この 30 問とは**別の質問** 31 問（30 問を書いたあとに別に書いた、調整に使っていない言い回し。部署をまたぐ用件を
+#   「テレワーク」「紛失」「定年」のような 30 問にない言葉で聞くものを多く含みます）でも filter recall を測り、
+#   **同じ線（`VIABLE_RECALL`）以上**を求めます。30 問の言葉（退職・稟議・決裁・見積・承認・在宅・誤送信）だけで作った辞書は、
+#   別の質問で 31 問中 22 問（71%）しか届かず、ここで落ちます（部署別セットだけでも 21 問）
 # - 旧版（置き換えられたファイル）を返さない。`MAX_DOCS` 件以下。同じファイルを 2 度入れない
 # - どんな文字列（空文字、辞書に無い質問）にもリストを返す。同じ質問には同じリストを返す（キャッシュのため）
 #
@@ -396,7 +402,7 @@ for q in qs:
     got = my_filter(q.question)
     assert len(set(got)) == len(got), f"{q.id}: 同じファイルは 1 度だけ入れるはずです: {got!r}"
 ### BEGIN HIDDEN TESTS
-held_out = [   # (question, gold files): phrasings the 30 questions do not use
+held_out = [   # (question, gold files): written apart from the 30 questions, phrasings they do not use
     ("育児休業から職場に戻る前に、面談はありますか？", ("hr_ikuji_kaigo.txt",)),
     ("会社のノートPCを電車に置き忘れました。何をすればいいですか？", ("it_incident.txt",)),
     ("社有車のドライブレコーダーの映像は誰が見られますか？", ("ga_shayosha.txt",)),
@@ -404,11 +410,36 @@ held_out = [   # (question, gold files): phrasings the 30 questions do not use
     ("テレワークの日に自宅から社内システムへ接続するとき、何を使いますか？", ("hr_telework_2025.txt", "it_security_2025.txt")),
     ("定年で退職したら、社宅はいつまでに出ないといけませんか？", ("ga_shataku.txt",)),
     ("週末に別の会社で副業をしたいのですが、届出は要りますか？", ("hr_fukugyo.txt",)),
-    ("リモートで働く日に、会社のPCを家族が使ってもいいですか？", ("hr_telework_2025.txt",))]
+    ("リモートで働く日に、会社のPCを家族が使ってもいいですか？", ("hr_telework_2025.txt",)),
+    ("リモートワークの日も、社外から社内システムに入るときは多要素認証が要りますか？", ("hr_telework_2025.txt", "it_security_2025.txt")),
+    ("テレワーク手当は毎月いくら出ますか？", ("hr_telework_2025.txt",)),
+    ("定年後の再雇用は何歳まで続けられますか？", ("hr_saikoyo.txt",)),
+    ("定年で会社を離れたら、退職金はいつ振り込まれますか？", ("hr_taishokukin.txt",)),
+    ("会社のスマートフォンを紛失しました。誰にいつまでに知らせますか？", ("it_incident.txt",)),
+    ("顧客リストが外部に漏えいしたかもしれません。どこに報告しますか？", ("it_incident.txt", "common_kojin_joho.txt")),
+    ("取引先へのメールを間違えて送ってしまいました。どうすればいいですか？", ("it_incident.txt",)),
+    ("カバンごとノートPCを盗難にあいました。まず何をしますか？", ("it_incident.txt",)),
+    ("育児休業は子どもが何歳になるまで取れますか？", ("hr_ikuji_kaigo.txt",)),
+    ("ハラスメントの相談窓口はどこですか？", ("hr_harassment.txt",)),
+    ("社用車で事故を起こしたら、まず何をしますか？", ("ga_shayosha.txt",)),
+    ("会社の印鑑を押してもらうには、どんな手続きが要りますか？", ("ga_insho.txt",)),
+    ("生成AIに社外秘の資料を入力してもいいですか？", ("it_genai.txt",)),
+    ("健康診断は年に何回受けますか？", ("hr_anzen_eisei.txt",)),
+    ("クラウドストレージを業務で使うには申請が必要ですか？", ("it_cloud.txt",)),
+    ("副業を始めるには、いつまでに申請すればいいですか？", ("hr_fukugyo.txt",)),
+    ("テレワークで使うPCやスマホを持ち出すときの決まりはありますか？", ("hr_telework_2025.txt", "it_kiki_riyo.txt")),
+    ("USBメモリを電車で紛失しました。個人情報が入っています。どこに報告しますか？", ("it_incident.txt", "common_kojin_joho.txt")),
+    ("リモート勤務の日の手当と、自宅から社内ネットワークへ入るときの決まりを教えてください。", ("hr_telework_2025.txt", "it_security_2025.txt")),
+    ("定年のあと再雇用されたら、退職金はいつもらえますか？", ("hr_taishokukin.txt", "hr_saikoyo.txt")),
+    ("定年退職の日に、自分のアカウントはどうなりますか？", ("it_account.txt",)),
+    ("社外秘の資料を漏洩させてしまったら、誰に報告しますか？", ("it_incident.txt",)),
+    ("100万円の備品を買うとき、誰が決めますか？", ("ga_kengen.txt",))]
+assert len(held_out) == 31
 held = metadata_filtering.filter_recall(
     my_filter, [corpus.Question(f"h{i}", text, "", ("-",), gold, "single") for i, (text, gold) in enumerate(held_out)])
 assert not held.violations, held.violations[:3]
-assert held.recall >= 0.75, f"held-out filter recall {held.recall:.0%} < 75%: the dictionary fits the 30 questions only"
+assert held.recall >= metadata_filtering.VIABLE_RECALL, (
+    f"held-out filter recall {held.recall:.0%} < {metadata_filtering.VIABLE_RECALL:.0%}: the dictionary fits the 30 questions only")
 for q in qs:
     got = my_filter(q.question)
     assert type(got) is list and all(type(f) is str for f in got), q.id

@@ -1,8 +1,9 @@
 # %% [markdown]
 # # 07 引用: どこに書いてあるかを、答えに残す
 #
-# RAG では「どのチャンクを渡したか」が構造として残るので、出典は自然に付いてきます。ロングコンテキストでは全部を渡すので、
-# 出典は作り込まないと出ません。根拠を示す必要がある社内規程の回答では、ここが方式の差になります。
+# RAG では「どのチャンクを渡したか」が構造として残るので、**渡した範囲**は分かります。ただし、回答のどの文がどのチャンクに
+# 拠るのかまでは、それだけでは分かりません（チャンクを API の `search_result` ブロックにして引用を有効にすれば、RAG でも文ごとの
+# 引用が返ります。§5 の終わりで形を見ます）。ロングコンテキストでは全部を渡すので、どこに拠ったかは引用を作り込まないと出ません。根拠を示す必要がある社内規程の回答では、ここが方式の差になります。
 # この節では、API の引用（citations）で出典を答えに残し、画面で原文と突き合わせられるところまで作ります。
 #
 # **この節で身につくこと**
@@ -183,7 +184,8 @@ plt.tight_layout()
 # プレーンテキストの文書は、API が**文ごと**に区切って引用します。規程では「第 11 条に書いてある」と条文で示したいことがよくあります。
 # そのときは文書を `"source": {"type": "content", "content": [...]}`（カスタムコンテンツ）にして、**1 条を 1 ブロック**に入れます。
 # カスタムコンテンツの文書は、ブロックより細かくは引用されません。返る引用は `content_block_location` で、`start_block_index`
-# は**ブロックの番号**です。条文の番号とは一致しません（規程の題名や章の見出しもブロックを 1 つずつ使うので、番号がずれます）。
+# は**ブロックの番号**です。条文の番号とは一致しません（規程の題名や章の見出しもブロックを 1 つずつ使うので、番号がずれます。
+# 見出しは章の変わり目ごとに入るので、ずれの幅も一定ではありません。下のセルが、この文書の表からずれを数えます）。
 # `citations.article_document` が文書を条文ごとのブロックに分け、どのブロックがどの条文かの表（`labels`）を持っています。
 # `art.article_of(引用)` がその表を引いて、ブロックの番号を条文の名前に直します。
 
@@ -196,8 +198,27 @@ art_req = {"model": MODEL, "max_tokens": 500, "system": messages.SYSTEM_PROMPT,
 art_resp = client.messages.create(**art_req)
 for c in citations.collect(art_resp):
     print(f"  {c.type}: ブロック {c.start_block_index}–{c.end_block_index} → {art.article_of(c)}  「{c.cited_text[:30]}…」")
-offset = next(i for i, label in enumerate(art.labels) if label.startswith("第1条"))
-print(f"第1条はブロック {offset}: 見出しなどが前に {offset} ブロックあるので、ブロックの番号は条文の番号と {offset} ずれます")
+import re
+
+mapping = [(label.split("（")[0], i, i - int(m.group(1)))
+           for i, label in enumerate(art.labels) if (m := re.match(r"第(\d+)条", label))]
+print("条文 → ブロックの番号（ずれ）:", "、".join(f"{name} → {i}（+{shift}）" for name, i, shift in mapping))
+shifts = sorted({shift for _, _, shift in mapping})
+print(f"ずれは {len(shifts)} 通り（{'・'.join(map(str, shifts))}）: 決まった数を足しても条文にはならないので、表（art.labels）を引きます")
+
+# %% [markdown]
+# RAG のチャンクにも同じ考え方が使えます。検索で選んだチャンクを 1 つずつ `search_result` ブロック（出どころ・題名・本文のブロック）に
+# して `citations` を有効にすると、応答の引用は `search_result_location` として、どのチャンクのどのブロックかを返します。
+# 形だけ見ておきます（このセルは API を呼びません）。
+
+# %%
+import json as _json
+
+start = telework.text.index("第11条")
+chunk_text = telework.text[start:start + 80]   # one article, as a retrieved chunk
+search_block = {"type": "search_result", "source": telework.file, "title": telework.label,
+                "content": [{"type": "text", "text": chunk_text}], "citations": {"enabled": True}}
+print(_json.dumps(search_block, ensure_ascii=False, indent=1))
 
 # %% [markdown]
 # 引用の単位が条文になるので、画面には「在宅勤務規程 第 11 条」と出せます。その代わり、条文の中のどの文かは分かりません。

@@ -125,10 +125,15 @@ for qid in ("q27", "q20"):
 # このコースの自動採点は**ルール採点**（`measure.grade`、中身は `ctxlab.evaluation.rules`）で、回答に `key_facts` がいくつ含まれるかを数えます。
 # 次の書き方の違いは同じものとして読みます（下のセルが実例を表示します）。
 #
-# - 全角・半角、空白、桁区切り。万・千・百・十と漢数字（「1万円」「5千円」「二十日」）、時間と分（「2時間」は「120分」）
+# - 全角・半角、空白、桁区切り。万・千・百・十と漢数字（「1万円」「5千円」「二十日」）、時間と分（「2時間」は「120分」）、
+#   「¥5,000」、割り切れる秒と月（「600秒」は「10分」、「72か月」は「6年」）
+# - 上限の言い方（「3日まで」「最大3日」「120分のうちに」は同じ）、「部長職以上」「部長か、それより上」は「部長以上」
 # - 数は切れ目で比べます（「120日」は「20日」を含みません。「12,000円」も「2,000円」を含みません）
 # - 日数や時間のすぐ後ろに「締め」「前」「後」「ごと」などが続けば、別の項目の数として数えません（「25日締め」は支払日ではない）
-# - 事実の後ろの述語が否定・禁止（「不要です」「一切認められていません」）なら、模範解答が否定していない限り、その事実は書かれていないと読みます
+# - 事実の後ろの述語が否定・禁止（「不要です」「一切認められていません」）なら、模範解答が否定していない限り、その事実は書かれていないと読みます。
+#   ただし「〜以外は使えません」「〜を超える部分は支給されず」「〜に満たないと出ません」のような裏側からの言い方と、
+#   「省くことはできません」は、事実を述べたと読みます
+# - 事実の数を主語にして別のものに当てた文（「2,500円は日帰りのときの額です」）では、その数を数えません
 #
 # 3 段階は次のとおりです。
 #
@@ -138,7 +143,9 @@ for qid in ("q27", "q20"):
 # - 記載のない質問は、「記載がありません」の類の言い回しがあり、しかも自分の主張（数を添えた規則や、質問の話題についての断定）を
 #   書いていなければ正しい。答えのある質問に「記載がありません」と答えれば違う（事実を添えていても惜しい止まり）
 #
-# 細かい規則は `ctxlab/evaluation/rules.py` の冒頭にあります。模範解答 30 件は、どれもこの物差しで「正しい」になります。
+# 細かい規則は `ctxlab/evaluation/rules.py` の冒頭にあります。規則があることと、読めることは別です。言い回しが規則から
+# 少しずれれば読めません。どの種類の回答をどれだけ読めるかは、§5 で検証用のラベル付き回答の種類ごとの数として測ります。
+# 模範解答 30 件は、どれもこの物差しで「正しい」になります。
 # 1 件ずつ、実物を見ます。
 
 # %%
@@ -167,27 +174,38 @@ for level in measure.LEVELS:
 # 正答率の表を信じる前に、**採点そのもの**を測ります。物差しが 2 割の回答を取り違えるなら、方式の差が 2 割より小さいとき、
 # 表はどちらが良いかを言えません。測り方は、人が採点した答え（ラベル）と、自動採点の答えを突き合わせることです。
 #
-# `data/eval/labelled_answers.jsonl` は、30 問について**モデルが書きそうな回答**を、言い換え・漢数字・全角・別の項目の数・
-# 否定・旧版の値・記載なしのあとの断定などの種類ごとに書き、1 件ずつ人が「正しい・惜しい・違う」と理由を付けたものです
-# （決め方は `data/eval/LABELLING.md`）。まず中身を数えます。
+# ラベル付き回答は二つの集合に分かれています（出どころは `data/eval/PROVENANCE.md`）。
+#
+# - **開発用** `data/eval/labelled_answers.jsonl`：30 問について**モデルが書きそうな回答**を、言い換え・漢数字・全角・別の項目の数・
+#   否定・旧版の値・記載なしのあとの断定などの種類ごとに書き、1 件ずつ人が「正しい・惜しい・違う」と理由を付けたもの
+#   （決め方は `data/eval/LABELLING.md`）。ルール採点は**この回答を見ながら**書き直されたので、ここでの一致は標本内の数字で、
+#   採点の実力より良く出ます。
+# - **検証用** `data/eval/heldout_answers.jsonl`：あとから別に書き、規程の本文だけからラベルを付け、採点器を一度も当てないうちに
+#   確定した回答です。裏側からの言い方（「〜を超える部分は支給されず」）や Markdown の回答も入っています。
+#   **採点の誤りの見積もりに使うのは、こちらの数字です。**
+#
+# まず中身を数えます。
 
 # %%
 labels = labelled.load()
-print(f"ラベル付き回答 {len(labels)} 件（{len({a.question_id for a in labels})} 問）。人の採点:",
-      dict(Counter(a.level for a in labels)))
-print("種類:", {f"{k}（{labelled.KIND_JA[k]}）": n for k, n in Counter(a.kind for a in labels).most_common()})
+heldout = labelled.load(labelled.HELDOUT)
+for name, rows in (("開発用", labels), ("検証用", heldout)):
+    print(f"{name} {len(rows)} 件（{len({a.question_id for a in rows})} 問）。人の採点:", dict(Counter(a.level for a in rows)))
+    print("  種類:", {f"{k}（{labelled.KIND_JA[k]}）": n for k, n in Counter(a.kind for a in rows).most_common()})
 
 # %% [markdown]
 # ルール採点で同じ回答を採点し、ラベルと比べます。表は**混同行列**で、行がルール採点、列が人の採点です。対角線（同じ段階）の外が取り違えです。
 # κ（カッパ）は、偶然の一致を差し引いた一致の度合いです（1 なら完全一致、0 なら同じ割合で当てずっぽうに付けたのと同じ）。
-# その下の表は、回答の種類ごとの取り違えの数です。
+# その下の表は、回答の種類ごとの取り違えの数です。二つの集合を**別々に**出し、最後に、検証用の回答を書いたあとでルール採点を
+# 直した前後の数字を並べます（直したあとは、検証用も採点器が一度見た回答になります。次に直すときは新しい検証用の回答を先に書きます）。
 
 # %%
-rules_on_labels = labelled.measure(measure.grade)
-print(rules_on_labels.agreement.format("ルール採点"))
+parts = labelled.measure_parts(measure.grade, questions)
+print(labelled.format_parts(parts))
 print()
-print(rules_on_labels.format_kinds())
-print("\nルール採点がまだ取り違える種類:", "、".join(labelled.KIND_JA[k] for k in rules_on_labels.still_missed()))
+print(labelled.format_before_after(parts))
+rules_on_labels = parts["heldout"]      # the held-out figure widens the intervals below
+print("\nルール採点が検証用でまだ取り違える種類:", "、".join(labelled.KIND_JA[k] for k in rules_on_labels.still_missed()))
 shown = []
 for a, level in rules_on_labels.misses():
     if a.kind not in shown and len(shown) < 4:
@@ -195,11 +213,25 @@ for a, level in rules_on_labels.misses():
         print(f"\n[{labelled.KIND_JA[a.kind]}] {a.id} 人: {a.level} / ルール: {level}\n  回答「{a.answer[:70]}」\n  人の理由: {a.reason}")
 
 # %% [markdown]
-# ルールが読めるのは、言葉と少しの文法です（§4）。書き方の違い（漢数字・全角・5千円）や、数のすぐ後ろの「締め」「前」、
-# 述語の否定までは読めます。読めないのは**意味**です。同じ数が別の人（「子が結婚するときは5日」）や別の項目（「時差が8時間以上」）に
-# 付いている、事実の語を使わずに言い換えている（「部長クラス以上」「定期的な変更は不要」）、正しい事実に誤った補足を足している、
-# といった回答は、語の上では正しい回答と見分けがつきません。上の表の上位の種類がそれです。
-#
+# 標本内の数字がどれだけ良く見えるかは、**改良前**の採点器の二つの数字の差が示します（下のセルの 1 行目）。改良後の検証用の数字は、
+# 検証用での取り違えを見てから規則を足したので、これも良く見えている側に入ります。§6 の区間はこの数字で広げるので、
+# 狭すぎるかもしれません。それを確かめるのが §7 の抜き取りです。ルールが読めるのは、言葉と少しの文法です（§4）。
+# どの種類をどこまで読めるかは、上の検証用の種類の表が示すとおりで、種類ごとに次のセルが分けます（検証用で 4 件に 1 件以下しか
+# 取り違えない種類と、それより多く取り違える種類）。取り違えの多い種類の多くは**意味**の問題です。同じ数が別の人や別の項目に
+# 付いている、事実の語を使わずに言い換えている、正しい事実に誤った補足を足している、といった回答は、語の上では正しい回答と
+# 見分けがつきません。
+
+# %%
+then_ = labelled.before()["parts"]
+dev_then, held_then = (then_[p]["agree"] / then_[p]["n"] for p in ("development", "heldout"))
+print(f"改良前の採点器: 開発用 {dev_then:.0%}・検証用 {held_then:.0%} の一致（標本内のほうが {(dev_then - held_then) * 100:.0f} ポイント良く見えた）")
+kinds_ = rules_on_labels.by_kind()
+reads = [f"{labelled.KIND_JA[k]} {m}/{n}" for k, (m, n) in kinds_.items() if m * 4 <= n]
+misreads = [f"{labelled.KIND_JA[k]} {m}/{n}" for k, (m, n) in kinds_.items() if m * 4 > n]
+print("検証用で取り違えが 4 件に 1 件以下の種類:", "、".join(reads) or "なし")
+print("検証用でそれより多く取り違える種類:    ", "、".join(misreads) or "なし")
+
+# %% [markdown]
 # ### モデルに判定させる
 #
 # 意味を読む採点者として、Claude に判定させます（`ctxlab.evaluation.judge`）。1 件の回答ごとに 1 回のリクエストで、
@@ -231,7 +263,7 @@ if ctxlab.is_offline(client):
     demo = judge.measure_on_labels(client, labels[:6], questions=questions, progress=False)
     for (a, level), reason in zip(demo.measured.grades, demo.reasons):
         print(f"  {a.id} 人: {a.level:8s} 代役: {level:8s} 理由欄: {reason[:40]}…")
-    print(f"{judge.GRADER_JA[demo.measured.name]}: {demo.measured.agreement}（配管の確かめで、判定の性能ではありません）")
+    print(f"{judge.GRADER_JA[demo.measured.name]}: {demo.measured.agreement.line('人のラベル')}（配管の確かめで、判定の性能ではありません）")
 else:
     try:
         judge_on_labels = judge.measure_on_labels(client, labels, questions=questions)
@@ -243,13 +275,15 @@ else:
 
 # %% [markdown]
 # 判定も間違えます。一致は 100% になりませんし、採点基準の書き方やモデルを変えれば癖も変わります。だから判定を使うときも
-# ラベル付き回答で測り、その κ と混同行列を添えて表を出します。判定を測れないとき（オフライン、予算が足りない）は、
-# ルール採点を使い、その取り違えを表の区間に入れます。§7 のウィジェットで、人が何件か抜き取って確かめるのも同じ理由です。
+# ラベル付き回答で測り、その κ と混同行列を添えて表を出します（判定はどちらの集合も見て作られていないので、開発用で測っても
+# 標本外の数字です）。判定を測れないとき（オフライン、予算が足りない）は、ルール採点を使い、その**検証用での**取り違えを表の区間に入れます。
+# §7 で、このランの回答を人が決まった数だけ採点して取り違えを測るのも同じ理由です。
 #
-# 表の **95% 区間**は、質問を選び直すブートストラップの区間を、採点の取り違えの分だけ広げたものです。ラベル付き回答で、
+# 表の区間は、質問を選び直す 95% ブートストラップ区間を、採点の取り違えの分だけ広げたものです。ラベル付き回答で、
 # 採点が人より**高く**付けた分（違うを正しいとした回答は 1 点、惜しいを正しいとした回答は 0.5 点、の平均）だけ下端を下げ、
-# **低く**付けた分だけ上端を上げます（`ctxlab.evaluation.uncertainty`）。ラベル付き回答は難しい回答を集めたものなので、
-# 実際の回答ではこの幅より取り違えが少ないこともあります。控えめな（広めの）見積もりです。
+# **低く**付けた分だけ上端を上げます（`ctxlab.evaluation.uncertainty`）。広げたあとの区間は、もう 95% 区間ではありません。
+# このコースでは「採点の誤りで広げた区間」と呼びます。ラベル付き回答は難しい回答を多めに集めたものなので、このランの回答での
+# 取り違えが検証用より多いか少ないかは、§7 の抜き取りで確かめるまで分かりません。
 
 # %%
 judged = None
@@ -260,7 +294,9 @@ if judge_on_labels is not None:
         print(e)
 GRADERS = [(graded, rules_on_labels.agreement)] + ([(judged, judge_on_labels.measured.agreement)] if judged else [])
 best, best_agreement = GRADERS[-1]          # the tables below and decide() use the best measured grader
-print("この先の表の採点:", judge.GRADER_JA[best[0].grader], f"（ラベル付き回答で κ = {best_agreement.kappa:.2f}）")
+MEASURED_ON = ["検証用のラベル付き回答"] + (["開発用のラベル付き回答"] if judged else [])
+print("この先の表の採点:", judge.GRADER_JA[best[0].grader],
+      f"（{MEASURED_ON[len(GRADERS) - 1]} {best_agreement.n} 件で κ = {best_agreement.kappa:.2f}）")
 
 # %% [markdown]
 # ## 6. 方式別・質問の種類別に読む
@@ -269,8 +305,8 @@ print("この先の表の採点:", judge.GRADER_JA[best[0].grader], f"（ラベ�
 # 表の上に、どの採点で出した数字か（§5）と、区間の広げ方が出ます。実 API で判定を測れたときは、判定の表も並べます。
 
 # %%
-for run, agreement_ in GRADERS:
-    print(measure.format_table(run, source=SOURCE, grader_agreement=agreement_))
+for (run, agreement_), measured_on in zip(GRADERS, MEASURED_ON):
+    print(measure.format_table(run, source=SOURCE, grader_agreement=agreement_, measured_on=measured_on))
     print()
 print()
 print(measure.summary(graded))
@@ -325,8 +361,9 @@ for m in acc:
 #
 # - **McNemar の正確検定**: 片方だけが正しかった質問が、どちらの方式にも同じ確率（コイン投げ）で落ちるとしたとき、
 #   今の偏り以上が起きる確率（p 値）。小さいほど偶然では説明しにくい。
-# - **差の 95% 区間**: 惜しいを 0.5 とした正答率の差を、質問を組のまま選び直して（ブートストラップ）何度も計算した範囲を、
-#   採点の取り違えの分（§5）だけ広げたもの。区間が 0 をまたぐなら、この 30 問では差があるとは言えません。
+# - **差の、採点の誤りで広げた区間**: 惜しいを 0.5 とした正答率の差を、質問を組のまま選び直して（ブートストラップ）何度も計算した
+#   95% の範囲を、採点の取り違えの分（§5 の検証用の数字）だけ広げたもの。広げたあとは 95% 区間ではありません。
+#   区間が 0 をまたぐなら、この 30 問では差があるとは言えません。
 #
 # 2 つは数え方が違います。McNemar は「正しい」かどうかだけを見て、**惜しいは正しくない側**に数えます。区間は惜しいを 0.5 と数えます。
 # また、片方だけが正しかった質問が 3〜4 問しかないと、ブートストラップが選び直せる値はほとんどなく、区間の端の数字は見かけほど
@@ -337,7 +374,7 @@ for other in ("filter", "rag"):
     paired = measure.mcnemar(best, "long_context", other)
     print(paired)
     diff, lo, hi = measure.paired_interval(best, "long_context", other, agreement=best_agreement)
-    print(f"  正答率の差 long_context − {other} = {diff:+.0%}、95% 区間 [{lo:+.0%}, {hi:+.0%}]"
+    print(f"  正答率の差 long_context − {other} = {diff:+.0%}、{measure.WIDENED} [{lo:+.0%}, {hi:+.0%}]"
           f"（{'0 をまたぐ: 差があるとは言えない' if lo <= 0 <= hi else '0 をまたがない'}。"
           f"差を決める質問は {paired.only_a + paired.only_b} 問だけ）（出典: {SOURCE}）")
 
@@ -428,29 +465,40 @@ assert list(full) == list(expected_full) and all(abs(full[m] - expected_full[m])
 # ## 7. 人が採点して、物差しを確かめる
 #
 # §5 で測ったとおり、ルール採点も判定も取り違えます。ラベル付き回答は誰かが書いた例なので、**このラン**の回答で
-# 取り違えていないかは、人が抜き取って確かめます。使い分けの記事のとおり、最後は人が採点します。
+# どれだけ取り違えているかは、人が採点して測ります。これは測定の一つの段で、省けません。使い分けの記事のとおり、最後は人が採点します。
+#
+# 測り方は決めておきます。`measure.review_order` の並びの**先頭 15 件**（`measure.SPOT_CHECK`）を人が採点し、自動採点との
+# 食い違いを数えて、§5 の検証用のラベル付き回答での食い違いと並べます。並び順は、最初の 1 件が答えのファイルを送った方式の
+# ふつうの回答（ウィジェットの使い方をまず見るため）、そのあとは（自動採点, 方式）の組から 1 件ずつ順に出すので、15 件で
+# どの方式・どの自動採点にも人の目が入ります。件数と選び方を先に決めておくのは、採点しながら都合のよい回答を選ばないためです。
 #
 # 下のウィジェットは回答を 1 件ずつ見せます。模範解答と見比べて 3 つのボタンのどれかを押すと、
 # その回答の自動採点とどの方式の回答だったかが表示され、これまでの一致率が更新されます
 # （押すまでは自動採点も方式も伏せてあるので、機械の判定や方式への先入観に引きずられません）。
 # 採点はカーネルの中（`grader.human`）に残ります。
-#
-# 並び順は `measure.review_order` が決めます。最初の 1 件は、答えのファイルを送った方式の、ふつうの回答です
-# （ウィジェットの使い方をまず見るため）。そのあとは（自動採点, 方式）の組から 1 件ずつ順に出すので、
-# 全部でなくても、最初の 15 件ほどを採点すればどの方式・どの自動採点にも人の目が入り、物差しの癖が見えます。
 # sandbox が関係の薄い文を抜き出した回答（§6 で触れた、的外れな抜粋）も、この順のどこかで出てきます。
 
 # %%
 from ctxlab.widgets.grader import Grader
 
-grader = Grader(measure.review_order(best))      # the answers with the grades of the tables (§5)
+spot = measure.review_order(best)[:measure.SPOT_CHECK]   # the answers with the grades of the tables (§5)
+assert {(g.level, g.method) for g in spot} == {(g.level, g.method) for g in best}   # every pair gets a person's eye
+grader = Grader(spot)
 grader
 
+# %% [markdown]
+# 15 件を採点し終えたら、次のセルを実行します。食い違いの数と割合、§5 の検証用での割合が並びます。採点が 15 件に
+# 届いていなければ、セルは「測定は終わっていません」と言います（このノートブックを上から自動で実行したときは、人が採点して
+# いないので 0 件です）。抜き取りの食い違いが検証用より大きければ、このランの回答は検証用より取り違えやすいということで、
+# §6 の区間はそのぶん狭すぎます。15 件の割合そのものも粗い数です（下のセルが 1 件あたりの幅を出します）。
+
 # %%
-print(grader.agreement())
+checked = measure.spot_check(best, grader.human)
+print(checked.format(best_agreement, MEASURED_ON[len(GRADERS) - 1]))
+print(f"（抜き取りの割合は 1 件で {1 / measure.SPOT_CHECK:.0%} 動く粗い数です）")
 if grader.human:
     print(measure.format_table(grader.human_graded()))
-    print("（自動採点 → 人）の組の数:", grader.agreement().confusion)
+    print("（自動採点 → 人）の組の数:", checked.agreement.confusion)
 
 # %% [markdown]
 # 一致率が低い組（たとえば自動が「違う」で人が「正しい」）が多いなら、採点基準（`key_facts` の書き方や判定の指示）を見直す合図です。
@@ -535,7 +583,30 @@ for m in before:
 # ですから「版の管理で 3 方式とも直る」のではなく、「版の管理で新旧の混在は 3 方式とも消え、残りは方式ごとの誤り」です。
 #
 # 版を判定できない（どれが有効か、誰も決めていない）なら、それは方式の問題ではなく文書管理の問題で、RAG に替えても解決しません。
-# RAG では片方しか上位に来ないので、たまたま正しく見えることがあるだけです。
+# 「RAG なら片方しか上位に来ない」とも限りません。全版を索引にした RAG が、矛盾の質問ごとに上位チャンクへ入れた版を数えます
+# （上の `graded_all` の RAG と同じ検索です）。
+
+# %%
+rag_all = methods_all[2]
+version_of = {d.file: d for d in all_versions}
+both_ = old_only = 0
+for q in contradictions:
+    sent = Counter(p.file for p in rag_all.select(q.question))
+    current_files = set(q.gold_files)
+    old_files_q = {version_of[f].supersedes for f in current_files if version_of[f].supersedes}
+    n_old = sum(n for f, n in sent.items() if f in old_files_q)
+    n_cur = sum(n for f, n in sent.items() if f in current_files)
+    both_ += bool(n_old and n_cur)
+    old_only += bool(n_old and not n_cur)
+    shown_ = "、".join(f"{f} ×{n}" for f, n in sent.items() if f in current_files | old_files_q)
+    print(f"{q.id}: {shown_}（上位 {rag_all.k} チャンクのうち）")
+print(f"\n旧版のチャンクを送った質問 {both_ + old_only}/{len(contradictions)} 問"
+      f"（現行版と一緒に {both_} 問、旧版だけ {old_only} 問）")
+
+# %% [markdown]
+# 上の数が、RAG が旧版を避けたかどうかの答えです。新旧の版は言葉がほとんど同じなので、質問との語の重なりも同じだけあり、
+# 片方だけが上位に来るとは限りません。RAG の回答が正しく見えても、それは旧版が届かなかったからとは限りません。
+# 効くのは、索引に入れる前に有効な版だけにすることです。
 #
 # ## 9. 鮮度: 更新してから、回答が変わるまで
 #
@@ -716,6 +787,7 @@ if sweep:
 # 2. RAG に移る理由を、料金（`lc_monthly - rag_monthly` が `rag_budget_monthly` を上回る）、待ち時間（`ttft_cached_s` が 3 秒を超える）、
 #    正答率（`rag_accuracy - lc_accuracy` が `accuracy_margin` を**上回る**）の順に調べる。`accuracy_margin` は、
 #    30 問の差が偶然でも出る幅です（§6 の McNemar と区間で見たとおり、数問の差は偶然でも出ます）。それ以下の差では移りません。
+#    演習のあとのセルでは、この幅を §6 の区間から出します。
 # 3. 理由がひとつもなければ `("long_context", "all_clear")`。
 # 4. 理由があっても、再インデックスの周期 `reindex_hours` が許される反映の遅れ `max_delay_hours` を超えるなら `("long_context", "freshness")`。
 # 5. それ以外は `("rag", 最初に見つかった理由)`。
@@ -801,7 +873,9 @@ assert same(decide(**{**base, "rag_accuracy": 0.9, "reindex_hours": 1, "max_dela
 # %% [markdown]
 # 題材の会社の数字を入れてみます。料金と待ち時間は 02 と同じ `compare` の計算（1 日 20 問・ヒット率は 04 の合成トラフィックから。
 # どちらも下のセルが表示します）、正答率はこの節の測定、RAG にかけてよい月額・偶然の幅・更新の要求は、この会社の**仮定**です
-# （自社の値に置き換えてください）。偶然の幅は、§6 の区間の広さを目安に決めます。
+# （自社の値に置き換えてください）。偶然の幅は決め打ちせず、§6 で学んだ区間から出します。RAG − ロングコンテキストの差の
+# 「採点の誤りで広げた区間」を計算し、差の点推定から区間の下端までの幅を `accuracy_margin` にします。こうすると
+# 「差が `accuracy_margin` を上回る」は「区間の下端が 0 を上回る」と同じ判断になり、点推定を固定の幅と比べることにはなりません。
 
 # %%
 count = tokens.count_documents([d.text for d in current], client=client)
@@ -810,13 +884,16 @@ profile = compare.Profile()
 print(f"compare の前提: 月 {profile.questions_per_month:,.0f} 問、{profile.hit_rate_label()}（02 と同じ既定値）")
 # the grades of the best measured grader (§5), per method as 演習 1 asks, computed by ctxlab
 measured = {m: per["all"] for m, per in measure.by_method(best).items()}
+gap, gap_lo, gap_hi = measure.paired_interval(best, "rag", "long_context", agreement=best_agreement)
+print(f"RAG − long_context = {gap:+.1%}、{measure.WIDENED} [{gap_lo:+.1%}, {gap_hi:+.1%}]"
+      f" → accuracy_margin = 差 − 下端 = {gap - gap_lo:.3f}")
 numbers = dict(
     doc_tokens=count.tokens, context_window=pricing.get_model(MODEL).context_window,
     lc_monthly=table.monthly["long_context"], rag_monthly=table.monthly["rag"],
     rag_budget_monthly=300,                       # assumption: what building and running RAG may cost per month
     ttft_cached_s=table.rows["lc_cached"].ttft_s,
     lc_accuracy=measured["long_context"], rag_accuracy=measured["rag"],
-    accuracy_margin=0.15,                         # assumption: below this gap (about 4-5 of 30 questions) it may be chance
+    accuracy_margin=gap - gap_lo,                 # from §6's interval: a gap above it is an interval above 0
     reindex_hours=24, max_delay_hours=1,          # assumption: nightly re-index; rules must apply within an hour
 )
 for k, v in numbers.items():
@@ -863,8 +940,9 @@ Reveal("contradiction-proposal")
 # ## まとめ
 #
 # - 正答率は、現場の 30 問を 3 方式に流し、「正しい・惜しい・違う」で採点して出す。自動採点は物差しで、表を信じる前にラベル付き回答で測る（κ・混同行列）。
-#   ルール採点は書き方・数の位置・否定までは読めるが、意味（言い換え、別の人や項目に付いた数）は読めない。判定（Claude）も測ってから使い、
-#   表にはどの採点で出したかと、採点の取り違えの分だけ広げた区間を添える。
+#   ルール採点がどの種類をどれだけ読めるかは、採点器を直す前にラベルを確定した検証用の回答で、種類ごとの数として測る（開発用の数字は標本内で良く出る）。
+#   意味（言い換え、別の人や項目に付いた数）の多くは読めない。判定（Claude）も測ってから使い、
+#   表にはどの採点で出したかと、採点の誤りで広げた区間（もう 95% 区間ではない）を添え、このランの回答の抜き取り（§7）で取り違えを確かめる。
 # - オフラインの数字は sandbox の抜粋回答のもので、選んだ文書が BM25 の抜き出しをどれだけ薄めるかを測っている。モデルの読解を含めた正答率は実 API で同じ `measure.run` を回して測る。
 # - 新旧の規程が混ざったときの誤り（旧版の値を答える）は、有効な版だけを渡せば 3 方式で同時に消える。直すのは方式ではなく文書管理。
 #   残った誤りは方式ごとの原因で、正答率は測り直して確かめる。
