@@ -238,7 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("choice")
     q.set_defaults(func=cmd_quiz)
 
-    e = sub.add_parser("eval-grader", help="ルール採点（と --judge でモデルの判定）をラベル付き回答で測る: κ と混同行列")
+    e = sub.add_parser("eval-grader", help="ルール採点（と --judge で採点モデル）をラベル付き回答で測る: κ と混同行列")
     e.add_argument("--judge", action="store_true",
                    help="also measure the model judge (online with ANTHROPIC_API_KEY, within CTXLAB_BUDGET_USD; "
                         "offline the sandbox only simulates the plumbing)")

@@ -259,13 +259,13 @@ for gap in (3, 90):
 
 # %% [markdown]
 # 検索（RAG）が全文のキャッシュより安くなる条件です。1 回あたりは、キャッシュが (w + (k − 1) r) / k、検索が ρ + s です。
-# k が大きいとキャッシュ側は r に近づくので、境目は ρ < r − s になります。ここでは検索費 s を問題と違う 0.05 にして、
+# k が大きいとキャッシュ側は r に近づくので、検索が勝つ条件は ρ < r − s になります。ここでは検索費 s を問題と違う 0.05 にして、
 # 使い回し回数 k ごとに、検索が勝つために引いてよい割合の上限 `rho_limit` を出します。
 
 # %%
 w5 = opus.cache_write_5m_multiplier
 s = 0.05
-print(f"s = {s}: k が大きいときの境目 ρ < r − s = {formulas.rho_asymptote(r, s):.2f}")
+print(f"s = {s}: k が大きいときに検索が勝つ条件 ρ < r − s = {formulas.rho_asymptote(r, s):.2f}")
 for k_ in (2, 5, 20, 100):
     print(f"  k = {k_:>3}: キャッシュ {formulas.cached_cost_per_call(k_, w5, r):.3f} / 回、"
           f"検索が勝つ ρ の上限 {formulas.rho_limit(k_, w5, r, s):.2f}")
