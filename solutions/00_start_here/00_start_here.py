@@ -130,7 +130,7 @@ papers.lost_in_the_middle();
 # %%
 texts = [d.text for d in docs]
 table = compare.compare(count.tokens, len(texts), chars=corpus.total_chars(docs), token_method=count.method)
-print(compare.format_table(table))
+compare.table(table)
 
 # %% [markdown]
 # ## 4. 3 つの方式で違うのは、誰が文書を選ぶかだけ

@@ -81,7 +81,7 @@ for name, c in [("キャッシュなし", no_cache), ("初回（書き込み）"
 
 # %%
 table = compare.compare(doc_tokens, len(docs), chars=corpus.total_chars(docs))
-print(compare.format_table(table))
+compare.table(table)
 
 # %% [markdown]
 # API の料金だけを見ると RAG が大きく安く見えます。DB の月額を足すと差が縮みます。グラフで並べます。

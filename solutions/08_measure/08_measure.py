@@ -266,14 +266,12 @@ print("この先の表の採点:", judge.GRADER_JA[best[0].grader], f"（ラベ�
 # ## 6. 方式別・質問の種類別に読む
 #
 # 表の「正答率」は、惜しいを 0.5 問として数えた値です。種類ごとの列は「正しい数 / 問題数」と正答率です。
-# 表の上に、どの採点で出した数字か（§5）と、区間の広げ方が出ます。実 API で判定を測れたときは、判定の表も並べます。
+# 表の上にどの採点で出した数字か（§5）、表の下に出典が出ます。区間の広げ方は、表の下の「注と前提」を開くと読めます。実 API で判定を測れたときは、判定の表も並べます。
 
 # %%
 for run, agreement_ in GRADERS:
-    print(measure.format_table(run, source=SOURCE, grader_agreement=agreement_))
-    print()
-print()
-print(measure.summary(graded))
+    display(measure.results_table(run, source=SOURCE, grader_agreement=agreement_))
+display(measure.summary_table(graded))
 
 # %% [markdown]
 # 2 つ目の表は、方式ごとの平均入力トークン、料金の合計（オフラインでは実 API ならいくらか）、
@@ -449,7 +447,7 @@ grader
 # %%
 print(grader.agreement())
 if grader.human:
-    print(measure.format_table(grader.human_graded()))
+    display(measure.results_table(grader.human_graded()))
     print("（自動採点 → 人）の組の数:", grader.agreement().confusion)
 
 # %% [markdown]
@@ -495,10 +493,9 @@ print(f"contradiction の質問 {len(contradictions)} 問")
 methods_all = [measure.LongContext(all_versions), measure.MetadataFilter(all_versions), measure.RAG(all_versions)]
 graded_all = measure.run(methods_all, contradictions, client, model=MODEL, progress=False)
 
-print(f"出典: {SOURCE}、採点: {judge.GRADER_JA[graded_all[0].grader]}（2 つの表とも）")
-print(measure.compare_levels(graded_all, graded))     # 全版 → 現行版だけ
-print()
-print(measure.format_version_mixing({"全版": graded_all, "現行版のみ": graded}))
+print(f"採点: {judge.GRADER_JA[graded_all[0].grader]}（2 つの表とも）")
+display(measure.levels_table(graded_all, graded, source=SOURCE))     # 全版 → 現行版だけ
+display(measure.version_mixing_table({"全版": graded_all, "現行版のみ": graded}, source=SOURCE))
 
 # %% [markdown]
 # 1 つ目の表は、全版で測った採点が、現行版だけにすると**どう変わったか**です（`惜しい → 正しい` なら、
@@ -663,7 +660,7 @@ if ctxlab.is_offline(client):
 else:
     picked = [q for q in questions if q.category in ("single", "multi")]
     order_run = measure.run([rag, rag_edge], picked, client, model=MODEL)
-    print(measure.format_table(order_run, source=SOURCE))
+    display(measure.results_table(order_run, source=SOURCE))
     print(measure.mcnemar(order_run, "rag", "rag_edge"))
 
 # %% [markdown]

@@ -479,7 +479,7 @@ measured = lab.table(K)
 if rerank_row is not None:
     measured.append(rerank_row)
 extra = [] if rerank_row else [("+ リランキング", "オンラインのみ（オフラインでは未実行）")]
-print(rag_lab.format_table(measured, rag_lab.published_rows(), K, extra=extra))
+rag_lab.recall_table(measured, rag_lab.published_rows(), K, extra=extra)
 
 # %% [markdown]
 # 数字をそのまま並べて「記事と同じくらい効いた」と読むのは早計です。条件がいくつも違います。
