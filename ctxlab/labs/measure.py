@@ -32,7 +32,7 @@ from ctxlab.api.messages import answer_text, question_request
 from ctxlab.corpus import CATEGORIES, RULES_DIR, Question, by_file
 from ctxlab.costs import pricing
 from ctxlab.costs.usage import total_input
-from ctxlab.labs._analysis import (CAUSE_JA, CAUSES, Paired, edge_order, error_causes, format_causes, mcnemar,
+from ctxlab.labs._analysis import (CAUSE_JA, CAUSES, Paired, causes_table, edge_order, error_causes, format_causes, mcnemar,
                                    paired_interval, review_order)
 from ctxlab.evaluation import (LEVELS, NOT_COVERED, SUPERSEDED, Agreement, Graded, accuracy, agreement,
                                facts_found, grade, normalize, says_not_covered, stale_stated, states_a_rule)
@@ -47,7 +47,7 @@ __all__ = [
     "table", "results_table", "format_table", "by_method", "levels_table", "compare_levels", "version_mixing",
     "version_mixing_table", "format_version_mixing", "summary_table",
     "Planned", "plan", "estimate_cost", "run", "summary", "place_at", "position_sweep",
-    "Paired", "mcnemar", "paired_interval", "CAUSES", "CAUSE_JA", "error_causes", "format_causes", "review_order",
+    "Paired", "mcnemar", "paired_interval", "CAUSES", "CAUSE_JA", "error_causes", "causes_table", "format_causes", "review_order",
     "edge_order",
     "SANDBOX_SOURCE", "source_label",
 ]

@@ -16,6 +16,7 @@ from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import FuncFormatter
 
 import ctxlab.plots  # noqa: F401  (Japanese font)
+from ctxlab.plots import source_note
 from ctxlab.costs import compare, crossover, formulas, pricing
 
 PATH_COLORS = {"long_context": "#1f77b4", "filter": "#2ca02c", "rag": "#d62728"}
@@ -183,8 +184,9 @@ def plot_monthly(doc_tokens: float = 197_000, p: compare.Profile | None = None, 
     plot = MonthlyCostPlot(ax, n_files=n_files)
     plot.update(doc_tokens, p)
     m = pricing.get_model(p.model)
-    ax.figure.suptitle(f"{m.display_name}・1 日 {crossover.per_day(p):g} 問・{p.hit_rate_label()}・"
-                       f"{p.rag_chunks} チャンク・DB ${p.db_monthly:g}/月", fontsize=10)
+    ax.figure.suptitle(f"{m.display_name}・1 日 {crossover.per_day(p):g} 問・{p.rag_chunks} チャンク・"
+                       f"DB ${p.db_monthly:g}/月", fontsize=10)
+    source_note(ax, p.hit_rate_label())   # where the hit rate comes from: under the figure, not in its title
     ax.figure.tight_layout()
     return plot
 

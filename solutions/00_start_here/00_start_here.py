@@ -32,8 +32,7 @@ from ctxlab import corpus
 from ctxlab.api import tokens
 
 client = ctxlab.make_client()
-print(ctxlab.mode_line(client))
-ctxlab.show_cost("00_start_here", client)   # what this lesson costs on the real API
+ctxlab.show_cost("00_start_here", client)   # モードと、実 API で動かしたときの料金（1 行。詳しくは ▸ を開く）
 
 # %% [markdown]
 # 最初のセルは、どのレッスンでも同じです。`ANTHROPIC_API_KEY` が設定されていなければ、オフラインの sandbox が

@@ -16,11 +16,6 @@
 # - キャッシュありとなしを、正しい基準線とドルで比べられる
 #
 # **所要時間** 約 85 分（1〜7 節が約 65 分、8 節の会話とエージェントが約 20 分）　**前提** 01（トークンを数える）、02（料金）
-#
-# **進め方** 上から順にセルを実行します（Run All でも構いません）。演習を解く前でも Run All は最後まで進み、解いていない演習は
-# その確認のセルが「演習 N はまだ解かれていません」と 1 行で知らせます（採点では、ここにない非公開のテストも実行されます）。
-# カーネルを再起動したときや、保存したノートブックを開き直したときは、変数もウィジェットも消えています
-# （`NameError` や「model not found」と出ます）: 最初のセルから実行し直してください。
 
 # %%
 import json
@@ -35,8 +30,7 @@ from ctxlab.costs import formulas, pricing
 from ctxlab.costs.usage import call_kind, total_input, usage_dict
 
 client = ctxlab.make_client()
-print(ctxlab.mode_line(client))
-ctxlab.show_cost("03_prompt_caching", client)   # what this lesson costs on the real API
+ctxlab.show_cost("03_prompt_caching", client)   # モードと、実 API で動かしたときの料金（1 行。詳しくは ▸ を開く）
 
 # %% [markdown]
 # 実演には、今のラインアップの安い小型モデル（Haiku 5.5、`pricing.SMALL_MODEL`）と規程 2 ファイルを使います。仕組みはどのモデルでも同じで、実 API で動かしても
@@ -857,16 +851,9 @@ print(prompt_caching.format_comparison(two_users, CACHE_MODEL, "2 人の会話�
 # 公式ドキュメントが書いていないことと、sandbox が選んだ動きも挙げておきます。
 #
 # - 「最後のキャッシュできるブロック」から外れる種類として、ドキュメントが挙げるのは thinking ブロックだけです（区切りを付けられない）。sandbox は
-#   次のセルが表示する種類だけを飛ばして手前のブロックに区切りを置きます。
+#   thinking と redacted_thinking のブロックだけを飛ばして、手前のブロックに区切りを置きます。
 # - 連続した `tool_use` / `tool_result` を 1 か所と数えるのは「Claude API では」と書かれています。ほかのプラットフォームでどう数えるかは書かれていません。sandbox は Claude API の数え方です。
 # - 並びの中のどのブロックに項目があっても、その 1 か所で見つかったものとして扱います（ドキュメントはこの細部を書いていません）。
-
-# %%
-from ctxlab.sandbox.cache import LOOKBACK_BLOCKS, RUN_KINDS
-from ctxlab.sandbox.request import AUTO_INELIGIBLE
-
-print(f"sandbox の選択: 自動キャッシュが飛ばす種類 {AUTO_INELIGIBLE}、1 か所と数える並び {RUN_KINDS}、さかのぼり {LOOKBACK_BLOCKS} か所")
-
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "choose_placement-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ### 演習 4（3 点）: 区切りの置き方を、`usage` から選んで示す

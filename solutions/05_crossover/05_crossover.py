@@ -14,11 +14,6 @@
 # - 「何を送るか（ρ）」と「使い回すか（k）」の 2 軸の図で、全文・キャッシュ・検索・検索＋固定部分のキャッシュのどれが 1 回あたり最も安いかを判断し、ドルの試算と対応づけられる
 #
 # **所要時間** 約 60 分　**前提** 02（料金）、03（損益分岐と使い回し回数 k）、04（ヒット率）
-#
-# **進め方** 上から順にセルを実行します（Run All でも構いません）。演習を解く前でも Run All は最後まで進み、解いていない演習は
-# その確認のセルが「演習 N はまだ解かれていません」と 1 行で知らせます（採点では、ここにない非公開のテストも実行されます）。
-# カーネルを再起動したときや、保存したノートブックを開き直したときは、変数もウィジェットも消えています
-# （`NameError` や「model not found」と出ます）: 最初のセルから実行し直してください。
 
 # %%
 import math
@@ -30,8 +25,7 @@ from ctxlab import corpus
 from ctxlab.api import tokens
 
 client = ctxlab.make_client()
-print(ctxlab.mode_line(client))
-ctxlab.show_cost("05_crossover", client)   # what this lesson costs on the real API
+ctxlab.show_cost("05_crossover", client)   # モードと、実 API で動かしたときの料金（1 行。詳しくは ▸ を開く）
 
 # %% [markdown]
 # この節で API を使うのは、文書のトークンを数える `count_tokens` だけです（実 API でも無料）。

@@ -13,11 +13,6 @@
 # - 固定セットならキャッシュが効き、質問ごとに選んだファイル集合では効かないことを sandbox で確かめ、差額を出せる
 #
 # **所要時間** 約 40 分　**前提** 00（3 つの方式）、02（料金）、03（プロンプトキャッシュの前方一致）
-#
-# **進め方** 上から順にセルを実行します（Run All でも構いません）。演習を解く前でも Run All は最後まで進み、解いていない演習は
-# その確認のセルが「演習 N はまだ解かれていません」と 1 行で知らせます（採点では、ここにない非公開のテストも実行されます）。
-# カーネルを再起動したときや、保存したノートブックを開き直したときは、変数もウィジェットも消えています
-# （`NameError` や「model not found」と出ます）: 最初のセルから実行し直してください。
 
 # %%
 import ctxlab
@@ -29,8 +24,7 @@ from ctxlab.costs import pricing
 from ctxlab.api.messages import answer_text, question_request
 
 client = ctxlab.make_client()
-print(ctxlab.mode_line(client))
-ctxlab.show_cost("06_metadata_filtering", client)   # what this lesson costs on the real API
+ctxlab.show_cost("06_metadata_filtering", client)   # モードと、実 API で動かしたときの料金（1 行。詳しくは ▸ を開く）
 MODEL = ctxlab.lesson_model()   # today's Opus (online.LESSON_MODEL); CTXLAB_MODEL picks another model
 
 # %% [markdown]

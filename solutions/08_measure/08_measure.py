@@ -14,11 +14,6 @@
 # - Lost in the Middle の公表値を読み、自分の文書で位置の影響を測る手順を知る
 #
 # **所要時間** 約 55 分　**前提** 00（4 つの数字と判断の順序）、02（料金）、06（メタデータで絞る）
-#
-# **進め方** 上から順にセルを実行します（Run All でも構いません）。演習を解く前でも Run All は最後まで進み、解いていない演習は
-# その確認のセルが「演習 N はまだ解かれていません」と 1 行で知らせます（採点では、ここにない非公開のテストも実行されます）。
-# カーネルを再起動したときや、保存したノートブックを開き直したときは、変数もウィジェットも消えています
-# （`NameError` や「model not found」と出ます）: 最初のセルから実行し直してください。
 
 # %%
 import ctxlab
@@ -29,8 +24,7 @@ from ctxlab import corpus
 from ctxlab.labs import measure, metadata_filtering
 
 client = ctxlab.make_client()
-print(ctxlab.mode_line(client))
-ctxlab.show_cost("08_measure", client)   # what this lesson costs on the real API
+ctxlab.show_cost("08_measure", client)   # モードと、実 API で動かしたときの料金（1 行。詳しくは ▸ を開く）
 MODEL = ctxlab.lesson_model()   # today's Opus (online.LESSON_MODEL); CTXLAB_MODEL picks another model
 from ctxlab.evaluation import judge, labelled
 print(judge.budget_line(len(corpus.questions()) * 3 + len(labelled.load())))   # §5: the judge's share
@@ -284,7 +278,7 @@ import matplotlib.pyplot as plt
 import ctxlab.plots  # noqa: F401  (Japanese font)
 from ctxlab.plots import measure as measure_plot
 
-ax = measure_plot.accuracy(graded, title=f"現行版だけを渡したときの正答率（{len(questions)} 問・{SOURCE}）")
+ax = measure_plot.accuracy(graded, title=f"現行版だけを渡したときの正答率（{len(questions)} 問）", source=SOURCE)
 plt.tight_layout()
 
 # %%
@@ -337,7 +331,7 @@ for other in ("filter", "rag"):
     diff, lo, hi = measure.paired_interval(best, "long_context", other, agreement=best_agreement)
     print(f"  正答率の差 long_context − {other} = {diff:+.0%}、95% 区間 [{lo:+.0%}, {hi:+.0%}]"
           f"（{'0 をまたぐ: 差があるとは言えない' if lo <= 0 <= hi else '0 をまたがない'}。"
-          f"差を決める質問は {paired.only_a + paired.only_b} 問だけ）（出典: {SOURCE}）")
+          f"差を決める質問は {paired.only_a + paired.only_b} 問だけ）")
 
 
 # %% [markdown]
@@ -468,8 +462,7 @@ if grader.human:
 
 # %%
 causes = measure.error_causes(best, grader.human)
-print(f"出典: {SOURCE}")
-print(measure.format_causes(causes))
+display(measure.causes_table(causes, source=SOURCE))
 not_sent = {m: len(per["not_sent"]) for m, per in causes.items()}
 print("\n答えのファイルを送っていなかった回答:", not_sent)
 
@@ -519,7 +512,7 @@ before = measure.by_method(graded_all)
 current_contra = [g for g in graded if g.question.category == "contradiction"]
 after = measure.by_method(current_contra)
 mixing_after = measure.version_mixing(graded)
-print(f"出典: {SOURCE}、採点: {judge.GRADER_JA[graded_all[0].grader]}")
+print(f"採点: {judge.GRADER_JA[graded_all[0].grader]}")
 for m in before:
     r = mixing_after[m]
     print(f"{m:14s} contradiction の正答率: 全版 {before[m]['all']:.0%} → 現行版だけ {after[m]['all']:.0%}"

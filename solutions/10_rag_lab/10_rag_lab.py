@@ -14,11 +14,6 @@
 # - 上位 k 件を返す検索では答えられない質問を見分けられる
 #
 # **所要時間** 約 50 分　**前提** 02（料金）、03（プロンプトキャッシュ）、08（30 問と key facts）
-#
-# **進め方** 上から順にセルを実行します（Run All でも構いません）。演習を解く前でも Run All は最後まで進み、解いていない演習は
-# その確認のセルが「演習 N はまだ解かれていません」と 1 行で知らせます（採点では、ここにない非公開のテストも実行されます）。
-# カーネルを再起動したときや、保存したノートブックを開き直したときは、変数もウィジェットも消えています
-# （`NameError` や「model not found」と出ます）: 最初のセルから実行し直してください。
 
 # %%
 import ctxlab
@@ -29,8 +24,7 @@ from ctxlab.costs import pricing
 from ctxlab.labs import rag_lab
 
 client = ctxlab.make_client()
-print(ctxlab.mode_line(client))
-ctxlab.show_cost("10_rag_lab", client)   # what this lesson costs on the real API
+ctxlab.show_cost("10_rag_lab", client)   # モードと、実 API で動かしたときの料金（1 行。詳しくは ▸ を開く）
 
 # %% [markdown]
 # ## 1. 題材と、この節の実験台
