@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import matplotlib_fontja  # noqa: F401  (registers and selects a Japanese font)
 
+#: the box of a label that a curve may cross: the label drawn over the curve on white (tests/figcheck.py)
+LABEL_BOX = {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85}
+
 
 def source_note(ax, text: str, fontsize: float = 8):
     """Where a figure's numbers come from, in small grey text under the axes (not in the title, where a

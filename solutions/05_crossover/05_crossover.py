@@ -117,13 +117,8 @@ sim
 # 動かした後の値が出ます。コードから値を変えるときは `sim.set(questions_per_day=5)` のように書きます。
 
 # %%
-r = sim.result
-print(f"{r['model']}・1 日 {r['questions_per_day']:g} 問・ヒット率 {r['hit_rate']:.0%}"
-      f"（{'トラフィックから' if r['hit_rate_from_traffic'] else '固定'}）・文書 {r['doc_tokens']:,} tokens")
-print(f"月額: ロングコンテキスト ${r['monthly_long_context']:,.0f}  絞り込み ${r['monthly_filter']:,.0f}  "
-      f"RAG ${r['monthly_rag']:,.0f}（最も安いのは {crossover.PATHS[r['cheapest']]}）")
-print(f"ウィンドウ使用率 {r['window_usage']:.1%}、TTFT（キャッシュ時）{r['ttft_long_context_s']:.1f} 秒")
-print("交点:", "なし" if r["crossover_tokens"] is None else f"{r['crossover_tokens']:,.0f} tokens")
+r = sim.result          # 数字は dict でも読めます（r["monthly_rag"]、r["window_usage"] など）
+print(sim.summary())
 
 # %% [markdown]
 # ## 4. 動かすと見えること
