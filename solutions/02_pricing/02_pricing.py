@@ -121,7 +121,7 @@ for updates in (0, 4, 30, 300):
 
 # %%
 article = compare.compare(197_000, 50, compare.Profile(model=pricing.ARTICLE_MODEL, hit_rate=compare.ARTICLE_HIT_RATE,
-                                                   ttl=compare.ARTICLE_TTL))   # the article's model, 80% and 5m
+                                                   ttl=compare.ARTICLE_TTL))   # 記事のモデル・ヒット率 80%・TTL 5 分
 r = article.rows
 print(f"「ロングコンテキスト」の行 ${r['lc_write'].cost:.3f} は、キャッシュ書き込み（1.25 倍）の値。キャッシュなしなら ${r['long_context'].cost:.3f}")
 print(f"「キャッシュ」の行: 質問をキャッシュの区切りの後ろに置くと ${r['lc_cached'].cost:.3f}")
@@ -213,7 +213,7 @@ def monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model
 
 # %% nbgrader={"grade": true, "grade_id": "monthly_by_path-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
 from ctxlab.labs._twins import twins_disabled
-with twins_disabled(globals(), compare.compare):   # as at grading: the library's comparison raises inside this block
+with twins_disabled(globals(), compare.compare):   # 採点と同じく、このブロックの中ではライブラリの比較関数は使えない
     m = monthly_by_path(197_000, 600, 0.8, 70)
     m_haiku = monthly_by_path(197_000, 600, 0.8, 70, model="claude-haiku-4-5")
 assert set(m) == {"long_context", "filter", "rag"}, "3 つのキーを持つ辞書を返してください"

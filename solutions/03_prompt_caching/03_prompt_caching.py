@@ -45,9 +45,9 @@ ctxlab.show_cost("03_prompt_caching", client)   # モードと、実 API で動�
 # 実 API では本物の時計が動きます。2 節から 7 節までを 5 分以上あけて実行すると、書き込みからやり直しになることがあります。
 
 # %%
-if ctxlab.is_offline(client):   # a manual clock (and no simulated waiting): the cache outlives however long you read
+if ctxlab.is_offline(client):   # 手動で進める時計（待ち時間のシミュレーションなし）: どれだけ読んでいてもキャッシュは切れない
     client = ctxlab.make_client(offline=True, sandbox=ctxlab.Sandbox(realtime=False, time_scale=0))
-DEMO = pricing.SMALL_MODEL   # the current lineup's small model: the demos are cheap online too
+DEMO = pricing.SMALL_MODEL   # いまの小さいモデル: 実 API でもデモが安く済む
 RUN_ID = uuid.uuid4().hex[:8]
 SYSTEM = f"{messages.SYSTEM_PROMPT}\n（実行 ID: {RUN_ID}）"
 docs = [d for d in corpus.load() if d.file in ("hr_kyuyo_kitei.txt", "hr_yukyu_2025.txt")]
@@ -61,7 +61,7 @@ def ask(question, model=DEMO, cache_ttl="5m", docs=docs):
 
 prefix = tokens.count_request(ask("?"), client=client, model=DEMO)
 print(f"前置き（システムプロンプト + 規程 {len(docs)} ファイル）: {prefix}")
-# the whole lesson sends 32 requests (sections 2-7); online it runs only within CTXLAB_BUDGET_USD
+# このレッスン全体で 32 リクエスト（2〜7 節）。実 API では CTXLAB_BUDGET_USD の予算内でだけ送る
 CALLS = 32
 per_call = pricing.call_cost(DEMO, cache_write_5m_tokens=prefix.tokens, output_tokens=200).total
 budget.check(CALLS * per_call, client, f"この節の実演（{CALLS} 回の呼び出し）")
@@ -101,8 +101,8 @@ print(prompt_caching.layout(req))
 for m in pricing.models().values():
     print(f"{m.display_name:17s}（{ {'latest': '最新', 'superseded': '旧版', 'legacy': '旧世代'}[m.status]}）書き込み 5m {m.cache_write_5m_multiplier:g} 倍・1h {m.cache_write_1h_multiplier:g} 倍"
           f"  読み出し {m.cache_read_multiplier:g} 倍")
-assert pricing.get_model(DEMO).cache_read_multiplier == 0.1   # what the table above says of this lesson's model
-assert min(m.cache_read_multiplier for m in pricing.current_models().values()) < 0.1   # "lower on today's models"
+assert pricing.get_model(DEMO).cache_read_multiplier == 0.1   # 上の表がこのレッスンのモデルについて言っていること
+assert min(m.cache_read_multiplier for m in pricing.current_models().values()) < 0.1   # 「いまのモデルではもっと低い」
 
 # %%
 QUESTIONS = ["有給休暇は何日まで繰り越せますか？", "給与の支払日はいつですか？", "時間単位の年休は取れますか？"]
@@ -208,7 +208,7 @@ start = datetime(2026, 12, 1, 9, 0)
 
 def with_clock_in_system(question, now):
     req = ask(question)
-    req["system"] = f"現在日時: {now:%Y-%m-%d %H:%M}\n{SYSTEM}"   # changes every call, before the breakpoint
+    req["system"] = f"現在日時: {now:%Y-%m-%d %H:%M}\n{SYSTEM}"   # 呼び出しごとに変わる部分が、区切りより前にある
     return req
 
 
@@ -220,7 +220,7 @@ plain = sum(prompt_caching.uncached_cost(r.usage, DEMO).input for r in clock_cal
 w_demo = pricing.get_model(DEMO).cache_write_5m_multiplier
 print(f"入力の請求: ${billed:.6f}（キャッシュを付けなければ ${plain:.6f}）→ {billed / plain:.4f} 倍"
       f"（書き込みの倍率 {w_demo} をわずかに下回る）")
-assert 1 < billed / plain < w_demo   # what the next cell says
+assert 1 < billed / plain < w_demo   # 次のセルが言っていること
 
 # %% [markdown]
 # `cache_read_input_tokens` が毎回 0 で、毎回書き込みになっています。料金は下がらず、書き込みの割増だけが乗るので、
@@ -247,8 +247,8 @@ def lookup_tool(fields):
                              "required": ["file"]}}
 
 
-tool_a = lookup_tool({"file": "string", "article": "integer"})        # built in one place
-tool_b = lookup_tool({"article": "integer"} | {"file": "string"})     # merged from defaults elsewhere
+tool_a = lookup_tool({"file": "string", "article": "integer"})        # 1 か所で組み立てたもの
+tool_b = lookup_tool({"article": "integer"} | {"file": "string"})     # 別の場所の既定値とマージしたもの
 print("辞書として等しい:", tool_a == tool_b)
 print("json.dumps が等しい:", json.dumps(tool_a) == json.dumps(tool_b))
 
@@ -283,7 +283,7 @@ print(prompt_caching.format_calls([r.usage for r in sorted_calls], DEMO, ["canon
 # キャッシュはモデルごとに持たれます。2 節で書き込んだのと同じリクエストを、モデルだけ替えて送ります。
 
 # %%
-other = pricing.MID_MODEL   # Sonnet 5.5
+other = pricing.MID_MODEL   # Sonnet 5.5 のこと
 switched = client.messages.create(**ask(QUESTIONS[0], model=other))
 print(prompt_caching.explain(switched.usage, other))
 
@@ -299,7 +299,7 @@ print(prompt_caching.explain(switched.usage, other))
 # %%
 full_rule = [d for d in corpus.load() if d.file == "hr_tsukin.txt"]
 first_article = [(full_rule[0].label, full_rule[0].text[:full_rule[0].text.index("第2条")])]   # 第1条 only
-LEGACY_SMALL = "claude-haiku-4-5"   # the article's small model, for comparison
+LEGACY_SMALL = "claude-haiku-4-5"   # 比較用: 記事の小さいモデル
 for m in (DEMO, other, LEGACY_SMALL):
     n_min, confirmed = pricing.min_cacheable_tokens(m)
     print(f"{pricing.get_model(m).display_name}: 最小長 {n_min:,} tokens" + ("" if confirmed else "（未確認: sandbox が仮に置く値）"))
@@ -309,7 +309,7 @@ for label, part in (("第 1 条だけ", first_article), ("規程 1 ファイル�
     sent[label] = [client.messages.create(**ask(q, docs=part)) for q in QUESTIONS[:2]]
     print(f"\n{label}（前置き 約 {sizes[label]:,} tokens）")
     print(prompt_caching.format_calls([r.usage for r in sent[label]], DEMO))
-short_calls = sent["第 1 条だけ"]   # below the minimum: the calls exercise 1 diagnoses
+short_calls = sent["第 1 条だけ"]   # 最小トークン数に届かない: 演習 1 で診断する呼び出し
 old_min = pricing.min_cacheable_tokens(LEGACY_SMALL)[0]
 print(f"\n旧世代の Haiku 4.5（最小長 {old_min:,}）なら、規程全体（約 {sizes['規程 1 ファイル全体']:,} tokens）は"
       + ("キャッシュされません" if sizes["規程 1 ファイル全体"] < old_min else "キャッシュされます"))
@@ -326,7 +326,7 @@ print(f"\n旧世代の Haiku 4.5（最小長 {old_min:,}）なら、規程全体
 # API のドキュメントでは citations の切り替えは system と messages の両方を無効にします。2 節で書き込んだ前置きに対して、それぞれ 1 回ずつ送ります。
 
 # %%
-rewritten = dict(ask(QUESTIONS[0]), system=SYSTEM + "\n回答は箇条書きで書いてください。")   # changed mid-conversation
+rewritten = dict(ask(QUESTIONS[0]), system=SYSTEM + "\n回答は箇条書きで書いてください。")   # 会話の途中で変えた
 with_citations = messages.question_request(docs, QUESTIONS[0], model=DEMO, max_tokens=200, citations=True,
                                            system=SYSTEM)
 toggled = [client.messages.create(**rewritten), client.messages.create(**with_citations)]
@@ -522,7 +522,7 @@ assert diagnose(objs) == "write_then_hit"
 # 右辺には文書の長さも呼び出し回数の絶対値も出てきません。倍率 2 つだけで決まります。
 
 # %%
-opus = pricing.get_model(pricing.DEFAULT_MODEL)   # today's Opus (read 0.05x)
+opus = pricing.get_model(pricing.DEFAULT_MODEL)   # いまの Opus（読み出し 0.05 倍）
 r = opus.cache_read_multiplier
 for ttl in ("5m", "1h"):
     w = opus.write_multiplier(ttl)
@@ -565,7 +565,7 @@ import matplotlib.pyplot as plt
 
 from ctxlab.plots.prompt_caching import cost_curves
 
-article = prompt_caching.COST_ARTICLE   # the cost article's w, r, rho, s, E
+article = prompt_caching.COST_ARTICLE   # コストの記事の w, r, rho, s, E
 fig = cost_curves(**article, n_max=10, k_max=20)
 plt.show()
 
@@ -648,7 +648,7 @@ for w_, r_ in [(1.25, 1.0), (-1.0, 0.1)]:
     else:
         raise AssertionError(f"w={w_}, r={r_}: 課題のとおり ValueError を投げてください（r が 1 以上、または負の倍率）")
 _library = formulas.first_paying_call
-formulas.first_paying_call = None   # the library's answer is not yours: calling it fails here, as at grading
+formulas.first_paying_call = None   # ライブラリの答えは使えない: 採点と同じく、ここで呼ぶと失敗する
 try:
     first_paying_call(1.25, 0.1)
 except TypeError as e:
@@ -761,14 +761,14 @@ from ctxlab import corpus
 from ctxlab.costs import pricing
 from ctxlab.labs import prompt_caching
 
-lab = prompt_caching.manual_clock(client)     # offline: a sandbox on a manual clock; online: the same client
+lab = prompt_caching.manual_clock(client)     # オフライン: 手動の時計で動く sandbox、実 API: 同じクライアント
 CACHE_MODEL = pricing.SMALL_MODEL
 cache_docs = [d for d in corpus.load() if d.file in ("hr_kyuyo_kitei.txt", "hr_yukyu_2025.txt")]
 BASE_SYSTEM = messages.SYSTEM_PROMPT
 cache_prefix = tokens.count_request(messages.question_request(cache_docs, "?", model=CACHE_MODEL, system=BASE_SYSTEM),
                                     client=client, model=CACHE_MODEL).tokens
 print(lab.source)
-SECTION_REQUESTS = 60   # an upper bound of what this section sends; online it runs only within CTXLAB_BUDGET_USD
+SECTION_REQUESTS = 60   # この節で送るリクエスト数の上限。実 API では CTXLAB_BUDGET_USD の予算内でだけ送る
 budget.check(prompt_caching.estimate_usd(SECTION_REQUESTS, cache_prefix, CACHE_MODEL), client,
              f"8 節の実演（最大 {SECTION_REQUESTS} 回の呼び出し）")
 
@@ -829,7 +829,7 @@ print(prompt_caching.format_comparison(conv_runs, CACHE_MODEL, f"{len(CONVERSATI
 # %%
 SECOND = ["育児休業は何か月取れますか？", "給与は出ますか？", "申請はいつまでですか？"]
 second_runs = {p: prompt_caching.run_conversation(lab, cache_docs, SECOND, p, model=CACHE_MODEL, system=BASE_SYSTEM,
-                                                  tag="conv", gap_s=45, lead_s=45)   # the same application as conv_runs
+                                                  tag="conv", gap_s=45, lead_s=45)   # conv_runs と同じアプリケーション
                for p in prompt_caching.PLACEMENTS}
 two_users = {p: conv_runs[p] + second_runs[p] for p in prompt_caching.PLACEMENTS}
 print(lab.source)
@@ -911,7 +911,7 @@ assert type(got[1]) is dict and set(got[1]) == set(single_runs), "金額は渡�
 _total = sum(pricing.usage_cost(u, CACHE_MODEL).total for u in usages_of(single_runs)["explicit"])
 assert abs(got[1]["explicit"] - _total) < 1e-9, \
     f"金額は列の合計ドル（出力込み、usage_cost(u, model).total の和）のはずです: {got[1]['explicit']!r} と {_total!r}"
-# the stated tie rule, on usage dicts: equal totals go to fewer breakpoints, then to "auto"
+# 問題文の同額の決まり（usage は dict）: 同額なら区切りの少ないほう、それでも並べば "auto"
 _same = [{"input_tokens": 20, "cache_creation_input_tokens": 9000, "cache_read_input_tokens": 0, "output_tokens": 100},
          {"input_tokens": 20, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 9000, "output_tokens": 100}]
 assert choose_placement({"both": _same, "explicit": _same}, CACHE_MODEL)[0] == "explicit", \

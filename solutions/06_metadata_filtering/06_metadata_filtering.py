@@ -25,7 +25,7 @@ from ctxlab.api.messages import answer_text, question_request
 
 client = ctxlab.make_client()
 ctxlab.show_cost("06_metadata_filtering", client)   # モードと、実 API で動かしたときの料金（1 行。詳しくは ▸ を開く）
-MODEL = ctxlab.lesson_model()   # today's Opus (online.LESSON_MODEL); CTXLAB_MODEL picks another model
+MODEL = ctxlab.lesson_model()   # いまの Opus（online.LESSON_MODEL）。CTXLAB_MODEL で別のモデルを選べる
 
 # %% [markdown]
 # ## 1. 誰が文書を選ぶか: 人が決めたキー
@@ -232,9 +232,9 @@ INTERVAL_S = 60
 strategies = {"固定セット": metadata_filtering.select_files, "質問ごとの集合": metadata_filtering.per_question_files}
 runs, logs = {}, {}
 for label, choose in strategies.items():
-    sb = ctxlab.Sandbox(realtime=False, time_scale=0)        # a fresh cache and a clock we move ourselves
+    sb = ctxlab.Sandbox(realtime=False, time_scale=0)        # 空のキャッシュと、自分で進める時計
     runs[label] = metadata_filtering.replay(qs, choose, sandbox=sb, rounds=2, interval_s=INTERVAL_S)
-    logs[label] = sb.summary()                                # the same totals, from the sandbox's own log
+    logs[label] = sb.summary()                                # 同じ合計を sandbox 自身のログから
 
 print(f"{len(qs)} 問 × 2 回、{INTERVAL_S} 秒に 1 問")
 for label, r in runs.items():
@@ -310,7 +310,7 @@ print(f"この再生で測った固定セットのヒット率:                 
 # 演習 1 では、セットの数に上限 `MAX_SETS` を置きます（30 問に返す組み合わせの種類。組み合わせ 1 つがキャッシュ 1 つです）。
 
 # %%
-MAX_SETS = 10      # assumption of the exercise: at most this many cache entries for the 30 questions
+MAX_SETS = 10      # 演習の前提: 30 問に使うキャッシュはこの数まで
 print(f"固定セットだけのフィルタが返す組み合わせ: {report.distinct_sets} 種（上限 MAX_SETS = {MAX_SETS}）")
 
 # %% [markdown]
@@ -431,8 +431,8 @@ assert metadata_filtering.filter_recall(my_filter).recall >= metadata_filtering.
 # `dept` が部署のキーでない（`corpus.DEPARTMENTS` に無い）とき、`max_docs` が 1 未満のときは `ValueError` を投げてください。
 
 # %%
-HELPDESK_LOG = [                       # files used to answer each inquiry (a made-up help desk record)
-    ["hr_yukyu_2021.txt"],             # answered from the old version, before the revision reached the desk
+HELPDESK_LOG = [                       # 問い合わせごとに回答に使ったファイル（架空のヘルプデスクの記録）
+    ["hr_yukyu_2021.txt"],             # 改定が窓口に届く前に、旧版で答えたもの
     ["hr_yukyu_2025.txt"],
     ["hr_kyuyo_kitei.txt", "hr_tsukin.txt"],
     ["hr_telework_2025.txt", "it_security_2025.txt"],

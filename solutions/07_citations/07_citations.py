@@ -27,7 +27,7 @@ from ctxlab.widgets.citation_viewer import CitationViewer
 
 client = ctxlab.make_client()
 ctxlab.show_cost("07_citations", client)   # モードと、実 API で動かしたときの料金（1 行。詳しくは ▸ を開く）
-MODEL = ctxlab.lesson_model()   # today's Opus (online.LESSON_MODEL); CTXLAB_MODEL picks another model
+MODEL = ctxlab.lesson_model()   # いまの Opus（online.LESSON_MODEL）。CTXLAB_MODEL で別のモデルを選べる
 
 # %% [markdown]
 # ## 1. 題材と、この節でかかる額
@@ -140,7 +140,7 @@ for c in bcites[:4]:
     try:
         name, a, b = bundle.locate(c.start_char_index, c.end_char_index)
         print(f"  連結後 {c.start_char_index:>6,} → {name:22s} の {a:>5,}–{b:<5,}")
-    except ValueError:  # a header or a range across two files: no file to point at
+    except ValueError:  # 見出し、または 2 つのファイルにまたがる範囲: 指せるファイルがない
         print(f"  連結後 {c.start_char_index:>6,} → どのファイルとも決められない範囲")
 print("表:", [(p.name, p.start, p.end) for p in bundle.parts[:3]], "…")
 

@@ -25,9 +25,9 @@ from ctxlab.labs import measure, metadata_filtering
 
 client = ctxlab.make_client()
 ctxlab.show_cost("08_measure", client)   # モードと、実 API で動かしたときの料金（1 行。詳しくは ▸ を開く）
-MODEL = ctxlab.lesson_model()   # today's Opus (online.LESSON_MODEL); CTXLAB_MODEL picks another model
+MODEL = ctxlab.lesson_model()   # いまの Opus（online.LESSON_MODEL）。CTXLAB_MODEL で別のモデルを選べる
 from ctxlab.evaluation import judge, labelled
-print(judge.budget_line(len(corpus.questions()) * 3 + len(labelled.load())))   # §5: the judge's share
+print(judge.budget_line(len(corpus.questions()) * 3 + len(labelled.load())))   # §5: 判定に使う分
 
 # %% [markdown]
 # ## 1. 現場の 30 問
@@ -86,7 +86,7 @@ for m in methods:
 
 # %%
 graded = measure.run(methods, questions, client, model=MODEL)
-SOURCE = measure.source_label(client, MODEL)     # what the tables below measured
+SOURCE = measure.source_label(client, MODEL)     # 下の表が何を測ったか
 print(f"{len(graded)} 件の回答を採点しました（出典: {SOURCE}）")
 
 # %% [markdown]
@@ -253,7 +253,7 @@ if judge_on_labels is not None:
     except budget.BudgetExceeded as e:
         print(e)
 GRADERS = [(graded, rules_on_labels.agreement)] + ([(judged, judge_on_labels.measured.agreement)] if judged else [])
-best, best_agreement = GRADERS[-1]          # the tables below and decide() use the best measured grader
+best, best_agreement = GRADERS[-1]          # 下の表と decide() は、測った中で最も良い採点を使う
 print("この先の表の採点:", judge.GRADER_JA[best[0].grader], f"（ラベル付き回答で κ = {best_agreement.kappa:.2f}）")
 
 # %% [markdown]
@@ -375,7 +375,7 @@ def accuracy_by_method(graded, partial_weight=0.5):
 # %% nbgrader={"grade": true, "grade_id": "accuracy-tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 from ctxlab.evaluation import levels as _levels
 from ctxlab.labs._twins import twins_disabled
-with twins_disabled(globals(), measure.by_method, measure.accuracy, measure.table, _levels.accuracy):   # as at grading
+with twins_disabled(globals(), measure.by_method, measure.accuracy, measure.table, _levels.accuracy):   # 採点と同じく、ここではこれらの関数は使えない
     mine = accuracy_by_method(graded)
     toy = [measure.Graded(questions[0], "b", "", "partial"), measure.Graded(questions[0], "a", "", "correct"),
            measure.Graded(questions[0], "a", "", "wrong")]
@@ -425,6 +425,7 @@ assert list(full) == list(expected_full) and all(abs(full[m] - expected_full[m])
 # 下のウィジェットは回答を 1 件ずつ見せます。模範解答と見比べて 3 つのボタンのどれかを押すと、
 # その回答の自動採点とどの方式の回答だったかが表示され、これまでの一致率が更新されます
 # （押すまでは自動採点も方式も伏せてあるので、機械の判定や方式への先入観に引きずられません）。
+# 見比べたら「次へ →」で、まだ採点していない次の回答に進みます。
 # 採点はカーネルの中（`grader.human`）に残ります。
 #
 # 並び順は `measure.review_order` が決めます。最初の 1 件は、答えのファイルを送った方式の、ふつうの回答です
@@ -435,7 +436,7 @@ assert list(full) == list(expected_full) and all(abs(full[m] - expected_full[m])
 # %%
 from ctxlab.widgets.grader import Grader
 
-grader = Grader(measure.review_order(best))      # the answers with the grades of the tables (§5)
+grader = Grader(measure.review_order(best))      # 表と同じ採点（§5）の回答
 grader
 
 # %%
@@ -803,11 +804,11 @@ measured = {m: per["all"] for m, per in measure.by_method(best).items()}
 numbers = dict(
     doc_tokens=count.tokens, context_window=pricing.get_model(MODEL).context_window,
     lc_monthly=table.monthly["long_context"], rag_monthly=table.monthly["rag"],
-    rag_budget_monthly=300,                       # assumption: what building and running RAG may cost per month
+    rag_budget_monthly=300,                       # 仮定: RAG を作って運用するのに月にかけてよい額
     ttft_cached_s=table.rows["lc_cached"].ttft_s,
     lc_accuracy=measured["long_context"], rag_accuracy=measured["rag"],
-    accuracy_margin=0.15,                         # assumption: below this gap (about 4-5 of 30 questions) it may be chance
-    reindex_hours=24, max_delay_hours=1,          # assumption: nightly re-index; rules must apply within an hour
+    accuracy_margin=0.15,                         # 仮定: この差（30 問中 4〜5 問）より小さければ偶然かもしれない
+    reindex_hours=24, max_delay_hours=1,          # 仮定: 再インデックスは毎晩。規程は 1 時間以内に反映が必要
 )
 for k, v in numbers.items():
     print(f"  {k:20s} {v:,.3f}" if isinstance(v, float) else f"  {k:20s} {v:,}")

@@ -35,7 +35,7 @@ ctxlab.show_cost("10_rag_lab", client)   # モードと、実 API で動かし�
 # 測る質問は 08 の 30 問のうち、規程に答えがある質問です（数は下に表示します）。「記載がない」質問には正解のチャンクがないので、再現率を定義できません。
 
 # %%
-lab = rag_lab.Lab()   # default chunk_tokens and overlap_tokens (printed below)
+lab = rag_lab.Lab()   # chunk_tokens と overlap_tokens は既定値（下に表示）
 doc_tokens = sum(estimate.estimate_text(d.text) for d in lab.docs)
 whole_limit = published.figures()["contextual_retrieval"]["whole_prompt_below_tokens"]
 
@@ -77,7 +77,7 @@ size_chunks = [c for c in lab.chunks("size") if c.doc_id == doc.file]
 for i, c in enumerate(size_chunks[:-1]):
     cut = rag_lab.cut_article(c, doc.text, spans)
     nxt = size_chunks[i + 1]
-    if cut and nxt.start > cut["start"]:      # the next chunk does not hold the article's beginning
+    if cut and nxt.start > cut["start"]:      # 次のチャンクは条文の始まりを含まない
         break
 heading = cut["article"] + cut["caption"]
 print(f"固定長チャンク {c.meta['index']}（{doc.title}）は {heading} の途中で終わる。末尾:")
@@ -258,7 +258,7 @@ for model in (rag_lab.CONTEXT_MODEL, "claude-haiku-4-5"):
     print(f"{mm.display_name}: 最小キャッシュ長 {n_min:,} トークン{'' if confirmed else '（未確認の仮定）'}以上の文書 "
           f"{len(lab.docs)} 件中 {reach[model]} 件 → 条文チャンク {cost.calls} 個の文脈付与: 合計 ${cost.total:.2f}、"
           f"100 万文書トークンあたり ${cost.per_million_document_tokens:.2f}")
-assert reach[rag_lab.CONTEXT_MODEL] > reach["claude-haiku-4-5"]   # what the text below says
+assert reach[rag_lab.CONTEXT_MODEL] > reach["claude-haiku-4-5"]   # 下の本文が言っていること
 
 # %% [markdown]
 # 規程は 1 本が短く、旧世代の Haiku 4.5 の最小キャッシュ長には多くが届きませんでした（上の 2 行目）。届かない文書は
@@ -410,7 +410,7 @@ def rrf(rankings, k=60):
 
 # %% nbgrader={"grade": true, "grade_id": "rrf-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
 from ctxlab.labs._twins import twins_disabled
-with twins_disabled(globals(), retrieval.rrf):   # as at grading: the library's rrf raises inside this block
+with twins_disabled(globals(), retrieval.rrf):   # 採点と同じく、このブロックの中ではライブラリの rrf は使えない
     fused = rrf([[1, 2, 3], [3, 1, 2]])
     only = rrf([[4], [5, 4]])
 assert type(fused) is list, f"list を返してください: {type(fused).__name__}"
@@ -605,7 +605,7 @@ def one_minus_recall_at_k(rankings, questions, texts, files, k=20):
 from ctxlab.labs._twins import twins_disabled
 from ctxlab.retrieval import metrics as _metrics
 name = "bm25_articles"
-with twins_disabled(globals(), _metrics.fact_recall, (rag_lab.Lab, "recall")):   # as at grading: no library recall
+with twins_disabled(globals(), _metrics.fact_recall, (rag_lab.Lab, "recall")):   # 採点と同じく、ライブラリの recall は使えない
     mine = one_minus_recall_at_k(lab.rankings(name), lab.questions, lab.texts(name), lab.files(name), K)
     at_1 = one_minus_recall_at_k(lab.rankings(name), lab.questions, lab.texts(name), lab.files(name), 1)
 assert type(mine) in (float, int), f"float を返してください: {type(mine).__name__}"
