@@ -176,8 +176,9 @@ labels.append(f"全体\n{sum(r.ok for r in report.results)}/{len(report.results)
 values = [ok / n for ok, n in cats.values()] + [report.recall]
 colors = ["#4c78a8" if v >= metadata_filtering.VIABLE_RECALL else "#e45756" for v in values]
 
-fig, ax = plt.subplots(figsize=(6.4, 3.4))
+fig, ax = plt.subplots(figsize=(7.6, 3.4))   # 棒の下の 2 行のラベルが隣とくっつかない幅
 ax.bar(labels, values, color=colors)
+ax.tick_params(axis="x", labelsize=9)
 ax.axhline(metadata_filtering.VIABLE_RECALL, ls="--", color="gray")
 ax.text(1.01, metadata_filtering.VIABLE_RECALL, f"{metadata_filtering.VIABLE_RECALL:.0%} の線\n（使い分けの記事）", transform=ax.get_yaxis_transform(),
         va="center", fontsize=8, color="gray")
