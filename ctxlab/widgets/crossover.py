@@ -185,8 +185,10 @@ class _Widget(TextFallback):
     def static_html(self) -> str:
         """The current figure and numbers as plain HTML (what a page without a kernel can show)."""
         png = base64.b64encode(self.image.value).decode("ascii")
-        return (f"<div style='display:flex;gap:12px;align-items:flex-start'>"
-                f"<img src='data:image/png;base64,{png}'/><div>{self.numbers.value}</div></div>")
+        # wraps: on a narrow page (the site's column) the numbers go under the figure instead of into a sliver
+        return (f"<div style='display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start'>"
+                f"<img style='max-width:100%' src='data:image/png;base64,{png}'/>"
+                f"<div style='min-width:18em'>{self.numbers.value}</div></div>")
 
     def fallback_html(self) -> str:
         # the live widget, with static fallbacks for front ends that cannot render widgets
