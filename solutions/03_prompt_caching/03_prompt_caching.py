@@ -142,10 +142,10 @@ cached = [r1, r2, r3]
 baseline = [client.messages.create(**ask(q, cache_ttl=None)) for q in QUESTIONS]
 
 print("キャッシュあり（1 回目が書き込み）")
-print(prompt_caching.format_calls([r.usage for r in cached], DEMO))
+display(prompt_caching.calls_table([r.usage for r in cached], DEMO))
 print()
 print("基準線: cache_control なし")
-print(prompt_caching.format_calls([r.usage for r in baseline], DEMO))
+display(prompt_caching.calls_table([r.usage for r in baseline], DEMO))
 print(ctxlab.source_line(cached + baseline, DEMO))
 
 # %%
@@ -214,7 +214,7 @@ def with_clock_in_system(question, now):
 
 clock_calls = [client.messages.create(**with_clock_in_system(q, start + timedelta(minutes=i)))
                for i, q in enumerate(QUESTIONS)]
-print(prompt_caching.format_calls([r.usage for r in clock_calls], DEMO))
+display(prompt_caching.calls_table([r.usage for r in clock_calls], DEMO))
 billed = sum(pricing.usage_cost(r.usage, DEMO).input for r in clock_calls)
 plain = sum(prompt_caching.uncached_cost(r.usage, DEMO).input for r in clock_calls)
 w_demo = pricing.get_model(DEMO).cache_write_5m_multiplier
@@ -231,7 +231,7 @@ assert 1 < billed / plain < w_demo   # 次のセルが言っていること
 # %%
 fixed_calls = [client.messages.create(**ask(f"現在日時: {start + timedelta(minutes=i):%Y-%m-%d %H:%M}\n{q}"))
                for i, q in enumerate(QUESTIONS)]
-print(prompt_caching.format_calls([r.usage for r in fixed_calls], DEMO))
+display(prompt_caching.calls_table([r.usage for r in fixed_calls], DEMO))
 
 
 # %% [markdown]
@@ -259,7 +259,7 @@ def with_tool(question, tool):
 
 key_order = [client.messages.create(**with_tool(QUESTIONS[0], tool_a)),
              client.messages.create(**with_tool(QUESTIONS[1], tool_b))]
-print(prompt_caching.format_calls([r.usage for r in key_order], DEMO, ["tool_a", "tool_b"]))
+display(prompt_caching.calls_table([r.usage for r in key_order], DEMO, ["tool_a", "tool_b"]))
 
 
 # %% [markdown]
@@ -275,7 +275,7 @@ def canonical(obj):
 print("sort_keys 後の json.dumps が等しい:", json.dumps(canonical(tool_a)) == json.dumps(canonical(tool_b)))
 sorted_calls = [client.messages.create(**with_tool(QUESTIONS[0], canonical(tool_a))),
                 client.messages.create(**with_tool(QUESTIONS[1], canonical(tool_b)))]
-print(prompt_caching.format_calls([r.usage for r in sorted_calls], DEMO, ["canonical(a)", "canonical(b)"]))
+display(prompt_caching.calls_table([r.usage for r in sorted_calls], DEMO, ["canonical(a)", "canonical(b)"]))
 
 # %% [markdown]
 # ### 5.3 モデルの切り替え
@@ -308,7 +308,7 @@ for label, part in (("第 1 条だけ", first_article), ("規程 1 ファイル�
     sizes[label] = tokens.count_request(ask(QUESTIONS[0], docs=part), client=client, model=DEMO).tokens
     sent[label] = [client.messages.create(**ask(q, docs=part)) for q in QUESTIONS[:2]]
     print(f"\n{label}（前置き 約 {sizes[label]:,} tokens）")
-    print(prompt_caching.format_calls([r.usage for r in sent[label]], DEMO))
+    display(prompt_caching.calls_table([r.usage for r in sent[label]], DEMO))
 short_calls = sent["第 1 条だけ"]   # 最小トークン数に届かない: 演習 1 で診断する呼び出し
 old_min = pricing.min_cacheable_tokens(LEGACY_SMALL)[0]
 print(f"\n旧世代の Haiku 4.5（最小長 {old_min:,}）なら、規程全体（約 {sizes['規程 1 ファイル全体']:,} tokens）は"
@@ -330,7 +330,7 @@ rewritten = dict(ask(QUESTIONS[0]), system=SYSTEM + "\n回答は箇条書きで�
 with_citations = messages.question_request(docs, QUESTIONS[0], model=DEMO, max_tokens=200, citations=True,
                                            system=SYSTEM)
 toggled = [client.messages.create(**rewritten), client.messages.create(**with_citations)]
-print(prompt_caching.format_calls([r.usage for r in toggled], DEMO, ["system を書き換え", "citations を有効に"]))
+display(prompt_caching.calls_table([r.usage for r in toggled], DEMO, ["system を書き換え", "citations を有効に"]))
 
 # %% [markdown]
 # どちらも読み出しが 0 で、前置き全体を書き直しています。ドキュメントは、ほかにも次の設定の変更がキャッシュを無効にすると書いています
@@ -787,10 +787,10 @@ single_runs = {p: prompt_caching.run_single(lab, cache_docs, SINGLE, p, model=CA
 print(lab.source)
 for p, calls in single_runs.items():
     print(f"--- {p}")
-    print(prompt_caching.format_calls([c.usage for c in calls], CACHE_MODEL, [c.label for c in calls]))
+    display(prompt_caching.calls_table([c.usage for c in calls], CACHE_MODEL, [c.label for c in calls]))
 
 # %%
-print(prompt_caching.format_comparison(single_runs, CACHE_MODEL, f"単発の質問 {len(SINGLE)} 問の合計（{lab.source}）"))
+display(prompt_caching.comparison_table(single_runs, CACHE_MODEL, f"単発の質問 {len(SINGLE)} 問の合計（{lab.source}）"))
 
 # %% [markdown]
 # 自動キャッシュだけの列は、どの回も `cache_read_input_tokens` が 0 で、書き込みが毎回出ています。6 節の表の 1 行目、「請求が下がらない、むしろ上がった」と同じ症状です。
@@ -813,8 +813,8 @@ conv_runs = {p: prompt_caching.run_conversation(lab, cache_docs, CONVERSATION, p
 print(lab.source)
 for p, calls in conv_runs.items():
     print(f"--- {p}")
-    print(prompt_caching.format_calls([c.usage for c in calls], CACHE_MODEL, [c.label for c in calls]))
-print(prompt_caching.format_comparison(conv_runs, CACHE_MODEL, f"{len(CONVERSATION)} ターンの会話の合計"))
+    display(prompt_caching.calls_table([c.usage for c in calls], CACHE_MODEL, [c.label for c in calls]))
+display(prompt_caching.comparison_table(conv_runs, CACHE_MODEL, f"{len(CONVERSATION)} ターンの会話の合計"))
 
 # %% [markdown]
 # 会話では立場が入れ替わります。明示の区切りだけだと、文書は読み出せても、区切りの後ろにある会話の履歴は毎ターン通常単価で送り直しになり、
@@ -836,7 +836,7 @@ print(lab.source)
 for p in prompt_caching.PLACEMENTS:
     first_turn = second_runs[p][0].usage
     print(f"2 人目のターン 1（{p}）: 読み出し {first_turn.cache_read_input_tokens:,} / 書き込み {first_turn.cache_creation_input_tokens:,}")
-print(prompt_caching.format_comparison(two_users, CACHE_MODEL, "2 人の会話（6 + 3 ターン）の合計"))
+display(prompt_caching.comparison_table(two_users, CACHE_MODEL, "2 人の会話（6 + 3 ターン）の合計"))
 
 # %% [markdown]
 # どれを選ぶかは、リクエストの形で決まります。
@@ -1016,7 +1016,7 @@ agent_runs = {s: prompt_caching.run_agent(lab, cache_docs, AGENT_TURNS, AGENT_CA
 print(lab.source)
 for s, calls in agent_runs.items():
     print(f"--- {s}")
-    print(prompt_caching.format_calls([c.usage for c in calls], CACHE_MODEL, [c.label for c in calls]))
+    display(prompt_caching.calls_table([c.usage for c in calls], CACHE_MODEL, [c.label for c in calls]))
 
 # %% [markdown]
 # `auto` と `last_two` では、ツール結果を返すリクエストで `cache_read_input_tokens` が 0 になり、文書も会話もまるごと書き込み直しています。
@@ -1041,7 +1041,7 @@ for s, calls in agent_runs.items():
 parallel = prompt_caching.run_agent(lab, cache_docs, AGENT_TURNS, AGENT_CALLS, "auto", model=CACHE_MODEL,
                                     system=BASE_SYSTEM, narrate=False, gap_s=30)
 print(lab.source)
-print(prompt_caching.format_calls([c.usage for c in parallel], CACHE_MODEL, [c.label for c in parallel]))
+display(prompt_caching.calls_table([c.usage for c in parallel], CACHE_MODEL, [c.label for c in parallel]))
 
 # %% [markdown]
 # この節のまとめです。
