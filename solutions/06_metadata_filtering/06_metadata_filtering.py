@@ -160,7 +160,7 @@ else:
 
 # %%
 report = metadata_filtering.filter_recall(metadata_filtering.select_files)
-print(report.format())
+display(report.table())
 print(f"\n落ちた質問 {len(report.failures)} 問:")
 for r in report.failures:
     print(f"  {r.id} [{metadata_filtering.CATEGORY_JA[r.category]}] {r.reason}  落ちたファイル: {', '.join(r.missing)}")
@@ -376,7 +376,7 @@ def my_filter(question):
 
 # %% nbgrader={"grade": true, "grade_id": "my_filter-tests", "locked": true, "points": 4, "schema_version": 3, "solution": false, "task": false}
 mine = metadata_filtering.filter_recall(my_filter)
-print(mine.format())
+display(mine.table())
 for r in mine.failures:
     print(f"  落ちた: {r.id} {r.reason}")
 out = my_filter(qmap["q20"].question)

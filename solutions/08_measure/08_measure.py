@@ -178,9 +178,8 @@ print("種類:", {f"{k}（{labelled.KIND_JA[k]}）": n for k, n in Counter(a.kin
 
 # %%
 rules_on_labels = labelled.measure(measure.grade)
-print(rules_on_labels.agreement.format("ルール採点"))
-print()
-print(rules_on_labels.format_kinds())
+display(rules_on_labels.agreement.table("ルール採点"))
+display(rules_on_labels.kinds_table())
 print("\nルール採点がまだ取り違える種類:", "、".join(labelled.KIND_JA[k] for k in rules_on_labels.still_missed()))
 shown = []
 for a, level in rules_on_labels.misses():
@@ -230,8 +229,8 @@ else:
     try:
         judge_on_labels = judge.measure_on_labels(client, labels, questions=questions)
         print(f"{judge.GRADER_JA[judge_on_labels.measured.name]}、料金 ${judge_on_labels.cost_usd:.3f}（実 API）")
-        print(judge_on_labels.measured.agreement.format("判定"))
-        print(judge_on_labels.measured.format_kinds())
+        display(judge_on_labels.measured.agreement.table("判定"))
+        display(judge_on_labels.measured.kinds_table())
     except budget.BudgetExceeded as e:
         print(e)
 
