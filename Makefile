@@ -47,7 +47,7 @@ FREE_PORT := import socket, sys; b = int(sys.argv[1]); print(next((p for p in ra
 lab: setup
 	@port=$$($(PY) -c '$(FREE_PORT)' $(PORT)); test -n "$$port" || { echo "ポート $(PORT) から 50 個がすべて使用中です: make lab PORT=9000 のように空いているポートを指定してください"; exit 2; }; \
 	if [ "$$port" != "$(PORT)" ]; then echo "ポート $(PORT) は使用中なので $$port を使います。"; fi; \
-	echo "JupyterLab: http://localhost:$$port/lab を開きます（ブラウザが開かないときは、下に出る http://localhost:$$port/lab?token=... を開いてください）"; \
+	echo "JupyterLab: 00_start_here を開きます（ブラウザが開かないときは、下に出る http://localhost:$$port/lab/tree/00_start_here/00_start_here.ipynb?token=... を開いてください）"; \
 	JUPYTER_CONFIG_PATH="$(HERE)/deploy/laptop/jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
 	  $(VENV)/bin/jupyter-lab --ServerApp.root_dir=course --port=$$port --ServerApp.port_retries=0 $(ROOT_FLAG)
 

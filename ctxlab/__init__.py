@@ -19,6 +19,7 @@ _LAZY = {
     "lesson_model": ("ctxlab.api.online", "lesson_model"),
     "source_line": ("ctxlab.api.online", "source_line"),
     "simulated_note": ("ctxlab.api.online", "simulated_note"),
+    "Unsolved": ("ctxlab.errors", "Unsolved"),
 }
 
 

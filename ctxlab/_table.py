@@ -3,7 +3,10 @@
 Text tables padded by display width drift out of column in the browser: its font does not give a
 full-width character exactly two half-width columns. :class:`Table` keeps one set of cells and
 renders them twice: ``str()`` pads them by display width (``_text.pad``) for the CLI and ``print``,
-``_repr_html_`` writes an HTML table (every cell escaped) that the notebook lays out itself.
+``_repr_html_`` writes an HTML table (every cell escaped) that the notebook lays out itself: numbers
+right-aligned in tabular figures, the source as the caption, the lines that read the table (``summary``)
+under it, and the notes and assumptions folded into a ``<details>`` a learner opens when they want them.
+A lesson shows a table by leaving it as a cell's last value (or ``display(t)``), never ``print(t)``.
 """
 from __future__ import annotations
 
@@ -27,6 +30,11 @@ class Table:
     caption: str | None = None
     align: Sequence[str] | None = None
     notes: list[str] = field(default_factory=list)
+    #: lines above the table (what was measured), and below it (what the table says)
+    intro: list[str] = field(default_factory=list)
+    summary: list[str] = field(default_factory=list)
+    #: the label of the folded notes in HTML
+    notes_label: str = "注と前提"
 
     def __post_init__(self):
         self.columns = [_cell(c) for c in self.columns]
@@ -52,22 +60,34 @@ class Table:
         def line(cells):
             return "  ".join(_text.pad(c, w, a == "r") for c, w, a in zip(cells, widths, self.align)).rstrip()
 
-        out = [self.caption] if self.caption else []
-        out += [line(self.columns), "  ".join("-" * w for w in widths)]
+        out = list(self.intro) + [line(self.columns), "  ".join("-" * w for w in widths)]
         out += [line(row) for row in self.rows]
+        out += ([self.caption] if self.caption else []) + list(self.summary)   # the source under the table, as in HTML
         out += [f"注: {n}" for n in self.notes]
         return "\n".join(out)
 
     def _repr_html_(self) -> str:
         def style(a):
-            return ' style="text-align:right"' if a == "r" else ' style="text-align:left"'
+            return (' style="text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap"' if a == "r"
+                    else ' style="text-align:left"')
+
+        def para(lines):
+            return "".join(f'<p style="margin:0.2em 0">{html.escape(t)}</p>' for t in lines)
 
         head = "".join(f"<th{style(a)}>{html.escape(c)}</th>" for c, a in zip(self.columns, self.align))
         body = "".join("<tr>" + "".join(f"<td{style(a)}>{html.escape(v)}</td>" for v, a in zip(row, self.align))
                        + "</tr>" for row in self.rows)
-        cap = f"<caption>{html.escape(self.caption)}</caption>" if self.caption else ""
-        notes = "".join(f"<p>注: {html.escape(n)}</p>" for n in self.notes)
-        return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{notes}"
+        cap = (f'<caption style="caption-side:bottom;text-align:left;font-size:0.9em;color:#555">'
+               f"{html.escape(self.caption)}</caption>" if self.caption else "")
+        notes = ""
+        if self.notes:
+            items = "".join(f"<li>{html.escape(n)}</li>" for n in self.notes)
+            notes = (f'<details style="font-size:0.9em"><summary>{html.escape(self.notes_label)}'
+                     f"（{len(self.notes)} 件）</summary><ul>{items}</ul></details>")
+        # JupyterLab's MathJax 3 (mathjax_ignore) and MathJax 2 on a site (tex2jax_ignore) would read the text
+        # between two "$" of a line as math
+        return (f'<div class="ctxlab-table mathjax_ignore tex2jax_ignore">{para(self.intro)}<table>{cap}'
+                f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{para(self.summary)}{notes}</div>")
 
     def __repr__(self) -> str:
         return str(self)

@@ -45,3 +45,22 @@ class ContextWindowExceeded(InputError):
 
 class BudgetExceeded(CtxlabError, RuntimeError):
     """A request or a cell would spend more than the budget the learner set."""
+
+
+class Unsolved(CtxlabError, NotImplementedError):
+    """An exercise the learner has not solved yet: the stub a released lesson holds raises it.
+
+    It is still an error (Run All goes on past it only because the cell is tagged
+    ``raises-exception``; nbgrader scores the test cell 0), but IPython shows it as the one line
+    of its message instead of a traceback: the shell renders an exception through its
+    ``_render_traceback_`` when the class has one. It stays a NotImplementedError, so a cell that
+    catches that one still catches this.
+    """
+
+    def __init__(self, exercise: str = "この演習"):
+        self.exercise = exercise
+        super().__init__(f"{exercise} はまだ解かれていません: 「# YOUR CODE HERE」の行を答えに書き換えてから、"
+                         "このセルと確認のセルを実行し直してください（解かずに先へ進んでも Run All は止まりません）。")
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"\x1b[0;31m{self}\x1b[0m"]

@@ -7,6 +7,8 @@ section it pins. Where the page is silent, the test says so and pins the sandbox
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import anthropic
 import pytest
 
@@ -66,6 +68,9 @@ def test_automatic_breakpoint_walks_back_over_blocks_that_cannot_carry_one():
     # nearest eligible block." The page says thinking blocks cannot carry cache_control; it lists no other
     # ineligible type, so AUTO_INELIGIBLE is the sandbox's choice.
     assert set(AUTO_INELIGIBLE) == {"thinking", "redacted_thinking"}
+    # 03 §8 names the sandbox's choice in words (it no longer prints the constant)
+    lesson = (Path(__file__).resolve().parent.parent / "solutions" / "03_prompt_caching" / "03_prompt_caching.py")
+    assert " と ".join(AUTO_INELIGIBLE) + " のブロックだけを飛ばして" in lesson.read_text(encoding="utf-8")
     msgs = [{"role": "user", "content": [text(BIG)]},
             {"role": "assistant", "content": [text("考えます"), {"type": "thinking", "thinking": "…", "signature": "s"}]}]
     parsed = parse_request(body(msgs, cache_control=AUTO), "messages")

@@ -91,8 +91,8 @@ def test_format_calls_sums_both_dollar_columns():
     text = caching.format_calls(calls, MODEL, ["a", "b", "c"])
     total = sum(pricing.usage_cost(u, MODEL).total for u in calls)
     base = sum(caching.uncached_cost(u, MODEL).total for u in calls)
-    last = text.splitlines()[-1]
-    assert f"{total:.5f}" in last and f"{base:.5f}" in last and MODEL in last
+    last, caption = text.splitlines()[-2:]   # the total row, then the caption with the prices' model
+    assert last.startswith("合計") and f"{total:.5f}" in last and f"{base:.5f}" in last and MODEL in caption
     assert len(text.splitlines()) == 2 + 3 + 2
     with pytest.raises(ValueError):
         caching.format_calls(calls, MODEL, ["only one label"])

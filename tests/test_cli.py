@@ -43,7 +43,7 @@ def test_usage_article_figures(capsys):
     # the usage article's own accounting of the cached call, computed and explained in a note
     assert "$0.116" in out and "$206" in out
     assert "RAG $31 + DB $70" in out
-    assert "前提:" in out  # assumptions are printed
+    assert "注: 単価 $" in out and "注: ヒット率はトラフィックのモデル" in out  # assumptions are printed
 
 
 def test_json_output(capsys):

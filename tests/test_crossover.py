@@ -434,3 +434,17 @@ def test_lesson_05_solution_of_exercise_1_matches_the_library_on_tiered_and_plai
                                                   and abs(got - want) <= max(1.0, 1e-3 * want)), (model, per_day, db, got, want)
         tiered += bool(pricing.get_model(model).prompt_tiers) and want is not None
     assert tiered >= 4   # the tiered model's crossings were among those compared
+
+
+def test_the_simulator_prints_no_nan_and_keeps_the_lessons_token_count():
+    """Issue 44: at 1,500,000 tokens (beyond every window) the cell printed $nan; the slider rounded 169,659 to
+    170,000 (step 1,000), so the widget showed another month than the cells."""
+    from ctxlab.widgets.crossover import CrossoverSimulator
+
+    sim = CrossoverSimulator(doc_tokens=169_659)
+    assert sim.controls["doc_tokens"].value == 169_659 and sim.result["doc_tokens"] == 169_659
+    assert sim.controls["doc_tokens"].step == 1
+    sim.set(doc_tokens=1_500_000)
+    text = sim.summary()
+    assert "nan" not in text.lower() and "ロングコンテキスト ウィンドウに載らない" in text
+    assert f"RAG ${sim.result['monthly_rag']:,.0f}" in text

@@ -367,8 +367,11 @@ def test_grader_widget_records_grades_and_agreement():
     assert gr.index == 0 and gr.human == {}
     gr._buttons["correct"].click()           # what a person's click does
     assert gr.human == {("a", "m"): "correct"}
-    assert gr.index == 1
-    assert "一致" in gr._feedback.value
+    # the reveal the prose describes, on the answer just graded: the automatic grade and the method
+    assert gr.index == 0 and "一致" in gr._feedback.value and "自動「正しい」" in gr._feedback.value
+    assert "<code>m</code>" in gr._header.value
+    gr._next.click()                         # then on to the next answer
+    assert gr.index == 1 and "<code>m</code>" not in gr._header.value
     gr.grade("partial")                     # b: automatic "wrong" -> disagreement
     assert "不一致" in gr._feedback.value
     a = gr.agreement()

@@ -65,7 +65,8 @@ def test_an_untouched_release_runs_top_to_bottom_and_each_waiting_exercise_says_
         for cell, err in failed:
             gid = cell.metadata.get("nbgrader", {}).get("grade_id")
             assert gid in tagged, f"{name}: a narrative cell fails before the exercises are solved:\n{cell.source[:300]}\n{err.ename}: {err.evalue[:300]}"
-            if err.ename == "NotImplementedError":
+            if err.ename == "Unsolved":
+                assert len(err.traceback) == 1, f"{name} {gid}: not one line: {err.traceback}"
                 assert "演習" in err.evalue and "はまだ解かれていません" in err.evalue and "Run All" in err.evalue, err.evalue
             else:
                 assert err.ename == "AssertionError" and err.evalue.strip(), f"{name} {gid}: {err.ename}: {err.evalue[:200]}"

@@ -258,7 +258,9 @@ def test_the_wheel_installs_the_learners_lab_settings(bundle, tmp_path):
         data = {n.split(".data/data/", 1)[1]: zf.read(n) for n in zf.namelist() if ".data/data/" in n}
     settings = learner_bundle.LAPTOP_SETTINGS
     assert data == {"etc/jupyter/jupyter_server_config.json": (settings / "jupyter_server_config.json").read_bytes(),
-                    "etc/jupyter/labconfig/page_config.json": (settings / "labconfig" / "page_config.json").read_bytes()}
+                    "etc/jupyter/labconfig/page_config.json": (settings / "labconfig" / "page_config.json").read_bytes(),
+                    "etc/jupyter/labconfig/default_setting_overrides.json":
+                        (settings / "labconfig" / "default_setting_overrides.json").read_bytes()}
     # a venv as pip leaves it: nbgrader's file enabling every extension, and the wheel's settings
     prefix = tmp_path / "venv"
     (prefix / "etc" / "jupyter" / "jupyter_server_config.d").mkdir(parents=True)

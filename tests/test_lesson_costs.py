@@ -163,3 +163,18 @@ def test_lesson_model_defaults_to_the_lesson_model(monkeypatch):
     assert online.lesson_model() == online.LESSON_MODEL == pricing.DEFAULT_MODEL
     monkeypatch.setenv(online.MODEL_ENV, "claude-haiku-5-5")
     assert online.lesson_model() == "claude-haiku-5-5"
+
+
+def test_the_opening_banner_is_one_line_with_the_details_folded(offline_client):
+    """A lesson opens with one line (mode and cost); the mode in full, the cost's source, what needs the API and
+    the price table are folded under it (issue 44: a 5-6-line banner even where nothing costs)."""
+    import html as _html
+
+    line = online.banner_line("08_measure", offline_client)
+    assert "\n" not in line and line.startswith("モード: オフライン sandbox") and "実 API なら約 $" in line
+    assert online.banner_line("02_pricing", offline_client).endswith("このレッスンは実 API でも料金なし")
+    banner = online.Banner(line, online.cost_line("08_measure", offline_client).splitlines())
+    h = banner._repr_html_()
+    assert h.startswith('<details class="ctxlab-banner') and f"<summary>{_html.escape(line)}</summary>" in h
+    assert "open" not in h.split(">", 1)[0]
+    assert str(banner).splitlines()[0] == line and online.price_line() in str(banner)

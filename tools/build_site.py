@@ -41,6 +41,8 @@ REGIONS = (("### BEGIN SOLUTION", "### END SOLUTION"), ("### BEGIN HIDDEN TESTS"
            ("### BEGIN RUBRIC", "### END RUBRIC"))
 TEXT_SUFFIXES = {".html", ".js", ".txt", ".json", ".ipynb", ".md", ".py", ".css", ".xml"}
 GUIDE = ROOT / "docs" / "instructor.md"
+#: MathJax 3 from npm (package.json; ``make setup`` runs ``npm ci``): the site serves it, no CDN
+MATHJAX = ROOT / "node_modules" / "mathjax" / "es5"
 
 CONF = '''\
 # Sphinx configuration of the course site, written by tools/build_site.py.
@@ -65,6 +67,14 @@ html_theme_options = {
 }
 exclude_patterns = ["_build"]
 suppress_warnings = ["mystnb.unknown_mime_type", "myst.header", "misc.highlighting_failure", "myst.xref_missing"]
+# The site works offline (docs/site.md): MathJax is served from the site itself (npm's mathjax, copied into
+# _static/mathjax by tools/build_site.py), and no require.js or widget renderer is loaded from a CDN. A widget's
+# output falls back to the stand-in each course widget puts in its bundle (text/html: the figure and numbers at
+# that moment, or the text of the question).
+mathjax_path = "mathjax/tex-chtml.js"
+nb_ipywidgets_js = {}
+nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json", None),
+                              ("html", "application/vnd.jupyter.widget-state+json", None)]
 '''
 CSS = '''\
 body, .bd-content { font-family: "Noto Sans CJK JP", "Noto Sans JP", "IPAexGothic", "Hiragino Sans", sans-serif; }
@@ -164,6 +174,12 @@ def write_sources(src: Path, names: list[str], work: Path) -> None:
     (src / "_static").mkdir()
     (src / "conf.py").write_text(CONF, encoding="utf-8")
     (src / "_static" / "site.css").write_text(CSS, encoding="utf-8")
+    if not (MATHJAX / "tex-chtml.js").exists():
+        raise SystemExit(f"{MATHJAX} がありません: make setup（npm ci）で MathJax を入れてから作り直してください")
+    # the TeX input and CommonHTML output with their fonts and extensions; not the SVG, MathML or speech builds
+    shutil.copytree(MATHJAX, src / "_static" / "mathjax",
+                    ignore=shutil.ignore_patterns("sre", "svg", "*svg*.js", "mml-*.js", "tex-mml-*.js", "*-full*.js",
+                                                  "node-main.js"))
     for name in names:
         nb = nbformat.read(work / "executed" / f"{name}.ipynb", as_version=4)
         nb.cells.insert(1, nbformat.v4.new_markdown_cell(SITE_NOTE.replace("](get_the_course.md)", "](../get_the_course.md)")))

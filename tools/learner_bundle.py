@@ -165,7 +165,8 @@ def build_wheel(dist: Path, lab_settings: bool = False, answers: bool = True) ->
             shutil.copytree(LAPTOP_SETTINGS, stage / "lab_settings", ignore=_SKIP)
             with open(stage / "pyproject.toml", "a", encoding="utf-8") as f:
                 f.write('\n[tool.setuptools.data-files]\n"etc/jupyter" = ["lab_settings/jupyter_server_config.json"]\n'
-                        '"etc/jupyter/labconfig" = ["lab_settings/labconfig/page_config.json"]\n')
+                        '"etc/jupyter/labconfig" = ["lab_settings/labconfig/page_config.json", '
+                        '"lab_settings/labconfig/default_setting_overrides.json"]\n')
         out = Path(tmp) / "wheel"
         proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
                                "--quiet", "--wheel-dir", str(out), str(stage)], capture_output=True, text=True)

@@ -31,7 +31,7 @@ from typing import Sequence, TypeVar
 
 from ctxlab._paths import DATA_DIR
 from ctxlab.api._ledger import LEDGER, usd
-from ctxlab.api.client import is_offline
+from ctxlab.api.client import is_offline, mode_line
 from ctxlab.costs import pricing
 from ctxlab.sandbox import ANSWER_MARKER
 
@@ -190,9 +190,61 @@ def price_line() -> str:
             f"既定のモデル {pricing.get_model(pricing.DEFAULT_MODEL).display_name}）")
 
 
+def banner_line(lesson: str, client) -> str:
+    """The one line a lesson opens with: the mode, and what the lesson costs (or would cost) on the real API."""
+    try:
+        c = lesson_cost(lesson)
+    except (FileNotFoundError, KeyError, ValueError):
+        c = None
+    if is_offline(client):
+        line = "モード: オフライン sandbox（料金は発生しません）"
+        if c is not None:
+            line += ("・このレッスンは実 API でも料金なし" if c.requests == 0
+                     else f"・実 API なら約 {usd(c.usd)}（{c.requests} 回の呼び出し）")
+        return line
+    line = f"モード: 実 API（{pricing.get_model(pricing.DEFAULT_MODEL).display_name} など）"
+    if c is not None:
+        line += ("・このレッスンは料金のかかるリクエストを送りません" if c.requests == 0
+                 else f"・このレッスンの料金の目安 約 {usd(c.usd)}（最大 {usd(c.ceiling_usd)}）")
+        if c.requests and c.ceiling_usd > LEDGER.budget():
+            line += f" ― 予算 {usd(LEDGER.budget())} を超える分は送りません"
+    return line
+
+
+class Banner:
+    """A lesson's opening line; the rest (the mode in full, the cost's source, what needs the API, the price
+    table) folded under it in a notebook, printed under it as text."""
+
+    def __init__(self, line: str, details: Sequence[str]):
+        self.line, self.details = line, list(details)
+
+    def __str__(self) -> str:
+        return "\n".join([self.line] + [f"  {d}" for d in self.details])
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        import html
+
+        items = "".join(f"<li>{html.escape(d)}</li>" for d in self.details)
+        # mathjax_ignore / tex2jax_ignore: two "$" in the line would be typeset as math
+        return (f'<details class="ctxlab-banner mathjax_ignore tex2jax_ignore"><summary>{html.escape(self.line)}'
+                f'</summary><ul style="margin:0.2em 0">{items}</ul></details>')
+
+
 def show_cost(lesson: str, client) -> None:
-    """Print :func:`cost_line` (the one line of a lesson's first code cell)."""
-    print(cost_line(lesson, client))
+    """Show a lesson's opening :class:`Banner`: one line (:func:`banner_line`) over the folded details
+    (:func:`ctxlab.api.client.mode_line` and :func:`cost_line`)."""
+    banner = Banner(banner_line(lesson, client), [mode_line(client)] + cost_line(lesson, client).splitlines())
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+    except ImportError:  # pragma: no cover - IPython comes with the course's requirements
+        get_ipython = None
+    if get_ipython is not None and get_ipython() is not None:
+        display(banner)
+    else:
+        print(banner)
 
 
 # ---------------------------------------------------------------- where a figure comes from

@@ -19,7 +19,7 @@ from functools import lru_cache
 
 from ctxlab.costs import pricing, traffic
 from ctxlab.costs._checks import nonneg, share
-from ctxlab import _text
+from ctxlab import _table, _text
 
 
 #: the hit rate the source article (使い分けの記事) assumes for every traffic level
@@ -262,49 +262,45 @@ def _month(rows: dict[str, Row], n: float, h: float, db_monthly: float) -> dict[
     return monthly
 
 
-def format_table(c: Comparison) -> str:
-    """Render a comparison as the source article's terminal table (Japanese)."""
+def table(c: Comparison) -> _table.Table:
+    """A comparison as a table in Japanese: an HTML table in a notebook, the same cells as text in a terminal."""
     p = c.profile
     m = pricing.get_model(p.model)
-    lines = []
     head = f"{c.n_files} ファイル"
     if c.chars is not None:
         head += f" / {c.chars:,} 字"
     head += f" → {c.doc_tokens:,} tokens（{c.token_method}）"
-    lines.append(head)
     verdict = "前提を満たす" if c.window_usage <= 0.5 else "前提を満たさない（絞るか RAG）"
-    lines.append(f"{m.display_name} のコンテキストウィンドウ {m.context_window:,} tokens の {c.window_usage:.0%}"
-                 f"（50% 以下なら {verdict}）")
+    intro = [head, f"{m.display_name} のコンテキストウィンドウ {m.context_window:,} tokens の {c.window_usage:.0%}"
+                   f"（50% 以下なら {verdict}）"]
     if c.question:
-        lines.append(f"質問: {c.question}")
-    lines.append("")
-    lines.append(_text.pad("方式", 44) + _text.pad("入力tok", 10, True) + "  " + _text.pad("課金/回", 9, True) + "  "
-                 + _text.pad("最初tok", 8, True) + "  " + "出典")
-    for r in c.rows.values():
-        lines.append(_text.pad(r.label, 44) + _text.pad(f"{r.input_tokens:,}", 10, True) + "  "
-                     + _text.pad(f"${r.cost:.3f}", 9, True) + "  " + _text.pad(f"{r.ttft_s:.1f}s", 8, True) + "  " + r.citations)
-    lines.append("-" * 96)
+        intro.append(f"質問: {c.question}")
+    rows = [[r.label, f"{r.input_tokens:,}", f"${r.cost:.3f}", f"{r.ttft_s:.1f}s", r.citations] for r in c.rows.values()]
     per_day = p.questions_per_month / 30
-    lines.append(f"月 {p.questions_per_month:,.0f} 問（1 日 {per_day:g} 問・{p.ttl_label()}・{p.hit_rate_label()}）")
     mo = c.monthly
-    lines.append(f"ロングコンテキスト ${mo['long_context']:,.0f}（キャッシュなしなら ${mo['long_context_no_cache']:,.0f}）"
-                 f"  絞り込み ${mo['filter']:,.0f}  RAG ${mo['rag_api']:,.0f} + DB ${mo['rag_db']:,.0f}"
-                 f" = ${mo['rag']:,.0f}")
+    summary = [f"月 {p.questions_per_month:,.0f} 問（1 日 {per_day:g} 問・{p.ttl_label()}・{p.hit_rate_label()}）",
+               f"ロングコンテキスト ${mo['long_context']:,.0f}（キャッシュなしなら ${mo['long_context_no_cache']:,.0f}）"
+               f"  絞り込み ${mo['filter']:,.0f}  RAG ${mo['rag_api']:,.0f} + DB ${mo['rag_db']:,.0f} = ${mo['rag']:,.0f}"]
     diff = mo["long_context"] - mo["rag"]
     if diff > 0:
-        lines.append(f"差は月 ${diff:,.0f}: この額で RAG を作って運用し続ける価値があるかが判断です。")
+        summary.append(f"差は月 ${diff:,.0f}: この額で RAG を作って運用し続ける価値があるかが判断です。")
     else:
-        lines.append(f"ロングコンテキストのほうが月 ${-diff:,.0f} 安い: RAG を作る理由は料金にはありません。")
-    lines.append("")
-    lines.append("前提: " + "; ".join([
+        summary.append(f"ロングコンテキストのほうが月 ${-diff:,.0f} 安い: RAG を作る理由は料金にはありません。")
+    premises = [
         f"単価 ${m.input_usd_per_mtok:g} / ${m.output_usd_per_mtok:g}（100 万トークン, {pricing.price_table_date()} 時点）",
         f"質問と指示 {p.prompt_tokens:,} tok, 回答 {p.output_tokens:,} tok",
         f"キャッシュ書き込み {m.write_multiplier(c.ttl)}x（TTL {c.ttl}）, 読み出し {m.cache_read_multiplier}x",
         f"RAG は {p.chunk_tokens:,} tok × {p.rag_chunks} チャンク, DB 月 ${p.db_monthly:g}",
         f"絞り込みは平均的なファイル {p.filter_files} 件",
         "ヒット率はトラフィックのモデル（04）から。実際の率は自社のログの間隔で確かめる",
-        "最初tok は使い分けの記事の数字に合わせたシミュレーション（実測ではない）",
-    ]))
-    for n in c.notes:
-        lines.append("注: " + n)
-    return "\n".join(lines)
+    ]
+    caption = (f"出典: 価格表（{pricing.price_table_date()} 時点）の単価で計算した料金。"
+               "最初tok（最初のトークンまでの時間）は使い分けの記事の数字に合わせたシミュレーション（実測ではない）")
+    return _table.Table(["方式", "入力tok", "課金/回", "最初tok", "出典"], rows, caption=caption,
+                        align=["l", "r", "r", "r", "l"], intro=intro, summary=summary,
+                        notes=premises + list(c.notes))
+
+
+def format_table(c: Comparison) -> str:
+    """:func:`table` as text for the terminal (``ctxlab compare``)."""
+    return str(table(c))

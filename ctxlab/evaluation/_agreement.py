@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from ctxlab import _text
+from ctxlab import _table
 from ctxlab.evaluation.levels import LEVELS, Graded
 
 LEVEL_JA = {"correct": "正しい", "partial": "惜しい", "wrong": "違う"}
@@ -46,13 +46,15 @@ class Agreement:
         """The confusion matrix as rows (grader's level) of columns (reference level), in :data:`LEVELS` order."""
         return [[self.confusion.get((a, b), 0) for b in LEVELS] for a in LEVELS]
 
+    def table(self, grader: str = "採点", reference: str = "ラベル") -> _table.Table:
+        """The confusion matrix as a table, with the agreement and kappa under it."""
+        rows = [[LEVEL_JA[a], *row] for a, row in zip(LEVELS, self.matrix())]
+        return _table.Table([f"{grader} ＼ {reference}", *(LEVEL_JA[b] for b in LEVELS)], rows,
+                            align=["l"] + ["r"] * len(LEVELS), summary=[self.line(reference)])
+
     def format(self, grader: str = "採点", reference: str = "ラベル") -> str:
-        """The confusion matrix as a text table, with the agreement and kappa under it."""
-        w = 10
-        head = _text.pad(f"{grader} ＼ {reference}", 22) + "".join(_text.pad(LEVEL_JA[b], w, right=True) for b in LEVELS)
-        rows = [_text.pad(LEVEL_JA[a], 22) + "".join(_text.pad(str(v), w, right=True) for v in row)
-                for a, row in zip(LEVELS, self.matrix())]
-        return "\n".join([head, *rows, self.line(reference)])
+        """:meth:`table` as text."""
+        return str(self.table(grader, reference))
 
     def line(self, reference: str = "自動採点") -> str:
         """One line: how many were graded and how many agree with ``reference`` (what the grades are compared with)."""

@@ -23,7 +23,7 @@ from typing import Annotated, Callable, Iterable, Literal
 
 import pydantic
 
-from ctxlab import _text
+from ctxlab import _table
 from ctxlab._paths import DATA_DIR
 from ctxlab._schema import Strict, load_jsonl
 from ctxlab.corpus import Question, questions as load_questions
@@ -118,12 +118,15 @@ class Measured:
         missed = Counter(a.kind for a, _ in self.misses())
         return {k: (missed[k], n[k]) for k in KINDS if n[k]}
 
+    def kinds_table(self) -> _table.Table:
+        """Per kind, how many answers the grader graded differently from the label (most missed first)."""
+        rows = [[f"{k}（{KIND_JA[k]}）", f"{m}/{n}"]
+                for k, (m, n) in sorted(self.by_kind().items(), key=lambda kv: (-kv[1][0] / kv[1][1], KINDS.index(kv[0])))]
+        return _table.Table(["種類", "食い違い"], rows, align=["l", "r"])
+
     def format_kinds(self) -> str:
-        """A text table: per kind, how many answers the grader graded differently from the label."""
-        lines = [_text.pad("種類", 38) + _text.pad("食い違い", 10, right=True)]
-        for k, (m, n) in sorted(self.by_kind().items(), key=lambda kv: (-kv[1][0] / kv[1][1], KINDS.index(kv[0]))):
-            lines.append(_text.pad(f"{k}（{KIND_JA[k]}）", 38) + _text.pad(f"{m}/{n}", 10, right=True))
-        return "\n".join(lines)
+        """:meth:`kinds_table` as text."""
+        return str(self.kinds_table())
 
     def still_missed(self) -> list[str]:
         """The kinds on which the grader still disagrees with at least one label, most missed share first."""

@@ -286,8 +286,9 @@ class DropRubrics(NbGraderPreprocessor):
 
 #: the stub nbgrader's ClearSolutions leaves in a code answer (its default ``code_stub``)
 STUB = "raise NotImplementedError()"
-PENDING = ("{exercise} はまだ解かれていません: 「# YOUR CODE HERE」の行を答えに書き換えてから、"
-           "このセルと確認のセルを実行し直してください（解かずに先へ進んでも Run All は止まりません）。")
+#: what a released answer raises instead: ctxlab.errors.Unsolved shows its message as one line
+#: (every lesson's first code cell imports ctxlab)
+PENDING = "raise ctxlab.Unsolved({exercise!r})"
 #: JupyterLab, the classic notebook and nbclient go on past an error in a cell with this tag
 RUN_ON = "raises-exception"
 _EXERCISE = re.compile(r"^#{2,4}\s*(演習\s*\d+)", re.M)
@@ -297,11 +298,13 @@ class LearnerRunAll(NbGraderPreprocessor):
     """A released lesson runs top to bottom before its exercises are solved.
 
     In ``GenerateAssignment.preprocessors`` right after ``ClearSolutions``. Each stub that
-    ClearSolutions left (``raise NotImplementedError()``) gets a message in Japanese naming the
-    exercise it belongs to (the closest ``### 演習 N`` heading above) and saying how to go on;
+    ClearSolutions left (``raise NotImplementedError()``) becomes ``raise ctxlab.Unsolved("演習 N")``,
+    naming the exercise it belongs to (the closest ``### 演習 N`` heading above): IPython shows it
+    as one line in Japanese that says how to go on, not a traceback (ctxlab.errors.Unsolved);
     each answer cell and each autograded test cell gets the ``raises-exception`` tag, so Run All
     in JupyterLab goes on past an unsolved exercise instead of stopping there. Grading is
-    unchanged: nbgrader executes every cell anyway and scores a test cell by its error.
+    unchanged: nbgrader executes every cell anyway and scores a test cell by its error (Unsolved is
+    a NotImplementedError, so the test cell still fails).
     """
 
     def preprocess(self, nb, resources):
@@ -316,8 +319,7 @@ class LearnerRunAll(NbGraderPreprocessor):
             if cell.cell_type != "code" or not (meta.get("solution") or meta.get("grade")):
                 continue
             if meta.get("solution") and STUB in cell.source:
-                message = PENDING.format(exercise=exercise or "この演習")
-                cell.source = cell.source.replace(STUB, f"raise NotImplementedError({message!r})")
+                cell.source = cell.source.replace(STUB, PENDING.format(exercise=exercise or "この演習"))
             tags = list(cell.metadata.get("tags", []))
             if RUN_ON not in tags:
                 cell.metadata["tags"] = tags + [RUN_ON]

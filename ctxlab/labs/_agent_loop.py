@@ -24,6 +24,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from ctxlab import _table
 from ctxlab.api import messages
 from ctxlab.api.client import get_sandbox, make_client
 from ctxlab.costs import pricing
@@ -281,13 +282,17 @@ def compare_placements(runs: Mapping[str, Sequence[Any]], model: str) -> list[di
     return sorted(rows, key=lambda r: r["usd"])
 
 
+def comparison_table(runs: Mapping[str, Sequence[Any]], model: str, title: str) -> _table.Table:
+    """:func:`compare_placements` as a table: ``title`` above it, the prices it used under it."""
+    rows = [[r["placement"], f"{r['read']:,}", f"{r['written']:,}", f"{r['uncached']:,}", f"{r['usd']:.5f}"]
+            for r in compare_placements(runs, model)]
+    return _table.Table(["置き方", "読み出し", "書き込み", "キャッシュなし", "料金 $"], rows, intro=[title],
+                        caption=f"{model} の単価で計算（pricing.usage_cost）", align=["l", "r", "r", "r", "r"])
+
+
 def format_comparison(runs: Mapping[str, Sequence[Any]], model: str, title: str) -> str:
-    """:func:`compare_placements` as a table, with its source (the client's mode is the caller's to say)."""
-    lines = [title, f"{'置き方':<10} {'読み出し':>10} {'書き込み':>10} {'キャッシュなし':>12} {'料金 $':>10}"]
-    for r in compare_placements(runs, model):
-        lines.append(f"{r['placement']:<10} {r['read']:>12,} {r['written']:>12,} {r['uncached']:>14,} {r['usd']:>10.5f}")
-    lines.append(f"（{model} の単価、pricing.usage_cost）")
-    return "\n".join(lines)
+    """:func:`comparison_table` as text."""
+    return str(comparison_table(runs, model, title))
 
 
 def month_usd(calls: Iterable[Any], model: str, *, sessions_per_day: float, days: float) -> float:
@@ -305,5 +310,5 @@ def estimate_usd(n_requests: int, prefix_tokens: int, model: str, max_tokens: in
 __all__ = [
     "PLACEMENTS", "STRATEGIES", "LOOKUP_TOOL", "Lab", "manual_clock", "single_request", "Call", "run_single",
     "run_conversation", "tool_reply", "place_breakpoints", "run_agent", "run_usd", "compare_placements",
-    "format_comparison", "month_usd", "estimate_usd",
+    "comparison_table", "format_comparison", "month_usd", "estimate_usd",
 ]

@@ -34,12 +34,12 @@ import math
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from ctxlab import _text
+from ctxlab import _table
 from ctxlab.evaluation import LEVELS, Agreement, Graded, agreement, says_not_covered, stale_stated
 from ctxlab.evaluation.uncertainty import bootstrap, grader_bias
 
-__all__ = ["Paired", "mcnemar", "paired_interval", "CAUSES", "CAUSE_JA", "error_causes", "format_causes",
-           "review_order", "SPOT_CHECK", "SpotCheck", "spot_check", "edge_order"]
+__all__ = ["Paired", "mcnemar", "paired_interval", "CAUSES", "CAUSE_JA", "error_causes", "causes_table",
+           "format_causes", "review_order", "SPOT_CHECK", "SpotCheck", "spot_check", "edge_order"]
 
 #: how many answers of a run a person grades in lesson 08 §7 (the first of :func:`review_order`)
 SPOT_CHECK = 15
@@ -142,16 +142,17 @@ def error_causes(graded: Iterable[Graded], human: dict | None = None) -> dict[st
     return out
 
 
+def causes_table(causes: dict[str, dict[str, list[Graded]]], source: str | None = None) -> _table.Table:
+    """Per method, how many answers fell under each cause, with their question ids, as a table."""
+    rows = [[m, CAUSE_JA[c], len(per[c]), " ".join(g.question.id for g in per[c])]
+            for m, per in causes.items() for c in CAUSES if per[c]]
+    return _table.Table(["方式", "原因", "件数", "質問"], rows, caption=f"出典: {source}" if source else None,
+                        align=["l", "l", "r", "l"])
+
+
 def format_causes(causes: dict[str, dict[str, list[Graded]]]) -> str:
-    """A text table: per method, how many answers fell under each cause, with their question ids."""
-    lines = [_text.pad("方式", 14) + _text.pad("原因", 32) + _text.pad("件数", 6, right=True) + "  質問"]
-    for m, per in causes.items():
-        for c in CAUSES:
-            gs = per[c]
-            if gs:
-                lines.append(_text.pad(m, 14) + _text.pad(CAUSE_JA[c], 32) + _text.pad(str(len(gs)), 6, right=True)
-                             + "  " + " ".join(g.question.id for g in gs))
-    return "\n".join(lines)
+    """:func:`causes_table` as text."""
+    return str(causes_table(causes))
 
 
 def _ordinary(g: Graded) -> bool:

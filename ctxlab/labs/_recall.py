@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
-from ctxlab import _text, corpus
+from ctxlab import _table, corpus
 from ctxlab.labs._bundles import MAX_DOCS
 
 #: 使い分けの記事: the filter option is viable when at least 90% of the needed files survive it
@@ -77,15 +77,19 @@ class RecallReport:
         """使い分けの記事's line: at least VIABLE_RECALL of the answerable questions keep their files."""
         return self.recall >= VIABLE_RECALL
 
-    def format(self) -> str:
-        lines = [f"filter recall: {self.recall:.0%}（{sum(r.ok for r in self.results)}/{len(self.results)} 問）"
+    def table(self) -> _table.Table:
+        """The filter recall over all and per question category, as a table (the totals above it)."""
+        intro = [f"filter recall: {self.recall:.0%}（{sum(r.ok for r in self.results)}/{len(self.results)} 問）"
                  f"  ファイル単位: {self.file_recall:.0%}  {VIABLE_RECALL:.0%} の線: {'越える' if self.viable else '届かない'}"
                  f"  返した組み合わせ: {self.distinct_sets} 種"]
-        for c, (ok, n) in self.by_category().items():
-            lines.append(f"  {_text.pad(CATEGORY_JA[c], 14)}{ok:>2}/{n:<2} {ok / n:5.0%}  ({c})")
-        if self.violations:
-            lines.append("規則違反: " + "; ".join(self.violations[:5]))
-        return "\n".join(lines)
+        rows = [[CATEGORY_JA[c], f"{ok}/{n}", f"{ok / n:.0%}", c] for c, (ok, n) in self.by_category().items()]
+        summary = ["規則違反: " + "; ".join(self.violations[:5])] if self.violations else []
+        return _table.Table(["質問の種類", "残った", "割合", "種類の名前"], rows, align=["l", "r", "r", "l"],
+                            intro=intro, summary=summary)
+
+    def format(self) -> str:
+        """:meth:`table` as text."""
+        return str(self.table())
 
 
 def _reason(gold: Sequence[str], kept: Sequence[str], missing: Sequence[str], by: dict) -> str:

@@ -25,15 +25,15 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Iterable
 
-from ctxlab import _progress, _text, estimate
+from ctxlab import _progress, _table, estimate
 from ctxlab.api import budget, online
 from ctxlab.api.client import is_offline, make_client
 from ctxlab.api.messages import answer_text, question_request
 from ctxlab.corpus import CATEGORIES, RULES_DIR, Question, by_file
 from ctxlab.costs import pricing
 from ctxlab.costs.usage import total_input
-from ctxlab.labs._analysis import (CAUSE_JA, CAUSES, Paired, edge_order, error_causes, format_causes, mcnemar,
-                                   paired_interval, review_order, SPOT_CHECK, SpotCheck, spot_check)
+from ctxlab.labs._analysis import (CAUSE_JA, CAUSES, Paired, causes_table, edge_order, error_causes, format_causes,
+                                   mcnemar, paired_interval, review_order, SPOT_CHECK, SpotCheck, spot_check)
 from ctxlab.evaluation import (LEVELS, NOT_COVERED, SUPERSEDED, Agreement, Graded, accuracy, agreement,
                                facts_found, grade, normalize, says_not_covered, stale_stated, states_a_rule)
 from ctxlab.evaluation.levels import GRADER_JA
@@ -44,10 +44,11 @@ __all__ = [
     "LEVELS", "NOT_COVERED", "SUPERSEDED", "normalize", "facts_found", "stale_stated", "says_not_covered",
     "states_a_rule", "grade", "Graded", "accuracy",
     "Agreement", "agreement", "Passage", "Folder", "Method", "LongContext", "MetadataFilter", "RAG",
-    "table", "format_table", "by_method", "compare_levels", "version_mixing", "format_version_mixing",
+    "table", "results_table", "format_table", "by_method", "levels_table", "compare_levels", "version_mixing",
+    "version_mixing_table", "format_version_mixing", "summary_table",
     "Planned", "plan", "estimate_cost", "run", "summary", "place_at", "position_sweep",
-    "Paired", "mcnemar", "paired_interval", "CAUSES", "CAUSE_JA", "error_causes", "format_causes", "review_order",
-    "SPOT_CHECK", "SpotCheck", "spot_check", "edge_order",
+    "Paired", "mcnemar", "paired_interval", "CAUSES", "CAUSE_JA", "error_causes", "causes_table", "format_causes",
+    "review_order", "SPOT_CHECK", "SpotCheck", "spot_check", "edge_order",
     "SANDBOX_SOURCE", "WIDENED", "source_label",
 ]
 
@@ -74,45 +75,48 @@ def table(graded: Iterable[Graded]) -> dict[str, dict[str, Counter]]:
     return t
 
 
-def format_table(graded: list[Graded], partial_weight: float = 0.5, source: str | None = None,
-                 grader_agreement: Agreement | None = None, measured_on: str = "ラベル付き回答") -> str:
-    """A text table: per method, correct/partial/wrong and accuracy overall and per category.
+def results_table(graded: list[Graded], partial_weight: float = 0.5, source: str | None = None,
+                  grader_agreement: Agreement | None = None, measured_on: str = "ラベル付き回答") -> _table.Table:
+    """Per method, correct/partial/wrong and accuracy overall and per category, as a table.
 
-    ``source`` (e.g. :func:`source_label`) is printed above it as the table's source; without it, the source is read
-    from the answers themselves (:func:`ctxlab.api.online.source_line`) and printed last. The grader that gave the
-    levels (``Graded.grader``) is printed above it. With ``grader_agreement`` (that grader measured on the labelled
-    answers; ``measured_on`` names which of them) a column gives each accuracy's bootstrap interval widened by the grader's measured
-    error (:func:`ctxlab.evaluation.uncertainty.accuracy_interval`), called 「採点の誤りで広げた区間」: once widened
-    it is no longer a 95% interval of anything.
+    ``source`` (e.g. :func:`source_label`) is the table's caption; without it, the source is read from the answers
+    themselves (:func:`ctxlab.api.online.source_line`). The grader that gave the levels (``Graded.grader``) is
+    named above it. With ``grader_agreement`` (that grader measured on the labelled answers; ``measured_on`` names
+    which of them) a column gives each accuracy's bootstrap interval widened by the grader's measured error
+    (:func:`ctxlab.evaluation.uncertainty.accuracy_interval`), called 「採点の誤りで広げた区間」: once widened it is
+    no longer a 95% interval of anything.
     """
     graded = list(graded)
     t = table(graded)
     cats = [c for c in CATEGORIES if any(c in t[m] for m in t)]
     wide = grader_agreement is not None
-    head = (_text.pad("方式", 14) + _text.pad("正しい", 8, right=True) + _text.pad("惜しい", 8, right=True) + _text.pad("違う", 6, right=True) + _text.pad("正答率", 8, right=True)
-            + (_text.pad(WIDENED, 24, right=True) if wide else "") + "".join(_text.pad(c, 15, right=True) for c in cats))
+    columns = ["方式", "正しい", "惜しい", "違う", "正答率"] + ([WIDENED] if wide else []) + cats
     graders = "・".join(GRADER_JA.get(n, n) for n in dict.fromkeys(g.grader for g in graded))
-    note = ""
+    notes = []
     if wide:
         over, under = grader_bias(grader_agreement, partial_weight)
-        note = (f"（{WIDENED}は、質問の 95% ブートストラップ区間を、この採点が{measured_on} {grader_agreement.n} 件で"
-                f"人より高く付けた分 {over:.0%} だけ下へ、低く付けた分 {under:.0%} だけ上へ広げたもの。広げたあとは 95% 区間ではない）")
-    lines = ([f"出典: {source}"] if source else []) + [f"採点: {graders}{note}", head]
+        notes.append(f"{WIDENED}は、質問の 95% ブートストラップ区間を、この採点が{measured_on} {grader_agreement.n} 件で"
+                     f"人より高く付けた分 {over:.0%} だけ下へ、低く付けた分 {under:.0%} だけ上へ広げたもの。広げたあとは 95% 区間ではない")
+    rows = []
     for m, per in t.items():
         allc = per["all"]
-        acc = accuracy(list(allc.elements()), partial_weight)
-        span = ""
+        row = [m, allc["correct"], allc["partial"], allc["wrong"], f"{accuracy(list(allc.elements()), partial_weight):.0%}"]
         if wide:
             _, lo, hi = accuracy_interval(list(allc.elements()), grader_agreement, partial_weight=partial_weight)
-            span = _text.pad(f"[{lo:.0%}, {hi:.0%}]", 24, right=True)
-        cells = []
+            row.append(f"[{lo:.0%}, {hi:.0%}]")
         for c in cats:
             n = sum(per[c].values())
-            cell = f"{per[c]['correct']}/{n} {accuracy(list(per[c].elements()), partial_weight):4.0%}" if n else "-"
-            cells.append(_text.pad(cell, 15, right=True))
-        lines.append(_text.pad(m, 14) + _text.pad(str(allc["correct"]), 8, right=True) + _text.pad(str(allc["partial"]), 8, right=True)
-                     + _text.pad(str(allc["wrong"]), 6, right=True) + _text.pad(f"{acc:.0%}", 8, right=True) + span + "".join(cells))
-    return "\n".join(lines if source else lines + [online.source_line(graded)])
+            row.append(f"{per[c]['correct']}/{n} {accuracy(list(per[c].elements()), partial_weight):.0%}" if n else "-")
+        rows.append(row)
+    caption = f"出典: {source}" if source else online.source_line(graded)
+    return _table.Table(columns, rows, caption=caption, align=["l"] + ["r"] * (len(columns) - 1),
+                        intro=[f"採点: {graders}"], notes=notes)
+
+
+def format_table(graded: list[Graded], partial_weight: float = 0.5, source: str | None = None,
+                 grader_agreement: Agreement | None = None, measured_on: str = "ラベル付き回答") -> str:
+    """:func:`results_table` as text."""
+    return str(results_table(graded, partial_weight, source, grader_agreement, measured_on))
 
 
 def by_method(graded: Iterable[Graded], partial_weight: float = 0.5) -> dict[str, dict[str, float]]:
@@ -121,8 +125,9 @@ def by_method(graded: Iterable[Graded], partial_weight: float = 0.5) -> dict[str
             for m, per in table(graded).items()}
 
 
-def compare_levels(before: Iterable[Graded], after: Iterable[Graded], category: str | None = "contradiction") -> str:
-    """A text table of how each question's level changed between two runs (per method).
+def levels_table(before: Iterable[Graded], after: Iterable[Graded], category: str | None = "contradiction",
+                 source: str | None = None) -> _table.Table:
+    """How each question's level changed between two runs (per method), as a table.
 
     Rows are questions (of ``category``, or all when None), columns methods; a cell reads
     ``wrong`` when nothing changed and ``partial → correct`` when it did.
@@ -134,18 +139,23 @@ def compare_levels(before: Iterable[Graded], after: Iterable[Graded], category: 
         raise ValueError("the two runs share no question of that category")
     methods = list(dict.fromkeys(m for _, m in keys))
     qids = list(dict.fromkeys(q for q, _ in keys))
-    width = 22
-    lines = [_text.pad("質問", 6) + "".join(_text.pad(m, width, right=True) for m in methods)]
+    rows = []
     for q in qids:
-        cells = []
+        cells = [q]
         for m in methods:
             if (q, m) not in old or (q, m) not in new:
-                cells.append(_text.pad("-", width, right=True))
+                cells.append("-")
                 continue
             a, b = old[(q, m)].level, new[(q, m)].level
-            cells.append(_text.pad(a if a == b else f"{a} → {b}", width, right=True))
-        lines.append(f"{q:6s}" + "".join(cells))
-    return "\n".join(lines)
+            cells.append(a if a == b else f"{a} → {b}")
+        rows.append(cells)
+    return _table.Table(["質問"] + methods, rows, caption=f"出典: {source}" if source else None,
+                        align=["l"] * (len(methods) + 1))
+
+
+def compare_levels(before: Iterable[Graded], after: Iterable[Graded], category: str | None = "contradiction") -> str:
+    """:func:`levels_table` as text."""
+    return str(levels_table(before, after, category))
 
 
 def version_mixing(graded: Iterable[Graded], rules_dir=None) -> dict[str, dict[str, int]]:
@@ -166,16 +176,20 @@ def version_mixing(graded: Iterable[Graded], rules_dir=None) -> dict[str, dict[s
     return out
 
 
-def format_version_mixing(runs: dict[str, Iterable[Graded]]) -> str:
+def version_mixing_table(runs: dict[str, Iterable[Graded]], source: str | None = None) -> _table.Table:
     """:func:`version_mixing` of several runs (e.g. all versions / current only) as one table."""
-    lines = [_text.pad("渡した文書", 16) + _text.pad("方式", 14) + _text.pad("旧版も渡した", 14, right=True)
-             + _text.pad("旧版の値を答えた", 18, right=True) + _text.pad("正しい", 8, right=True)]
+    rows = []
     for name, graded in runs.items():
         for m, r in version_mixing(graded).items():
             n = r["n"]
-            lines.append(_text.pad(name, 16) + _text.pad(m, 14) + _text.pad(f"{r['sent_old']}/{n}", 14, right=True)
-                         + _text.pad(f"{r['quoted_old']}/{n}", 18, right=True) + _text.pad(f"{r['correct']}/{n}", 8, right=True))
-    return "\n".join(lines)
+            rows.append([name, m, f"{r['sent_old']}/{n}", f"{r['quoted_old']}/{n}", f"{r['correct']}/{n}"])
+    return _table.Table(["渡した文書", "方式", "旧版も渡した", "旧版の値を答えた", "正しい"], rows,
+                        caption=f"出典: {source}" if source else None, align=["l", "l", "r", "r", "r"])
+
+
+def format_version_mixing(runs: dict[str, Iterable[Graded]]) -> str:
+    """:func:`version_mixing_table` as text."""
+    return str(version_mixing_table(runs))
 
 
 # ---------------------------------------------------------------- running
@@ -294,21 +308,26 @@ def run(methods: Iterable[Method], questions: Iterable[Question], client, *, mod
     return out
 
 
-def summary(graded: Iterable[Graded]) -> str:
+def summary_table(graded: Iterable[Graded]) -> _table.Table:
     """Per method: calls, mean input tokens, total cost, and how often the gold files were all sent."""
     rows: dict[str, list[Graded]] = defaultdict(list)
     for g in graded:
         rows[g.method].append(g)
-    lines = [_text.pad("方式", 14) + _text.pad("呼び出し", 10, right=True) + _text.pad("平均入力tok", 13, right=True) + _text.pad("料金計", 10, right=True)
-             + _text.pad("正解ファイルを全部渡せた", 26, right=True)]
+    cells = []
     for m, gs in rows.items():
         answerable = [g for g in gs if g.question.gold_files]
         covered = sum(all(f in g.files for f in g.question.gold_files) for g in answerable)
         mean_in = sum(g.input_tokens for g in gs) / len(gs)
         cover = f"{covered}/{len(answerable)}" if answerable else "-"
-        lines.append(_text.pad(m, 14) + _text.pad(str(len(gs)), 10, right=True) + _text.pad(f"{mean_in:,.0f}", 13, right=True)
-                     + _text.pad(f"${sum(g.cost_usd for g in gs):.3f}", 10, right=True) + _text.pad(cover, 26, right=True))
-    return "\n".join(lines + [online.source_line([g for gs in rows.values() for g in gs])])
+        cells.append([m, len(gs), f"{mean_in:,.0f}", f"${sum(g.cost_usd for g in gs):.3f}", cover])
+    return _table.Table(["方式", "呼び出し", "平均入力tok", "料金計", "正解ファイルを全部渡せた"], cells,
+                        caption=online.source_line([g for gs in rows.values() for g in gs]),
+                        align=["l", "r", "r", "r", "r"])
+
+
+def summary(graded: Iterable[Graded]) -> str:
+    """:func:`summary_table` as text."""
+    return str(summary_table(graded))
 
 
 # ---------------------------------------------------------------- position sweep (online)

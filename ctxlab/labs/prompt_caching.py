@@ -6,7 +6,7 @@ real API:
 * :func:`explain` says in Japanese what one call did with the cache (read through
   :mod:`ctxlab.costs.usage`), with the dollars of the call and of the same tokens sent
   without a cache.
-* :func:`format_calls` prints a sequence of calls as a table with both dollar columns, so
+* :func:`calls_table` (:func:`format_calls` as text) shows a sequence of calls as a table with both dollar columns, so
   a comparison never stops at token counts.
 * :func:`layout` lists the blocks of a request in the order the cache reads them
   (tools -> system -> messages) and marks the breakpoints, so one sees what sits before
@@ -27,10 +27,10 @@ from ctxlab.costs import pricing
 from ctxlab.costs._checks import nonneg
 from ctxlab.costs import formulas
 from ctxlab.costs.usage import call_kind, total_input, usage_dict
-from ctxlab import _text
-from ctxlab.labs._agent_loop import (PLACEMENTS, STRATEGIES, compare_placements, estimate_usd, format_comparison,
-                                     manual_clock, month_usd, run_agent, run_conversation, run_single, run_usd,
-                                     tool_reply)
+from ctxlab import _table
+from ctxlab.labs._agent_loop import (PLACEMENTS, STRATEGIES, compare_placements, comparison_table, estimate_usd,
+                                     format_comparison, manual_clock, month_usd, run_agent, run_conversation,
+                                     run_single, run_usd, tool_reply)
 
 #: the cost article's assumptions for its figures (relative units)
 COST_ARTICLE = {"w": 1.25, "r": 0.1, "rho": 0.3, "s": 0.02, "E": 0.05}
@@ -77,11 +77,11 @@ def explain(usage: Any, model: str | pricing.ModelPrice = pricing.DEFAULT_MODEL)
     return "\n".join(lines)
 
 
-def format_calls(usages: Iterable[Any], model: str | pricing.ModelPrice = pricing.DEFAULT_MODEL,
-                 labels: Sequence[str] | None = None) -> str:
+def calls_table(usages: Iterable[Any], model: str | pricing.ModelPrice = pricing.DEFAULT_MODEL,
+                labels: Sequence[str] | None = None) -> _table.Table:
     """A table of calls: the usage fields, the call's dollars and the same tokens without a cache.
 
-    The last line sums both dollar columns, so a cached/uncached comparison shows money,
+    The last row sums both dollar columns, so a cached/uncached comparison shows money,
     not only token counts.
     """
     rows = [usage_dict(u) for u in usages]
@@ -89,10 +89,7 @@ def format_calls(usages: Iterable[Any], model: str | pricing.ModelPrice = pricin
         raise ValueError(f"{len(labels)} labels for {len(rows)} calls")
     m = pricing.get_model(model)
     labels = list(labels) if labels is not None else [str(i + 1) for i in range(len(rows))]
-    width = max([4] + [_text.width(x) for x in labels])
-    head = (f"{_text.pad('呼び出し', width)}  {'input':>7} {'write 5m':>9} {'write 1h':>9} {'read':>8} {_text.pad('種類', 10)}"
-            f" {_text.pad('料金 $', 9, right=True)} {_text.pad('キャッシュなし $', 16, right=True)}")
-    lines = [head, "-" * _text.width(head)]
+    cells = []
     total = total_base = 0.0
     for label, u in zip(labels, rows):
         cost = pricing.usage_cost(u, m).total
@@ -100,15 +97,19 @@ def format_calls(usages: Iterable[Any], model: str | pricing.ModelPrice = pricin
         total += cost
         total_base += base
         w = u["cache_creation"]
-        lines.append(
-            f"{_text.pad(label, width)}  {u['input_tokens']:>7,} {w['ephemeral_5m_input_tokens']:>9,} "
-            f"{w['ephemeral_1h_input_tokens']:>9,} {u['cache_read_input_tokens']:>8,} {call_kind(u):<10}"
-            f" {cost:>9.5f} {base:>16.5f}"
-        )
-    lines.append("-" * _text.width(head))
-    lines.append(f"{_text.pad('合計', width)}  {'':>7} {'':>9} {'':>9} {'':>8} {'':<10} {total:>9.5f} {total_base:>16.5f}"
-                 f"   ({m.id}、料金は出力込み・価格表で計算)")
-    return "\n".join(lines)
+        cells.append([label, f"{u['input_tokens']:,}", f"{w['ephemeral_5m_input_tokens']:,}",
+                      f"{w['ephemeral_1h_input_tokens']:,}", f"{u['cache_read_input_tokens']:,}", call_kind(u),
+                      f"{cost:.5f}", f"{base:.5f}"])
+    cells.append(["合計", "", "", "", "", "", f"{total:.5f}", f"{total_base:.5f}"])
+    return _table.Table(["呼び出し", "input", "write 5m", "write 1h", "read", "種類", "料金 $", "キャッシュなし $"], cells,
+                        caption=f"{m.id} の単価で計算（料金は出力込み・価格表から）",
+                        align=["l", "r", "r", "r", "r", "l", "r", "r"])
+
+
+def format_calls(usages: Iterable[Any], model: str | pricing.ModelPrice = pricing.DEFAULT_MODEL,
+                 labels: Sequence[str] | None = None) -> str:
+    """:func:`calls_table` as text (the caption, with the model, last)."""
+    return str(calls_table(usages, model, labels))
 
 
 # ---------------------------------------------------------------- request layout
@@ -212,9 +213,9 @@ def per_call_table(ks: Iterable[int] = (1, 2, 3, 5, 10, 20), ws: Iterable[float]
 
 __all__ = [
     "COST_ARTICLE", "uncached_cost", "explain",
-    "format_calls", "layout", "total_costs", "meeting_call", "per_call_table",
+    "calls_table", "format_calls", "layout", "total_costs", "meeting_call", "per_call_table",
     "PLACEMENTS", "STRATEGIES", "manual_clock", "run_single", "run_conversation", "run_agent", "run_usd",
-    "compare_placements", "format_comparison", "month_usd", "estimate_usd", "tool_reply",
+    "compare_placements", "comparison_table", "format_comparison", "month_usd", "estimate_usd", "tool_reply",
 ]
 
 

@@ -31,7 +31,7 @@ import importlib.util
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Sequence
 
-from ctxlab import _text, corpus
+from ctxlab import _table, corpus
 from ctxlab.labs._contextual import (
     CHUNK_PROMPT_TOKENS, CONTEXT_MODEL, CONTEXT_OUTPUT_TOKENS, DOC_WRAPPER_TOKENS, OFFLINE_CONTEXT_LABEL,
     ContextCost, Contextualized, context_cost, context_request, contextualize, corpus_context_cost,
@@ -55,7 +55,7 @@ __all__ = [
     # tokens, recall and fusion (ctxlab.retrieval)
     "bigram_tokens", "line_tokens", "facts_held", "fact_recall", "hit_recall", "rrf",
     # the lab
-    "EMBEDDING_MODEL", "ChunkSet", "Method", "METHODS", "BASELINE", "Lab", "published_rows", "format_table",
+    "EMBEDDING_MODEL", "ChunkSet", "Method", "METHODS", "BASELINE", "Lab", "published_rows", "recall_table", "format_table",
     "embedding_backend",
 ]
 
@@ -351,24 +351,27 @@ def published_rows() -> list[dict]:
             for label, v in data["one_minus_recall_at_20"].items()]
 
 
-def format_table(measured: Sequence[Mapping], published: Sequence[Mapping] | None = None, k: int = 20,
-                 extra: Sequence[tuple[str, str]] = ()) -> str:
-    """The measured rows beside the published ones, as text.
+def recall_table(measured: Sequence[Mapping], published: Sequence[Mapping] | None = None, k: int = 20,
+                 extra: Sequence[tuple[str, str]] = ()) -> _table.Table:
+    """The measured rows beside the published ones, as a table (each row says where its number comes from).
 
     ``extra`` adds rows that were not measured, as (label, reason) pairs (e.g. reranking offline).
     """
-    labels = [r["label"] for r in measured] + [e[0] for e in extra] + [r["label"] for r in (published or [])]
-    w = max(_text.width(s) for s in labels) + 2
-    lines = [f"このコースの測定（{measured[0]['questions'] if measured else 0} 問・1 − recall@{k}）"]
-    for r in measured:
-        lines.append(f"  {_text.pad(r['label'], w)}{r['one_minus_recall']:6.1%}")
-    for label, reason in extra:
-        lines.append(f"  {_text.pad(label, w)}{'—':>6}  {reason}")
+    n = measured[0]["questions"] if measured else 0
+    here = f"このコースの測定（{n} 問）"
+    rows = [[r["label"], f"{r['one_minus_recall']:.1%}", here] for r in measured]
+    rows += [[label, "—", reason] for label, reason in extra]
+    rows += [[r["label"], f"{r['one_minus_recall']:.1%}", "公表値（本コースの測定ではない）"] for r in (published or [])]
+    caption = f"出典: このコースの測定（{n} 問）"
     if published:
-        lines.append("公表値（Anthropic, Introducing Contextual Retrieval, 2024。本コースの測定ではない）")
-        for r in published:
-            lines.append(f"  {_text.pad(r['label'], w)}{r['one_minus_recall']:6.1%}")
-    return "\n".join(lines)
+        caption += f"と、{published[0].get('source') or '公表された記事'} の公表値"
+    return _table.Table(["方式", f"1 − recall@{k}", "数字の出どころ"], rows, caption=caption, align=["l", "r", "l"])
+
+
+def format_table(measured: Sequence[Mapping], published: Sequence[Mapping] | None = None, k: int = 20,
+                 extra: Sequence[tuple[str, str]] = ()) -> str:
+    """:func:`recall_table` as text."""
+    return str(recall_table(measured, published, k, extra))
 
 
 def embedding_backend() -> str | None:

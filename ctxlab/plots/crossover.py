@@ -16,6 +16,7 @@ from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import FuncFormatter
 
 import ctxlab.plots  # noqa: F401  (Japanese font)
+from ctxlab.plots import LABEL_BOX, source_note
 from ctxlab.costs import compare, crossover, formulas, pricing
 
 PATH_COLORS = {"long_context": "#1f77b4", "filter": "#2ca02c", "rag": "#d62728"}
@@ -66,9 +67,10 @@ class MonthlyCostPlot:
         ax.add_patch(self.half_band)
         ax.add_patch(self.over_band)
         self.half_text = ax.text(0, 0.97, "ウィンドウの\n50% 超", transform=xt, va="top", ha="left",
-                                 fontsize=7, color="#c55a11")
-        self.over_text = ax.text(0, 0.97, "ウィンドウ超:\n載らない", transform=xt, va="top", ha="left",
-                                 fontsize=7, color="#843c0c")
+                                 fontsize=7, color="#c55a11", zorder=6, bbox=LABEL_BOX)
+        # lower than the 50% label: on a small window (Haiku 4.5) the two bands start close together
+        self.over_text = ax.text(0, 0.80, "ウィンドウ超:\n載らない", transform=xt, va="top", ha="left",
+                                 fontsize=7, color="#843c0c", zorder=6, bbox=LABEL_BOX)
         self.lines = {path: ax.plot([], [], color=PATH_COLORS[path], lw=2, label=label)[0]
                       for path, label in crossover.PATHS.items()}
         self.doc_line = ax.axvline(0, color="black", ls=":", lw=1, label="いまの文書量")
@@ -183,8 +185,9 @@ def plot_monthly(doc_tokens: float = 197_000, p: compare.Profile | None = None, 
     plot = MonthlyCostPlot(ax, n_files=n_files)
     plot.update(doc_tokens, p)
     m = pricing.get_model(p.model)
-    ax.figure.suptitle(f"{m.display_name}・1 日 {crossover.per_day(p):g} 問・{p.hit_rate_label()}・"
-                       f"{p.rag_chunks} チャンク・DB ${p.db_monthly:g}/月", fontsize=10)
+    ax.figure.suptitle(f"{m.display_name}・1 日 {crossover.per_day(p):g} 問・{p.rag_chunks} チャンク・"
+                       f"DB ${p.db_monthly:g}/月", fontsize=10)
+    source_note(ax, p.hit_rate_label())   # where the hit rate comes from: under the figure, not in its title
     ax.figure.tight_layout()
     return plot
 
@@ -211,11 +214,12 @@ class RhoKPlot:
         (self.limit_line,) = ax.plot([], [], color="black", lw=1.6, label="rho_limit(k)：検索が勝つ上限")
         self.asym_line = ax.axhline(0, color="black", ls="--", lw=1, label="漸近線 r − s")
         self.break_line = ax.axvline(1, color="#1f4e79", ls=":", lw=1.2, label="k = (w − r)/(1 − r)")
-        self.asym_text = ax.text(k_max * 0.98, 0, "", ha="right", va="bottom", fontsize=8)
+        self.asym_text = ax.text(k_max * 0.98, 0, "", ha="right", va="bottom", fontsize=8, zorder=6, bbox=LABEL_BOX)
         xs = [min(k, k_max) for _, k, _ in self.points]
         ys = [min(rho, rho_max) for _, _, rho in self.points]
         (self.points_artist,) = ax.plot(xs, ys, "k*", ms=11, zorder=5)
-        self.point_texts = [ax.text(x, y + 0.03 * rho_max, label, fontsize=8, ha="center", va="bottom", zorder=6)
+        self.point_texts = [ax.text(x, y + 0.03 * rho_max, label, fontsize=8, ha="center", va="bottom", zorder=6,
+                                    bbox=LABEL_BOX)
                             for (label, _, _), x, y in zip(self.points, xs, ys)]
         handles = [Patch(color=METHOD_COLORS[m], label=crossover.METHOD_LABELS[m] + "が最安")
                    for m in crossover.METHODS]

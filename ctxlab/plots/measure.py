@@ -6,6 +6,7 @@ from typing import Iterable
 import matplotlib.pyplot as plt
 
 import ctxlab.plots  # noqa: F401  (Japanese font)
+from ctxlab.plots import source_note
 from ctxlab.corpus import CATEGORIES
 from ctxlab.evaluation import Graded
 from ctxlab.labs.measure import by_method
@@ -15,7 +16,8 @@ NAMES = {"single": "単一文書", "multi": "複数文書", "whole": "全体横�
          "unanswerable": "記載なし", "all": "全体"}
 
 
-def accuracy(graded: Iterable[Graded], ax=None, partial_weight: float = 0.5, title: str | None = None):
+def accuracy(graded: Iterable[Graded], ax=None, partial_weight: float = 0.5, title: str | None = None,
+             source: str | None = None):
     """Bar chart of ``ctxlab.labs.measure.by_method``: accuracy per category (and overall), one bar per method."""
     acc = by_method(graded, partial_weight)
     cats = [c for c in CATEGORIES if any(c in per for per in acc.values())] + ["all"]
@@ -32,4 +34,6 @@ def accuracy(graded: Iterable[Graded], ax=None, partial_weight: float = 0.5, tit
     ax.set_title(title or "方式ごと・質問の種類ごとの正答率", fontsize=10)
     ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)
+    if source:
+        source_note(ax, source)
     return ax

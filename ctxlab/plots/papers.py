@@ -4,6 +4,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 
 import ctxlab.plots  # noqa: F401  (Japanese font)
+from ctxlab.plots import LABEL_BOX
 from ctxlab.published import figures
 
 
@@ -16,7 +17,8 @@ def lost_in_the_middle(ax=None):
         ax.plot(data["positions"], acc, marker="o", label=model)
     for name, y in data["reference_lines"].items():
         ax.axhline(y, ls=":", lw=1, color="gray")
-        ax.text(data["positions"][0], y + 0.6, name, va="bottom", fontsize=8, color="gray")
+        ax.text(data["positions"][0], y + 0.6, name, va="bottom", fontsize=8, color="gray", zorder=5,
+                bbox=LABEL_BOX)   # the curves pass under the label, not through it
     ax.set_xlabel("正解を含む文書の位置（20 文書中）")
     ax.set_ylabel("正答率 (%)")
     ax.set_xticks(data["positions"])

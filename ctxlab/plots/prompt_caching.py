@@ -6,6 +6,7 @@ from typing import Sequence
 import matplotlib.pyplot as plt
 
 import ctxlab.plots  # noqa: F401  (Japanese font)
+from ctxlab.plots import LABEL_BOX
 from ctxlab.costs import formulas
 from ctxlab.labs.prompt_caching import COST_ARTICLE, meeting_call, total_costs
 
@@ -47,7 +48,8 @@ def cost_curves(*, w: float = COST_ARTICLE["w"], r: float = COST_ARTICLE["r"], r
         be = formulas.breakeven_reuses(wv, r)
         right.axvline(be, color=line.get_color(), ls=":", lw=1)
         right.annotate(f"k > {be:.2f}", (be, 0.45 - 0.15 * list(ws).index(wv)), xytext=(4, 0),
-                       textcoords="offset points", fontsize=9, color=line.get_color())
+                       textcoords="offset points", fontsize=9, color=line.get_color(), zorder=5,
+                       bbox=LABEL_BOX)   # the curves pass under the label, not through it
     right.axhline(1.0, color="gray", lw=1.2, label="毎回全文を渡す（= 1）")
     right.axhline(r, color="gray", lw=1, ls="--", label=f"読み出しの単価 r = {r}（漸近値）")
     right.set_xlabel("使い回し回数 k（1 回の書き込みを分け合う呼び出しの数）")

@@ -39,6 +39,17 @@ from ctxlab.widgets._fallback import TextFallback, how_to, html_to_text
 SHORT_LABELS = {"long_context": "ロングコンテキスト", "filter": "メタデータで絞る", "rag": "RAG（DB 込み）"}
 
 
+#: the class of a simulator's outer box. JupyterLab's widget manager adds ``jupyter-widgets-disconnected`` to every
+#: view whose kernel went away (Kernel → Restart, a dead kernel): then, and only then, RESTART_NOTE shows, instead
+#: of sliders that move while nothing updates.
+LIVE_CLASS = "ctxlab-live-widget"
+RESTART_NOTE = (
+    f"<style>.{LIVE_CLASS}.jupyter-widgets-disconnected .ctxlab-restart-note{{display:block !important}}</style>"
+    "<div class='ctxlab-restart-note' style='display:none;border:2px solid #c60;background:#fff3e0;"
+    "padding:6px 10px;margin-bottom:6px'>カーネルが再起動したので、このシミュレーターはもう動きません。"
+    "メニューの Run → Run All Cells で最初のセルから実行し直すと、新しいシミュレーターが出ます。</div>")
+
+
 def numbers_html(res: dict) -> str:
     """The simulator's panel of numbers (HTML), from a :func:`crossover.situation` dict."""
     rows = [("long_context", res["monthly_long_context"], res["ttft_long_context_s"]),
@@ -136,7 +147,9 @@ class _Widget(TextFallback):
         return self.redraw_times[-1] if self.redraw_times else None
 
     def _finish_layout(self):
-        """Lay the figure out once, mark the moving artists, draw the first frame."""
+        """Lay the figure out once, mark the moving artists, draw the first frame; add the restart note."""
+        self.widget.add_class(LIVE_CLASS)
+        self.widget.children = (W.HTML(RESTART_NOTE),) + tuple(self.widget.children)
         self.figure.tight_layout()
         for a in self.plot.dynamic:
             a.set_animated(True)
@@ -172,8 +185,10 @@ class _Widget(TextFallback):
     def static_html(self) -> str:
         """The current figure and numbers as plain HTML (what a page without a kernel can show)."""
         png = base64.b64encode(self.image.value).decode("ascii")
-        return (f"<div style='display:flex;gap:12px;align-items:flex-start'>"
-                f"<img src='data:image/png;base64,{png}'/><div>{self.numbers.value}</div></div>")
+        # wraps: on a narrow page (the site's column) the numbers go under the figure instead of into a sliver
+        return (f"<div style='display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start'>"
+                f"<img style='max-width:100%' src='data:image/png;base64,{png}'/>"
+                f"<div style='min-width:18em'>{self.numbers.value}</div></div>")
 
     def fallback_html(self) -> str:
         # the live widget, with static fallbacks for front ends that cannot render widgets
@@ -207,11 +222,13 @@ class CrossoverSimulator(_Widget):
                  continuous_update: bool = True):
         super().__init__()
         self.base = base or compare.Profile()
-        style = {"description_width": "150px"}
-        lay = W.Layout(width="440px")
+        # two columns of controls over the figure fit a notebook 720 px wide (1280 × 720 with the file browser
+        # open): the figure starts within the first screen, in view while a slider moves
+        style = {"description_width": "118px"}
+        lay = W.Layout(width="350px")
         cu = continuous_update
         self.controls = {
-            "doc_tokens": W.IntSlider(value=doc_tokens, min=10_000, max=1_500_000, step=1_000, readout_format=",d",
+            "doc_tokens": W.IntSlider(value=doc_tokens, min=10_000, max=1_500_000, step=1, readout_format=",d",
                                       description="文書量（tok）", continuous_update=cu, style=style, layout=lay),
             "questions_per_day": W.IntSlider(value=questions_per_day, min=1, max=300, step=1,
                                              description="1 日の質問数", continuous_update=cu, style=style, layout=lay),
@@ -223,7 +240,7 @@ class CrossoverSimulator(_Widget):
                                       description="キャッシュヒット率", continuous_update=cu, style=style, layout=lay),
             "ttl": W.ToggleButtons(options=[("自動", "auto"), ("5 分", "5m"), ("1 時間", "1h")], value=ttl,
                                    description="キャッシュの TTL", layout=lay,
-                                   style={**style, "button_width": "96px"}),   # three in one row
+                                   style={**style, "button_width": "70px"}),   # three in one row
             "model": W.Dropdown(options=[(m.display_name, m.id) for m in pricing.models().values()], value=model,
                                 description="モデル", style=style, layout=lay),
             "rag_chunks": W.IntSlider(value=rag_chunks, min=1, max=40, step=1, description="RAG のチャンク数",
@@ -241,6 +258,24 @@ class CrossoverSimulator(_Widget):
         self._watch()
         self._update_artists()
         self._finish_layout()
+
+    def summary(self) -> str:
+        """The numbers the widget shows, as the lines a cell prints (a path the window cannot hold has no price:
+        it reads 「ウィンドウに載らない」, never $nan)."""
+        r = self.result
+
+        def usd(v):
+            return "ウィンドウに載らない" if math.isnan(v) else f"${v:,.0f}"
+
+        return "\n".join([
+            f"{r['model']}・1 日 {r['questions_per_day']:g} 問・ヒット率 {r['hit_rate']:.0%}"
+            f"（{'トラフィックから' if r['hit_rate_from_traffic'] else '固定'}）・文書 {r['doc_tokens']:,} tokens",
+            f"月額: ロングコンテキスト {usd(r['monthly_long_context'])}  絞り込み {usd(r['monthly_filter'])}  "
+            f"RAG {usd(r['monthly_rag'])}（最も安いのは {crossover.PATHS[r['cheapest']]}）",
+            f"ウィンドウ使用率 {r['window_usage']:.1%}、TTFT（キャッシュ時）"
+            + ("なし（ウィンドウに載らない）" if math.isnan(r["ttft_long_context_s"]) else f"{r['ttft_long_context_s']:.1f} 秒"),
+            "交点: " + ("なし" if r["crossover_tokens"] is None else f"{r['crossover_tokens']:,.0f} tokens"),
+        ])
 
     def set(self, **values):
         """As :meth:`_Widget.set`; setting ``hit_rate`` without ``hit_mode`` also switches to "fixed"."""

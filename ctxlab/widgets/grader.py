@@ -11,6 +11,7 @@
 The person sees the question, the reference answer and the answer, and grades it before
 the automatic grade of that answer is shown (so the machine does not anchor the person);
 with ``blind=True`` (default) the method that wrote the answer is hidden until then too.
+A grade reveals both on the same answer; 「次へ →」 then moves to the next answer not yet graded.
 The grades live in the kernel (``g.human``); nothing blocks, so a notebook with this widget
 runs headless and under nbgrader. :meth:`Grader.grade` does what a button does, for code
 and tests.
@@ -57,7 +58,8 @@ class Grader(TextFallback):
         self._prev = w.Button(description="← 前へ", layout=w.Layout(width="6em"))
         self._next = w.Button(description="次へ →", layout=w.Layout(width="6em"))
         self._prev.on_click(lambda _b: self.go(self.index - 1))
-        self._next.on_click(lambda _b: self.go(self.index + 1))
+        self._next.on_click(lambda _b: self.go(self._next_ungraded(self.index) if self.current_graded
+                                                else self.index + 1))
         self._feedback = w.HTML()
         self._summary = w.HTML()
         self.widget = w.VBox([
@@ -77,15 +79,20 @@ class Grader(TextFallback):
     def current(self) -> Graded:
         return self.items[self.index]
 
+    @property
+    def current_graded(self) -> bool:
+        return self.key(self.current) in self.human
+
     def grade(self, level: str) -> None:
-        """Record ``level`` for the current answer, show the machine's grade, move to the next ungraded one."""
+        """Record ``level`` for the current answer and reveal, on that answer, the machine's grade and the method
+        (the person reads them before moving on with 「次へ →」)."""
         if level not in LEVELS:
             raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
         g = self.current
         self.human[self.key(g)] = level
         same = "一致" if level == g.level else "不一致"
-        self._last = (f"{g.question.id}（{g.method}）: あなた「{LABELS[level]}」・自動「{LABELS[g.level]}」→ {same}")
-        self.index = self._next_ungraded(self.index)
+        self._last = (f"{g.question.id}（{g.method}）: あなた「{LABELS[level]}」・自動「{LABELS[g.level]}」→ {same}"
+                      "　次の回答は「次へ →」")
         self._render()
 
     def go(self, index: int) -> None:
@@ -127,7 +134,8 @@ class Grader(TextFallback):
         for lv, b in self._buttons.items():
             b.icon = "check" if mine == lv else ""
         self._prev.disabled = self.index == 0
-        self._next.disabled = self.index == len(self.items) - 1
+        self._next.disabled = self.index == len(self.items) - 1 and not (mine and self._next_ungraded(self.index)
+                                                                          != self.index)
         self._feedback.value = html.escape(self._last)
         self._summary.value = html.escape(str(self.agreement()))
 

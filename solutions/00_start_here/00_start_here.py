@@ -32,8 +32,7 @@ from ctxlab import corpus
 from ctxlab.api import tokens
 
 client = ctxlab.make_client()
-print(ctxlab.mode_line(client))
-ctxlab.show_cost("00_start_here", client)   # what this lesson costs on the real API
+ctxlab.show_cost("00_start_here", client)   # モードと、実 API で動かしたときの料金（1 行。詳しくは ▸ を開く）
 
 # %% [markdown]
 # 最初のセルは、どのレッスンでも同じです。`ANTHROPIC_API_KEY` が設定されていなければ、オフラインの sandbox が
@@ -130,7 +129,7 @@ papers.lost_in_the_middle();
 # %%
 texts = [d.text for d in docs]
 table = compare.compare(count.tokens, len(texts), chars=corpus.total_chars(docs), token_method=count.method)
-print(compare.format_table(table))
+compare.table(table)
 
 # %% [markdown]
 # ## 4. 3 つの方式で違うのは、誰が文書を選ぶかだけ
@@ -184,8 +183,8 @@ flip_article = {m: last_day_lc_cheaper(m, compare.ARTICLE_HIT_RATE) for m in MOD
 for m in MODELS:
     print(f"{m}: ロングコンテキストが安いのは 1 日 {flip[m]} 問まで（ヒット率をトラフィックから）／"
           f"{flip_article[m]} 問まで（使い分けの記事の 80% に固定）")
-# what the prose below says: few questions keep long context cheaper, many make RAG cheaper, the
-# boundary moves with the model's prices, and a fixed 80% puts it somewhere else
+# 下の本文のとおりか: 質問が少ないとロングコンテキスト、多いと RAG が安く、
+# 境目はモデルの単価で動き、ヒット率を 80% に固定すると別の場所になる
 assert all(0 < n < MAX_DAY for n in flip.values()), flip
 assert len(set(flip.values())) > 1 and any(flip_article[m] != flip[m] for m in MODELS), (flip, flip_article)
 
@@ -268,12 +267,12 @@ assert result == ("long_context", "all_clear"), f"RAG に移る理由がひと�
 # 20 万トークンを 20 万トークンのウィンドウに: 使用率 100%
 assert choose_path(197_000, 200_000, 207, 101, 300, 1.1, 27, 25, 24, 1) == ("filter_or_rag", "premise"), \
     "使用率が 50% を超えるときは、ほかの数字を見る前に filter_or_rag です"
-# the thresholds themselves (50% and 3 s) are still on the staying side
+# 閾値ちょうど（50% と 3 秒）は、まだ移らない側
 assert choose_path(100_000, 200_000, 207, 101, 300, 1.1, 27, 25, 24, 48) == ("long_context", "all_clear"), \
     "使用率ちょうど 50% は前提を満たします（「50% 以下」）"
 assert choose_path(197_000, 1_000_000, 207, 101, 300, 3.0, 27, 25, 24, 48) == ("long_context", "all_clear"), \
     "キャッシュ時の TTFT ちょうど 3 秒は、まだ移らない側です（「3 秒以内」）"
-# cost compares the difference of the months with the budget, not one month
+# 料金は、片方の月額ではなく月額の差を RAG にかける額と比べる
 assert choose_path(197_000, 1_000_000, 400, 200, 300, 1.1, 27, 25, 24, 48) == ("long_context", "all_clear"), \
     "月額の差 400 − 200 = 200 ドルは RAG にかける 300 ドルを下回るので、料金は移る理由になりません"
 assert choose_path(197_000, 1_000_000, 2_000, 101, 300, 1.1, 27, 25, 24, 48) == ("rag", "cost"), \

@@ -10,11 +10,6 @@
 # - モデルごとのウィンドウ使用率を出し、文書が増えたときにどのモデルで前提を保てるかを先回りして決められる
 #
 # **所要時間** 約 30 分　**前提** 00_start_here
-#
-# **進め方** 上から順にセルを実行します（Run All でも構いません）。演習を解く前でも Run All は最後まで進み、解いていない演習は
-# その確認のセルが「演習 N はまだ解かれていません」と 1 行で知らせます（採点では、ここにない非公開のテストも実行されます）。
-# カーネルを再起動したときや、保存したノートブックを開き直したときは、変数もウィジェットも消えています
-# （`NameError` や「model not found」と出ます）: 最初のセルから実行し直してください。
 
 # %%
 import ctxlab
@@ -23,8 +18,7 @@ from ctxlab.costs import pricing
 from ctxlab.api import tokens
 
 client = ctxlab.make_client()
-print(ctxlab.mode_line(client))
-ctxlab.show_cost("01_count_tokens", client)   # what this lesson costs on the real API
+ctxlab.show_cost("01_count_tokens", client)   # モードと、実 API で動かしたときの料金（1 行。詳しくは ▸ を開く）
 
 # %% [markdown]
 # ## 1. count_tokens で数える

@@ -11,11 +11,6 @@
 # - 元記事の表の数字を自分で計算し直し、ラベルと中身のずれを見つけられる
 #
 # **所要時間** 約 40 分　**前提** 00, 01
-#
-# **進め方** 上から順にセルを実行します（Run All でも構いません）。演習を解く前でも Run All は最後まで進み、解いていない演習は
-# その確認のセルが「演習 N はまだ解かれていません」と 1 行で知らせます（採点では、ここにない非公開のテストも実行されます）。
-# カーネルを再起動したときや、保存したノートブックを開き直したときは、変数もウィジェットも消えています
-# （`NameError` や「model not found」と出ます）: 最初のセルから実行し直してください。
 
 # %%
 import ctxlab
@@ -24,8 +19,7 @@ from ctxlab import corpus
 from ctxlab.api import tokens
 
 client = ctxlab.make_client()
-print(ctxlab.mode_line(client))
-ctxlab.show_cost("02_pricing", client)   # what this lesson costs on the real API
+ctxlab.show_cost("02_pricing", client)   # モードと、実 API で動かしたときの料金（1 行。詳しくは ▸ を開く）
 
 # %% [markdown]
 # ## 1. 価格表
@@ -81,7 +75,7 @@ for name, c in [("キャッシュなし", no_cache), ("初回（書き込み）"
 
 # %%
 table = compare.compare(doc_tokens, len(docs), chars=corpus.total_chars(docs))
-print(compare.format_table(table))
+compare.table(table)
 
 # %% [markdown]
 # API の料金だけを見ると RAG が大きく安く見えます。DB の月額を足すと差が縮みます。グラフで並べます。
@@ -127,7 +121,7 @@ for updates in (0, 4, 30, 300):
 
 # %%
 article = compare.compare(197_000, 50, compare.Profile(model=pricing.ARTICLE_MODEL, hit_rate=compare.ARTICLE_HIT_RATE,
-                                                   ttl=compare.ARTICLE_TTL))   # the article's model, 80% and 5m
+                                                   ttl=compare.ARTICLE_TTL))   # 記事のモデル・ヒット率 80%・TTL 5 分
 r = article.rows
 print(f"「ロングコンテキスト」の行 ${r['lc_write'].cost:.3f} は、キャッシュ書き込み（1.25 倍）の値。キャッシュなしなら ${r['long_context'].cost:.3f}")
 print(f"「キャッシュ」の行: 質問をキャッシュの区切りの後ろに置くと ${r['lc_cached'].cost:.3f}")
@@ -219,7 +213,7 @@ def monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model
 
 # %% nbgrader={"grade": true, "grade_id": "monthly_by_path-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
 from ctxlab.labs._twins import twins_disabled
-with twins_disabled(globals(), compare.compare):   # as at grading: the library's comparison raises inside this block
+with twins_disabled(globals(), compare.compare):   # 採点と同じく、このブロックの中ではライブラリの比較関数は使えない
     m = monthly_by_path(197_000, 600, 0.8, 70)
     m_haiku = monthly_by_path(197_000, 600, 0.8, 70, model="claude-haiku-4-5")
 assert set(m) == {"long_context", "filter", "rag"}, "3 つのキーを持つ辞書を返してください"

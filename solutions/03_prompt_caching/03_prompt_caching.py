@@ -16,11 +16,6 @@
 # - キャッシュありとなしを、正しい基準線とドルで比べられる
 #
 # **所要時間** 約 85 分（1〜7 節が約 65 分、8 節の会話とエージェントが約 20 分）　**前提** 01（トークンを数える）、02（料金）
-#
-# **進め方** 上から順にセルを実行します（Run All でも構いません）。演習を解く前でも Run All は最後まで進み、解いていない演習は
-# その確認のセルが「演習 N はまだ解かれていません」と 1 行で知らせます（採点では、ここにない非公開のテストも実行されます）。
-# カーネルを再起動したときや、保存したノートブックを開き直したときは、変数もウィジェットも消えています
-# （`NameError` や「model not found」と出ます）: 最初のセルから実行し直してください。
 
 # %%
 import json
@@ -35,8 +30,7 @@ from ctxlab.costs import formulas, pricing
 from ctxlab.costs.usage import call_kind, total_input, usage_dict
 
 client = ctxlab.make_client()
-print(ctxlab.mode_line(client))
-ctxlab.show_cost("03_prompt_caching", client)   # what this lesson costs on the real API
+ctxlab.show_cost("03_prompt_caching", client)   # モードと、実 API で動かしたときの料金（1 行。詳しくは ▸ を開く）
 
 # %% [markdown]
 # 実演には、今のラインアップの安い小型モデル（Haiku 5.5、`pricing.SMALL_MODEL`）と規程 2 ファイルを使います。仕組みはどのモデルでも同じで、実 API で動かしても
@@ -51,9 +45,9 @@ ctxlab.show_cost("03_prompt_caching", client)   # what this lesson costs on the 
 # 実 API では本物の時計が動きます。2 節から 7 節までを 5 分以上あけて実行すると、書き込みからやり直しになることがあります。
 
 # %%
-if ctxlab.is_offline(client):   # a manual clock (and no simulated waiting): the cache outlives however long you read
+if ctxlab.is_offline(client):   # 手動で進める時計（待ち時間のシミュレーションなし）: どれだけ読んでいてもキャッシュは切れない
     client = ctxlab.make_client(offline=True, sandbox=ctxlab.Sandbox(realtime=False, time_scale=0))
-DEMO = pricing.SMALL_MODEL   # the current lineup's small model: the demos are cheap online too
+DEMO = pricing.SMALL_MODEL   # いまの小さいモデル: 実 API でもデモが安く済む
 RUN_ID = uuid.uuid4().hex[:8]
 SYSTEM = f"{messages.SYSTEM_PROMPT}\n（実行 ID: {RUN_ID}）"
 docs = [d for d in corpus.load() if d.file in ("hr_kyuyo_kitei.txt", "hr_yukyu_2025.txt")]
@@ -67,7 +61,7 @@ def ask(question, model=DEMO, cache_ttl="5m", docs=docs):
 
 prefix = tokens.count_request(ask("?"), client=client, model=DEMO)
 print(f"前置き（システムプロンプト + 規程 {len(docs)} ファイル）: {prefix}")
-# the whole lesson sends 32 requests (sections 2-7); online it runs only within CTXLAB_BUDGET_USD
+# このレッスン全体で 32 リクエスト（2〜7 節）。実 API では CTXLAB_BUDGET_USD の予算内でだけ送る
 CALLS = 32
 per_call = pricing.call_cost(DEMO, cache_write_5m_tokens=prefix.tokens, output_tokens=200).total
 budget.check(CALLS * per_call, client, f"この節の実演（{CALLS} 回の呼び出し）")
@@ -107,8 +101,8 @@ print(prompt_caching.layout(req))
 for m in pricing.models().values():
     print(f"{m.display_name:17s}（{ {'latest': '最新', 'superseded': '旧版', 'legacy': '旧世代'}[m.status]}）書き込み 5m {m.cache_write_5m_multiplier:g} 倍・1h {m.cache_write_1h_multiplier:g} 倍"
           f"  読み出し {m.cache_read_multiplier:g} 倍")
-assert pricing.get_model(DEMO).cache_read_multiplier == 0.1   # what the table above says of this lesson's model
-assert min(m.cache_read_multiplier for m in pricing.current_models().values()) < 0.1   # "lower on today's models"
+assert pricing.get_model(DEMO).cache_read_multiplier == 0.1   # 上の表がこのレッスンのモデルについて言っていること
+assert min(m.cache_read_multiplier for m in pricing.current_models().values()) < 0.1   # 「いまのモデルではもっと低い」
 
 # %%
 QUESTIONS = ["有給休暇は何日まで繰り越せますか？", "給与の支払日はいつですか？", "時間単位の年休は取れますか？"]
@@ -148,10 +142,10 @@ cached = [r1, r2, r3]
 baseline = [client.messages.create(**ask(q, cache_ttl=None)) for q in QUESTIONS]
 
 print("キャッシュあり（1 回目が書き込み）")
-print(prompt_caching.format_calls([r.usage for r in cached], DEMO))
+display(prompt_caching.calls_table([r.usage for r in cached], DEMO))
 print()
 print("基準線: cache_control なし")
-print(prompt_caching.format_calls([r.usage for r in baseline], DEMO))
+display(prompt_caching.calls_table([r.usage for r in baseline], DEMO))
 print(ctxlab.source_line(cached + baseline, DEMO))
 
 # %%
@@ -214,19 +208,19 @@ start = datetime(2026, 12, 1, 9, 0)
 
 def with_clock_in_system(question, now):
     req = ask(question)
-    req["system"] = f"現在日時: {now:%Y-%m-%d %H:%M}\n{SYSTEM}"   # changes every call, before the breakpoint
+    req["system"] = f"現在日時: {now:%Y-%m-%d %H:%M}\n{SYSTEM}"   # 呼び出しごとに変わる部分が、区切りより前にある
     return req
 
 
 clock_calls = [client.messages.create(**with_clock_in_system(q, start + timedelta(minutes=i)))
                for i, q in enumerate(QUESTIONS)]
-print(prompt_caching.format_calls([r.usage for r in clock_calls], DEMO))
+display(prompt_caching.calls_table([r.usage for r in clock_calls], DEMO))
 billed = sum(pricing.usage_cost(r.usage, DEMO).input for r in clock_calls)
 plain = sum(prompt_caching.uncached_cost(r.usage, DEMO).input for r in clock_calls)
 w_demo = pricing.get_model(DEMO).cache_write_5m_multiplier
 print(f"入力の請求: ${billed:.6f}（キャッシュを付けなければ ${plain:.6f}）→ {billed / plain:.4f} 倍"
       f"（書き込みの倍率 {w_demo} をわずかに下回る）")
-assert 1 < billed / plain < w_demo   # what the next cell says
+assert 1 < billed / plain < w_demo   # 次のセルが言っていること
 
 # %% [markdown]
 # `cache_read_input_tokens` が毎回 0 で、毎回書き込みになっています。料金は下がらず、書き込みの割増だけが乗るので、
@@ -237,7 +231,7 @@ assert 1 < billed / plain < w_demo   # what the next cell says
 # %%
 fixed_calls = [client.messages.create(**ask(f"現在日時: {start + timedelta(minutes=i):%Y-%m-%d %H:%M}\n{q}"))
                for i, q in enumerate(QUESTIONS)]
-print(prompt_caching.format_calls([r.usage for r in fixed_calls], DEMO))
+display(prompt_caching.calls_table([r.usage for r in fixed_calls], DEMO))
 
 
 # %% [markdown]
@@ -253,8 +247,8 @@ def lookup_tool(fields):
                              "required": ["file"]}}
 
 
-tool_a = lookup_tool({"file": "string", "article": "integer"})        # built in one place
-tool_b = lookup_tool({"article": "integer"} | {"file": "string"})     # merged from defaults elsewhere
+tool_a = lookup_tool({"file": "string", "article": "integer"})        # 1 か所で組み立てたもの
+tool_b = lookup_tool({"article": "integer"} | {"file": "string"})     # 別の場所の既定値とマージしたもの
 print("辞書として等しい:", tool_a == tool_b)
 print("json.dumps が等しい:", json.dumps(tool_a) == json.dumps(tool_b))
 
@@ -265,7 +259,7 @@ def with_tool(question, tool):
 
 key_order = [client.messages.create(**with_tool(QUESTIONS[0], tool_a)),
              client.messages.create(**with_tool(QUESTIONS[1], tool_b))]
-print(prompt_caching.format_calls([r.usage for r in key_order], DEMO, ["tool_a", "tool_b"]))
+display(prompt_caching.calls_table([r.usage for r in key_order], DEMO, ["tool_a", "tool_b"]))
 
 
 # %% [markdown]
@@ -281,7 +275,7 @@ def canonical(obj):
 print("sort_keys 後の json.dumps が等しい:", json.dumps(canonical(tool_a)) == json.dumps(canonical(tool_b)))
 sorted_calls = [client.messages.create(**with_tool(QUESTIONS[0], canonical(tool_a))),
                 client.messages.create(**with_tool(QUESTIONS[1], canonical(tool_b)))]
-print(prompt_caching.format_calls([r.usage for r in sorted_calls], DEMO, ["canonical(a)", "canonical(b)"]))
+display(prompt_caching.calls_table([r.usage for r in sorted_calls], DEMO, ["canonical(a)", "canonical(b)"]))
 
 # %% [markdown]
 # ### 5.3 モデルの切り替え
@@ -289,7 +283,7 @@ print(prompt_caching.format_calls([r.usage for r in sorted_calls], DEMO, ["canon
 # キャッシュはモデルごとに持たれます。2 節で書き込んだのと同じリクエストを、モデルだけ替えて送ります。
 
 # %%
-other = pricing.MID_MODEL   # Sonnet 5.5
+other = pricing.MID_MODEL   # Sonnet 5.5 のこと
 switched = client.messages.create(**ask(QUESTIONS[0], model=other))
 print(prompt_caching.explain(switched.usage, other))
 
@@ -305,7 +299,7 @@ print(prompt_caching.explain(switched.usage, other))
 # %%
 full_rule = [d for d in corpus.load() if d.file == "hr_tsukin.txt"]
 first_article = [(full_rule[0].label, full_rule[0].text[:full_rule[0].text.index("第2条")])]   # 第1条 only
-LEGACY_SMALL = "claude-haiku-4-5"   # the article's small model, for comparison
+LEGACY_SMALL = "claude-haiku-4-5"   # 比較用: 記事の小さいモデル
 for m in (DEMO, other, LEGACY_SMALL):
     n_min, confirmed = pricing.min_cacheable_tokens(m)
     print(f"{pricing.get_model(m).display_name}: 最小長 {n_min:,} tokens" + ("" if confirmed else "（未確認: sandbox が仮に置く値）"))
@@ -314,8 +308,8 @@ for label, part in (("第 1 条だけ", first_article), ("規程 1 ファイル�
     sizes[label] = tokens.count_request(ask(QUESTIONS[0], docs=part), client=client, model=DEMO).tokens
     sent[label] = [client.messages.create(**ask(q, docs=part)) for q in QUESTIONS[:2]]
     print(f"\n{label}（前置き 約 {sizes[label]:,} tokens）")
-    print(prompt_caching.format_calls([r.usage for r in sent[label]], DEMO))
-short_calls = sent["第 1 条だけ"]   # below the minimum: the calls exercise 1 diagnoses
+    display(prompt_caching.calls_table([r.usage for r in sent[label]], DEMO))
+short_calls = sent["第 1 条だけ"]   # 最小トークン数に届かない: 演習 1 で診断する呼び出し
 old_min = pricing.min_cacheable_tokens(LEGACY_SMALL)[0]
 print(f"\n旧世代の Haiku 4.5（最小長 {old_min:,}）なら、規程全体（約 {sizes['規程 1 ファイル全体']:,} tokens）は"
       + ("キャッシュされません" if sizes["規程 1 ファイル全体"] < old_min else "キャッシュされます"))
@@ -332,11 +326,11 @@ print(f"\n旧世代の Haiku 4.5（最小長 {old_min:,}）なら、規程全体
 # API のドキュメントでは citations の切り替えは system と messages の両方を無効にします。2 節で書き込んだ前置きに対して、それぞれ 1 回ずつ送ります。
 
 # %%
-rewritten = dict(ask(QUESTIONS[0]), system=SYSTEM + "\n回答は箇条書きで書いてください。")   # changed mid-conversation
+rewritten = dict(ask(QUESTIONS[0]), system=SYSTEM + "\n回答は箇条書きで書いてください。")   # 会話の途中で変えた
 with_citations = messages.question_request(docs, QUESTIONS[0], model=DEMO, max_tokens=200, citations=True,
                                            system=SYSTEM)
 toggled = [client.messages.create(**rewritten), client.messages.create(**with_citations)]
-print(prompt_caching.format_calls([r.usage for r in toggled], DEMO, ["system を書き換え", "citations を有効に"]))
+display(prompt_caching.calls_table([r.usage for r in toggled], DEMO, ["system を書き換え", "citations を有効に"]))
 
 # %% [markdown]
 # どちらも読み出しが 0 で、前置き全体を書き直しています。ドキュメントは、ほかにも次の設定の変更がキャッシュを無効にすると書いています
@@ -528,7 +522,7 @@ assert diagnose(objs) == "write_then_hit"
 # 右辺には文書の長さも呼び出し回数の絶対値も出てきません。倍率 2 つだけで決まります。
 
 # %%
-opus = pricing.get_model(pricing.DEFAULT_MODEL)   # today's Opus (read 0.05x)
+opus = pricing.get_model(pricing.DEFAULT_MODEL)   # いまの Opus（読み出し 0.05 倍）
 r = opus.cache_read_multiplier
 for ttl in ("5m", "1h"):
     w = opus.write_multiplier(ttl)
@@ -571,7 +565,7 @@ import matplotlib.pyplot as plt
 
 from ctxlab.plots.prompt_caching import cost_curves
 
-article = prompt_caching.COST_ARTICLE   # the cost article's w, r, rho, s, E
+article = prompt_caching.COST_ARTICLE   # コストの記事の w, r, rho, s, E
 fig = cost_curves(**article, n_max=10, k_max=20)
 plt.show()
 
@@ -654,7 +648,7 @@ for w_, r_ in [(1.25, 1.0), (-1.0, 0.1)]:
     else:
         raise AssertionError(f"w={w_}, r={r_}: 課題のとおり ValueError を投げてください（r が 1 以上、または負の倍率）")
 _library = formulas.first_paying_call
-formulas.first_paying_call = None   # the library's answer is not yours: calling it fails here, as at grading
+formulas.first_paying_call = None   # ライブラリの答えは使えない: 採点と同じく、ここで呼ぶと失敗する
 try:
     first_paying_call(1.25, 0.1)
 except TypeError as e:
@@ -773,14 +767,14 @@ from ctxlab import corpus
 from ctxlab.costs import pricing
 from ctxlab.labs import prompt_caching
 
-lab = prompt_caching.manual_clock(client)     # offline: a sandbox on a manual clock; online: the same client
+lab = prompt_caching.manual_clock(client)     # オフライン: 手動の時計で動く sandbox、実 API: 同じクライアント
 CACHE_MODEL = pricing.SMALL_MODEL
 cache_docs = [d for d in corpus.load() if d.file in ("hr_kyuyo_kitei.txt", "hr_yukyu_2025.txt")]
 BASE_SYSTEM = messages.SYSTEM_PROMPT
 cache_prefix = tokens.count_request(messages.question_request(cache_docs, "?", model=CACHE_MODEL, system=BASE_SYSTEM),
                                     client=client, model=CACHE_MODEL).tokens
 print(lab.source)
-SECTION_REQUESTS = 60   # an upper bound of what this section sends; online it runs only within CTXLAB_BUDGET_USD
+SECTION_REQUESTS = 60   # この節で送るリクエスト数の上限。実 API では CTXLAB_BUDGET_USD の予算内でだけ送る
 budget.check(prompt_caching.estimate_usd(SECTION_REQUESTS, cache_prefix, CACHE_MODEL), client,
              f"8 節の実演（最大 {SECTION_REQUESTS} 回の呼び出し）")
 
@@ -799,10 +793,10 @@ single_runs = {p: prompt_caching.run_single(lab, cache_docs, SINGLE, p, model=CA
 print(lab.source)
 for p, calls in single_runs.items():
     print(f"--- {p}")
-    print(prompt_caching.format_calls([c.usage for c in calls], CACHE_MODEL, [c.label for c in calls]))
+    display(prompt_caching.calls_table([c.usage for c in calls], CACHE_MODEL, [c.label for c in calls]))
 
 # %%
-print(prompt_caching.format_comparison(single_runs, CACHE_MODEL, f"単発の質問 {len(SINGLE)} 問の合計（{lab.source}）"))
+display(prompt_caching.comparison_table(single_runs, CACHE_MODEL, f"単発の質問 {len(SINGLE)} 問の合計（{lab.source}）"))
 
 # %% [markdown]
 # 自動キャッシュだけの列は、どの回も `cache_read_input_tokens` が 0 で、書き込みが毎回出ています。6 節の表の 1 行目、「請求が下がらない、むしろ上がった」と同じ症状です。
@@ -825,8 +819,8 @@ conv_runs = {p: prompt_caching.run_conversation(lab, cache_docs, CONVERSATION, p
 print(lab.source)
 for p, calls in conv_runs.items():
     print(f"--- {p}")
-    print(prompt_caching.format_calls([c.usage for c in calls], CACHE_MODEL, [c.label for c in calls]))
-print(prompt_caching.format_comparison(conv_runs, CACHE_MODEL, f"{len(CONVERSATION)} ターンの会話の合計"))
+    display(prompt_caching.calls_table([c.usage for c in calls], CACHE_MODEL, [c.label for c in calls]))
+display(prompt_caching.comparison_table(conv_runs, CACHE_MODEL, f"{len(CONVERSATION)} ターンの会話の合計"))
 
 # %% [markdown]
 # 会話では立場が入れ替わります。明示の区切りだけだと、文書は読み出せても、区切りの後ろにある会話の履歴は毎ターン通常単価で送り直しになり、
@@ -841,14 +835,14 @@ print(prompt_caching.format_comparison(conv_runs, CACHE_MODEL, f"{len(CONVERSATI
 # %%
 SECOND = ["育児休業は何か月取れますか？", "給与は出ますか？", "申請はいつまでですか？"]
 second_runs = {p: prompt_caching.run_conversation(lab, cache_docs, SECOND, p, model=CACHE_MODEL, system=BASE_SYSTEM,
-                                                  tag="conv", gap_s=45, lead_s=45)   # the same application as conv_runs
+                                                  tag="conv", gap_s=45, lead_s=45)   # conv_runs と同じアプリケーション
                for p in prompt_caching.PLACEMENTS}
 two_users = {p: conv_runs[p] + second_runs[p] for p in prompt_caching.PLACEMENTS}
 print(lab.source)
 for p in prompt_caching.PLACEMENTS:
     first_turn = second_runs[p][0].usage
     print(f"2 人目のターン 1（{p}）: 読み出し {first_turn.cache_read_input_tokens:,} / 書き込み {first_turn.cache_creation_input_tokens:,}")
-print(prompt_caching.format_comparison(two_users, CACHE_MODEL, "2 人の会話（6 + 3 ターン）の合計"))
+display(prompt_caching.comparison_table(two_users, CACHE_MODEL, "2 人の会話（6 + 3 ターン）の合計"))
 
 # %% [markdown]
 # どれを選ぶかは、リクエストの形で決まります。
@@ -863,16 +857,9 @@ print(prompt_caching.format_comparison(two_users, CACHE_MODEL, "2 人の会話�
 # 公式ドキュメントが書いていないことと、sandbox が選んだ動きも挙げておきます。
 #
 # - 「最後のキャッシュできるブロック」から外れる種類として、ドキュメントが挙げるのは thinking ブロックだけです（区切りを付けられない）。sandbox は
-#   次のセルが表示する種類だけを飛ばして手前のブロックに区切りを置きます。
+#   thinking と redacted_thinking のブロックだけを飛ばして、手前のブロックに区切りを置きます。
 # - 連続した `tool_use` / `tool_result` を 1 か所と数えるのは「Claude API では」と書かれています。ほかのプラットフォームでどう数えるかは書かれていません。sandbox は Claude API の数え方です。
 # - 並びの中のどのブロックに項目があっても、その 1 か所で見つかったものとして扱います（ドキュメントはこの細部を書いていません）。
-
-# %%
-from ctxlab.sandbox.cache import LOOKBACK_BLOCKS, RUN_KINDS
-from ctxlab.sandbox.request import AUTO_INELIGIBLE
-
-print(f"sandbox の選択: 自動キャッシュが飛ばす種類 {AUTO_INELIGIBLE}、1 か所と数える並び {RUN_KINDS}、さかのぼり {LOOKBACK_BLOCKS} か所")
-
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "choose_placement-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ### 演習 4（3 点）: 区切りの置き方を、`usage` から選んで示す
@@ -930,7 +917,7 @@ assert type(got[1]) is dict and set(got[1]) == set(single_runs), "金額は渡�
 _total = sum(pricing.usage_cost(u, CACHE_MODEL).total for u in usages_of(single_runs)["explicit"])
 assert abs(got[1]["explicit"] - _total) < 1e-9, \
     f"金額は列の合計ドル（出力込み、usage_cost(u, model).total の和）のはずです: {got[1]['explicit']!r} と {_total!r}"
-# the stated tie rule, on usage dicts: equal totals go to fewer breakpoints, then to "auto"
+# 問題文の同額の決まり（usage は dict）: 同額なら区切りの少ないほう、それでも並べば "auto"
 _same = [{"input_tokens": 20, "cache_creation_input_tokens": 9000, "cache_read_input_tokens": 0, "output_tokens": 100},
          {"input_tokens": 20, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 9000, "output_tokens": 100}]
 assert choose_placement({"both": _same, "explicit": _same}, CACHE_MODEL)[0] == "explicit", \
@@ -1035,7 +1022,7 @@ agent_runs = {s: prompt_caching.run_agent(lab, cache_docs, AGENT_TURNS, AGENT_CA
 print(lab.source)
 for s, calls in agent_runs.items():
     print(f"--- {s}")
-    print(prompt_caching.format_calls([c.usage for c in calls], CACHE_MODEL, [c.label for c in calls]))
+    display(prompt_caching.calls_table([c.usage for c in calls], CACHE_MODEL, [c.label for c in calls]))
 
 # %% [markdown]
 # `auto` と `last_two` では、ツール結果を返すリクエストで `cache_read_input_tokens` が 0 になり、文書も会話もまるごと書き込み直しています。
@@ -1060,7 +1047,7 @@ for s, calls in agent_runs.items():
 parallel = prompt_caching.run_agent(lab, cache_docs, AGENT_TURNS, AGENT_CALLS, "auto", model=CACHE_MODEL,
                                     system=BASE_SYSTEM, narrate=False, gap_s=30)
 print(lab.source)
-print(prompt_caching.format_calls([c.usage for c in parallel], CACHE_MODEL, [c.label for c in parallel]))
+display(prompt_caching.calls_table([c.usage for c in parallel], CACHE_MODEL, [c.label for c in parallel]))
 
 # %% [markdown]
 # この節のまとめです。

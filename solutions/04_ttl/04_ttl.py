@@ -14,11 +14,6 @@
 # - 「ヒット率 ≈ 前の質問から TTL 以内に来た質問の割合」を使い、リクエストのログから TTL を選べる
 #
 # **所要時間** 約 65 分　**前提** 02（料金）、03（プロンプトキャッシュ）
-#
-# **進め方** 上から順にセルを実行します（Run All でも構いません）。演習を解く前でも Run All は最後まで進み、解いていない演習は
-# その確認のセルが「演習 N はまだ解かれていません」と 1 行で知らせます（採点では、ここにない非公開のテストも実行されます）。
-# カーネルを再起動したときや、保存したノートブックを開き直したときは、変数もウィジェットも消えています
-# （`NameError` や「model not found」と出ます）: 最初のセルから実行し直してください。
 
 # %%
 import ctxlab
@@ -28,8 +23,7 @@ from ctxlab.costs import compare, pricing
 from ctxlab.labs import ttl as traffic
 
 client = ctxlab.make_client()
-print(ctxlab.mode_line(client))
-ctxlab.show_cost("04_ttl", client)   # what this lesson costs on the real API
+ctxlab.show_cost("04_ttl", client)   # モードと、実 API で動かしたときの料金（1 行。詳しくは ▸ を開く）
 
 # %% [markdown]
 # ## 1. 時計を進められる sandbox
@@ -43,12 +37,12 @@ ctxlab.show_cost("04_ttl", client)   # what this lesson costs on the real API
 # 回答の長さは TTL と関係がないので、`max_tokens` は短くしておきます。
 
 # %%
-sb = ctxlab.Sandbox(realtime=False, time_scale=0)   # clock moves only on sb.advance(); no simulated waiting
-lab = ctxlab.make_client(offline=True, sandbox=sb)  # the client for this lesson's clock experiments
+sb = ctxlab.Sandbox(realtime=False, time_scale=0)   # 時計は sb.advance() でだけ進む。待ち時間のシミュレーションなし
+lab = ctxlab.make_client(offline=True, sandbox=sb)  # このレッスンの時計の実験に使うクライアント
 print(ctxlab.simulated_note("この節の TTL の実験", "実 API の時計は進められないため。送るコードは実 API と同じです"))
-docs = corpus.load()                                 # the current versions: what the course sends
+docs = corpus.load()                                 # 現行版: このコースが送る文書
 questions = [q.question for q in corpus.questions()]
-MODEL = pricing.DEFAULT_MODEL   # the model this lesson prices with (today's Opus)
+MODEL = pricing.DEFAULT_MODEL   # このレッスンの料金の計算に使うモデル（いまの Opus）
 
 
 def ask(i, ttl="5m", max_tokens=16):
@@ -82,16 +76,16 @@ for i in range(16):                      # 08:00, 08:04, ..., 09:00
     cost = pricing.usage_cost(r.usage, MODEL)
     print(f"{traffic.clock_label(sb.now())}  {kind(r.usage)}  "
           f"書き込み {r.usage.cache_creation_input_tokens:>7,}  読み出し {r.usage.cache_read_input_tokens:>7,}  ${cost.total:.3f}")
-entry = sb.cache_entries()[0]            # a sandbox-only view of its cache
+entry = sb.cache_entries()[0]            # sandbox だけで見られるキャッシュの中身
 print(f"エントリ: 読まれた回数 {entry['reads']}、あと {entry['expires_in_s']:.0f} 秒で期限切れ")
-assert kinds == ["書き込み"] + ["読み出し"] * 15   # what the next cell says
+assert kinds == ["書き込み"] + ["読み出し"] * 15   # 次のセルが言っていること
 
 # %% [markdown]
 # 最初の 1 回だけが書き込みで、残りはすべて読み出しです。書き込みから 1 時間たっても、エントリはまだ生きています。
 # では、間隔を 6 分に空けるとどうなるでしょうか。
 
 # %%
-read_cost = cost.total                   # the last request above was a read
+read_cost = cost.total                   # 上の最後のリクエストは読み出し
 sb.advance(6 * 60)                       # 6 分後: past the 5-minute TTL
 r = ask(16)
 write_cost = pricing.usage_cost(r.usage, MODEL).total
@@ -111,7 +105,7 @@ print(f"{traffic.clock_label(sb.now())}（6 分後）  {kind(r.usage)}  ${write_
 # 回答が出終わってから 4 分 50 秒考えて次を聞く利用者と、前の質問を送ってから 4 分 50 秒後に次を聞く利用者を比べます。
 
 # %%
-doc_tokens = r.usage.cache_creation_input_tokens          # the cached prefix, as the API counted it
+doc_tokens = r.usage.cache_creation_input_tokens          # キャッシュした前半部分（API が数えた値）
 lm = pricing.latency_model()
 answer_s = pricing.ttft_seconds(0, doc_tokens) + 700 / lm["output_tokens_per_s"]
 THINK = 4 * 60 + 50
@@ -119,7 +113,7 @@ print(f"回答の所要時間（シミュレーション）: {answer_s:.1f} 秒"
 
 for label, gap in [("送ってから 4 分 50 秒後に次", THINK), ("出終わってから 4 分 50 秒後に次", answer_s + THINK)]:
     sb.clear_cache()
-    ask(0)                                              # the first question writes the entry
+    ask(0)                                              # 最初の質問がキャッシュを書き込む
     sb.advance(gap)
     nxt = ask(1)
     print(f"{label:18s} 開始から開始まで {gap:6.1f} 秒 → {kind(nxt.usage)}")
@@ -277,7 +271,7 @@ edge_cases = [([], 0.0, "リクエストがなければ、ヒットの割合は 
               ([840, 480, 240, 0], 0.5, "並んでいない時刻も、時刻の順に判定します（0・4 分・8 分・14 分と同じ 4 件なので 2/4）"),
               ([0, 0, 0, 10], 0.25, "同じ時刻の 3 件は互いの書き込みを読めないので全部ミス、10 秒の 1 件だけヒットで 1/4 です"),
               ([0, 100, 100, 100], 0.75, "100 秒の 3 件は、どれも 0 秒のリクエストが書き込んだエントリを読めるので 3/4 です")]
-with twins_disabled(globals(), _costs_traffic.model_hits, _costs_traffic.hit_rate):   # as at grading: these raise here
+with twins_disabled(globals(), _costs_traffic.model_hits, _costs_traffic.hit_rate):   # 採点と同じく、ここではこれらの関数は使えない
     basic = ttl_hit_rate([0, 240, 480, 840], 300)
     replayed = {ttl: ttl_hit_rate(day, traffic.TTL_SECONDS[ttl]) for ttl in replays}
     edges = []
@@ -359,7 +353,7 @@ def ttl_costs(times, doc_tokens, model="claude-opus-5-5", question_tokens=400, o
 
 # %% nbgrader={"grade": true, "grade_id": "ttl_costs-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
 from ctxlab.labs._twins import twins_disabled
-with twins_disabled(globals(), traffic.day_cost, traffic.compare_ttls):   # as at grading: these raise here
+with twins_disabled(globals(), traffic.day_cost, traffic.compare_ttls):   # 採点と同じく、ここではこれらの関数は使えない
     c = ttl_costs([0, 120, 1000], 100_000)
     c_haiku = ttl_costs([0, 120, 1000], 100_000, model="claude-haiku-4-5")
     mine = ttl_costs(day, doc_tokens, question_tokens=0, output_tokens=0)
@@ -375,7 +369,7 @@ assert abs(c["1h"] - (3 * _per_q + _doc * (w1 + rd + rd))) < 1e-9, \
 _haiku_call = lambda **kw: pricing.call_cost("claude-haiku-4-5", input_tokens=400, output_tokens=700, **kw).total
 assert abs(c_haiku["1h"] - (_haiku_call(cache_write_1h_tokens=100_000) + 2 * _haiku_call(cache_read_tokens=100_000))) < 1e-9, (
     f"model=\"claude-haiku-4-5\" なら Haiku 4.5 の単価で計算するはずです（引数 model を使っていますか）: {c_haiku['1h']:.4f}")
-# the document part of the model against the sandbox's simulation of the same day
+# モデルの文書部分と、同じ日の sandbox のシミュレーションを比べる
 for ttl, rep in replays.items():
     measured = sum(r.cost.cache_write + r.cost.cache_read for r in rep.requests)
     assert abs(mine[ttl] - measured) < 1e-6, f"TTL {ttl}: sandbox の文書ぶん ${measured:.4f} と違います: ${mine[ttl]:.4f}"
@@ -463,7 +457,7 @@ five, hour = traffic.hit_rate_stats(20, "5m"), traffic.hit_rate_stats(20, "1h")
 for name, st in (("5 分", five), ("1 時間", hour)):
     print(f"1 日 20 問（朝夕に集中）・TTL {name}: {st.label()}。1 日ごとには {st.lowest:.0%}〜{st.highest:.0%}")
 mean, mean1 = five.mean, hour.mean
-assert "朝夕に集中・20 問" not in reach and mean < compare.ARTICLE_HIT_RATE <= mean1   # what the next cell says
+assert "朝夕に集中・20 問" not in reach and mean < compare.ARTICLE_HIT_RATE <= mean1   # 次のセルが言っていること
 
 # %% [markdown]
 # この合成トラフィックでは、1 日 20 問でヒット率 80% に届くのは 1 時間 TTL のほうで、その場合の書き込みは 5 分 TTL より高い単価です。

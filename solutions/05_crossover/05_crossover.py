@@ -14,11 +14,6 @@
 # - 「何を送るか（ρ）」と「使い回すか（k）」の 2 軸の図で、全文・キャッシュ・検索・検索＋固定部分のキャッシュのどれが 1 回あたり最も安いかを判断し、ドルの試算と対応づけられる
 #
 # **所要時間** 約 60 分　**前提** 02（料金）、03（損益分岐と使い回し回数 k）、04（ヒット率）
-#
-# **進め方** 上から順にセルを実行します（Run All でも構いません）。演習を解く前でも Run All は最後まで進み、解いていない演習は
-# その確認のセルが「演習 N はまだ解かれていません」と 1 行で知らせます（採点では、ここにない非公開のテストも実行されます）。
-# カーネルを再起動したときや、保存したノートブックを開き直したときは、変数もウィジェットも消えています
-# （`NameError` や「model not found」と出ます）: 最初のセルから実行し直してください。
 
 # %%
 import math
@@ -30,8 +25,7 @@ from ctxlab import corpus
 from ctxlab.api import tokens
 
 client = ctxlab.make_client()
-print(ctxlab.mode_line(client))
-ctxlab.show_cost("05_crossover", client)   # what this lesson costs on the real API
+ctxlab.show_cost("05_crossover", client)   # モードと、実 API で動かしたときの料金（1 行。詳しくは ▸ を開く）
 
 # %% [markdown]
 # この節で API を使うのは、文書のトークンを数える `count_tokens` だけです（実 API でも無料）。
@@ -47,7 +41,7 @@ ctxlab.show_cost("05_crossover", client)   # what this lesson costs on the real 
 # %%
 from IPython.display import Markdown
 
-docs = corpus.load()                         # the current versions: what the course sends
+docs = corpus.load()                         # 現行版: このコースが送る文書
 doc_tokens = tokens.count_documents([d.text for d in docs], client=client).tokens
 base = crossover.profile(questions_per_day=20)     # 使い分けの記事の前提（中身は下の表）
 
@@ -123,13 +117,8 @@ sim
 # 動かした後の値が出ます。コードから値を変えるときは `sim.set(questions_per_day=5)` のように書きます。
 
 # %%
-r = sim.result
-print(f"{r['model']}・1 日 {r['questions_per_day']:g} 問・ヒット率 {r['hit_rate']:.0%}"
-      f"（{'トラフィックから' if r['hit_rate_from_traffic'] else '固定'}）・文書 {r['doc_tokens']:,} tokens")
-print(f"月額: ロングコンテキスト ${r['monthly_long_context']:,.0f}  絞り込み ${r['monthly_filter']:,.0f}  "
-      f"RAG ${r['monthly_rag']:,.0f}（最も安いのは {crossover.PATHS[r['cheapest']]}）")
-print(f"ウィンドウ使用率 {r['window_usage']:.1%}、TTFT（キャッシュ時）{r['ttft_long_context_s']:.1f} 秒")
-print("交点:", "なし" if r["crossover_tokens"] is None else f"{r['crossover_tokens']:,.0f} tokens")
+r = sim.result          # 数字は dict でも読めます（r["monthly_rag"]、r["window_usage"] など）
+print(sim.summary())
 
 # %% [markdown]
 # ## 4. 動かすと見えること
@@ -165,11 +154,11 @@ Markdown("\n".join(table))
 # 表の数字から、次のことを確かめます（セルが計算して表示します）。
 
 # %%
-art = replace(base, model=pricing.ARTICLE_MODEL)   # the article's model (its prices of its date) for the fixed-80% line
+art = replace(base, model=pricing.ARTICLE_MODEL)   # 80% 固定の線には記事のモデル（記事の時点の単価）
 
 
 def far(x):
-    return math.inf if x is None else x   # None here: no crossing inside the window (beyond it long context has no price)
+    return math.inf if x is None else x   # None はウィンドウの内側で交差しないこと（ウィンドウの外のロングコンテキストには料金がない）
 
 
 cross = {m.id: {q: far(crossover.crossover_tokens(replace(base, model=m.id, questions_per_month=q * crossover.DAYS_PER_MONTH)))
@@ -191,7 +180,7 @@ article_further = all(
     far(crossover.crossover_tokens(replace(art, questions_per_month=q * crossover.DAYS_PER_MONTH, hit_rate=compare.ARTICLE_HIT_RATE)))
     > cross[art.model][q] for q in few)
 print(f"1 日 {few[0]}〜{few[-1]} 問で、ヒット率を記事の 80% に固定すると交点は文書の多い側に出る（{art.model}）:", article_further)
-assert falls and cheaper_further and half_first and article_further   # what the readings below say
+assert falls and cheaper_further and half_first and article_further   # 下の読み取りが言っていること
 
 # %% [markdown]
 # 同じことを図にします。横軸が 1 日の質問数、縦軸が交点の文書量です。線より上（文書が多い側）では RAG が安く、下ではロングコンテキストが安い。
@@ -295,7 +284,7 @@ now_cross = {m.id: [far(crossover.crossover_tokens(replace(base, model=m.id, que
 comes_back = [pricing.get_model(m).display_name for m, xs in now_cross.items()
               if any(b > a for a, b in zip(xs, xs[1:]) if not math.isinf(a))]
 print(f"1 日 {per_days[0]}〜{per_days[-1]} 問で、質問が増えると交点が文書の多い側へ戻るモデル:", "、".join(comes_back) or "なし")
-assert comes_back   # what the reading below says: "fewer questions, crossover further right" no longer holds everywhere
+assert comes_back   # 下の読み取り: 「質問が少ないほど交点は右へ」はどこでも成り立つわけではない
 
 # %% [markdown]
 # 記事の 3 モデルで成り立った「質問が少ないほど交点は文書の多い側」は、今日のモデルでは質問の多い側で崩れます（上のセルが該当するモデルを表示します）。
@@ -381,7 +370,7 @@ def rag_crossover_tokens(profile, max_tokens):
 
 # %% nbgrader={"grade": true, "grade_id": "rag_crossover_tokens-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
 from ctxlab.labs._twins import twins_disabled
-with twins_disabled(globals(), crossover.crossover_tokens, crossover.line, crossover._lines):   # as at grading
+with twins_disabled(globals(), crossover.crossover_tokens, crossover.line, crossover._lines):   # 採点と同じく、ここではこれらの関数は使えない
     x = rag_crossover_tokens(base, 1_000_000)
     x_short = rag_crossover_tokens(base, x / 2) if x is not None else None
     x_haiku = rag_crossover_tokens(crossover.profile(5, model="claude-haiku-4-5"), 10_000_000)
@@ -609,7 +598,7 @@ for ax, per_day in zip(axes, (20, 2)):
     print(f"1 日 {per_day:>2} 問: ヒット率 {p.effective_hit_rate():.0%} → k = {pt.k:.2f}、s = {pt.s:.3f}、ρ = {pt.rho:.3f}、"
           f"上限 {pt.rho_limit:.3f} → 最も安いのは {crossover.METHOD_LABELS[pt.cheapest]}（r − s = {pt.r - pt.s:.3f}）")
 plt.tight_layout()
-# what the prose says: 20 a day retrieval, 2 a day long context (cached or not: k is near the break-even)
+# 本文のとおりか: 1 日 20 問なら検索、2 問ならロングコンテキスト（k が損益分岐に近いので、キャッシュの有無で結論は同じ）
 assert points[20].cheapest == "retrieval" and points[2].cheapest in ("cache", "full")
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "two-views-prompt", "locked": true, "schema_version": 3, "solution": false, "task": false}

@@ -13,11 +13,6 @@
 # - 固定セットならキャッシュが効き、質問ごとに選んだファイル集合では効かないことを sandbox で確かめ、差額を出せる
 #
 # **所要時間** 約 40 分　**前提** 00（3 つの方式）、02（料金）、03（プロンプトキャッシュの前方一致）
-#
-# **進め方** 上から順にセルを実行します（Run All でも構いません）。演習を解く前でも Run All は最後まで進み、解いていない演習は
-# その確認のセルが「演習 N はまだ解かれていません」と 1 行で知らせます（採点では、ここにない非公開のテストも実行されます）。
-# カーネルを再起動したときや、保存したノートブックを開き直したときは、変数もウィジェットも消えています
-# （`NameError` や「model not found」と出ます）: 最初のセルから実行し直してください。
 
 # %%
 import ctxlab
@@ -29,9 +24,8 @@ from ctxlab.costs import pricing
 from ctxlab.api.messages import answer_text, question_request
 
 client = ctxlab.make_client()
-print(ctxlab.mode_line(client))
-ctxlab.show_cost("06_metadata_filtering", client)   # what this lesson costs on the real API
-MODEL = ctxlab.lesson_model()   # today's Opus (online.LESSON_MODEL); CTXLAB_MODEL picks another model
+ctxlab.show_cost("06_metadata_filtering", client)   # モードと、実 API で動かしたときの料金（1 行。詳しくは ▸ を開く）
+MODEL = ctxlab.lesson_model()   # いまの Opus（online.LESSON_MODEL）。CTXLAB_MODEL で別のモデルを選べる
 
 # %% [markdown]
 # ## 1. 誰が文書を選ぶか: 人が決めたキー
@@ -166,7 +160,7 @@ else:
 
 # %%
 report = metadata_filtering.filter_recall(metadata_filtering.select_files)
-print(report.format())
+display(report.table())
 print(f"\n落ちた質問 {len(report.failures)} 問:")
 for r in report.failures:
     print(f"  {r.id} [{metadata_filtering.CATEGORY_JA[r.category]}] {r.reason}  落ちたファイル: {', '.join(r.missing)}")
@@ -182,8 +176,9 @@ labels.append(f"全体\n{sum(r.ok for r in report.results)}/{len(report.results)
 values = [ok / n for ok, n in cats.values()] + [report.recall]
 colors = ["#4c78a8" if v >= metadata_filtering.VIABLE_RECALL else "#e45756" for v in values]
 
-fig, ax = plt.subplots(figsize=(6.4, 3.4))
+fig, ax = plt.subplots(figsize=(7.6, 3.4))   # 棒の下の 2 行のラベルが隣とくっつかない幅
 ax.bar(labels, values, color=colors)
+ax.tick_params(axis="x", labelsize=9)
 ax.axhline(metadata_filtering.VIABLE_RECALL, ls="--", color="gray")
 ax.text(1.01, metadata_filtering.VIABLE_RECALL, f"{metadata_filtering.VIABLE_RECALL:.0%} の線\n（使い分けの記事）", transform=ax.get_yaxis_transform(),
         va="center", fontsize=8, color="gray")
@@ -238,9 +233,9 @@ INTERVAL_S = 60
 strategies = {"固定セット": metadata_filtering.select_files, "質問ごとの集合": metadata_filtering.per_question_files}
 runs, logs = {}, {}
 for label, choose in strategies.items():
-    sb = ctxlab.Sandbox(realtime=False, time_scale=0)        # a fresh cache and a clock we move ourselves
+    sb = ctxlab.Sandbox(realtime=False, time_scale=0)        # 空のキャッシュと、自分で進める時計
     runs[label] = metadata_filtering.replay(qs, choose, sandbox=sb, rounds=2, interval_s=INTERVAL_S)
-    logs[label] = sb.summary()                                # the same totals, from the sandbox's own log
+    logs[label] = sb.summary()                                # 同じ合計を sandbox 自身のログから
 
 print(f"{len(qs)} 問 × 2 回、{INTERVAL_S} 秒に 1 問")
 for label, r in runs.items():
@@ -321,7 +316,7 @@ print(f"この再生で測った固定セットのヒット率:                 
 # 演習 1 では、セットの数に上限 `MAX_SETS` を置きます（30 問に返す組み合わせの種類。組み合わせ 1 つがキャッシュ 1 つです）。
 
 # %%
-MAX_SETS = 10      # assumption of the exercise: at most this many cache entries for the 30 questions
+MAX_SETS = 10      # 演習の前提: 30 問に使うキャッシュはこの数まで
 print(f"固定セットだけのフィルタが返す組み合わせ: {report.distinct_sets} 種（上限 MAX_SETS = {MAX_SETS}）")
 
 # %% [markdown]
@@ -387,7 +382,7 @@ def my_filter(question):
 
 # %% nbgrader={"grade": true, "grade_id": "my_filter-tests", "locked": true, "points": 4, "schema_version": 3, "solution": false, "task": false}
 mine = metadata_filtering.filter_recall(my_filter)
-print(mine.format())
+display(mine.table())
 for r in mine.failures:
     print(f"  落ちた: {r.id} {r.reason}")
 out = my_filter(qmap["q20"].question)
@@ -468,8 +463,8 @@ assert metadata_filtering.filter_recall(my_filter).recall >= metadata_filtering.
 # `dept` が部署のキーでない（`corpus.DEPARTMENTS` に無い）とき、`max_docs` が 1 未満のときは `ValueError` を投げてください。
 
 # %%
-HELPDESK_LOG = [                       # files used to answer each inquiry (a made-up help desk record)
-    ["hr_yukyu_2021.txt"],             # answered from the old version, before the revision reached the desk
+HELPDESK_LOG = [                       # 問い合わせごとに回答に使ったファイル（架空のヘルプデスクの記録）
+    ["hr_yukyu_2021.txt"],             # 改定が窓口に届く前に、旧版で答えたもの
     ["hr_yukyu_2025.txt"],
     ["hr_kyuyo_kitei.txt", "hr_tsukin.txt"],
     ["hr_telework_2025.txt", "it_security_2025.txt"],

@@ -14,11 +14,6 @@
 # - 引用と構造化出力が同時に使えないときに、番号による出典へ切り替え、その弱さを説明できる
 #
 # **所要時間** 約 35 分　**前提** 00、03（キャッシュの区切り）。06 を読んでいると、固定セットの話がつながります。
-#
-# **進め方** 上から順にセルを実行します（Run All でも構いません）。演習を解く前でも Run All は最後まで進み、解いていない演習は
-# その確認のセルが「演習 N はまだ解かれていません」と 1 行で知らせます（採点では、ここにない非公開のテストも実行されます）。
-# カーネルを再起動したときや、保存したノートブックを開き直したときは、変数もウィジェットも消えています
-# （`NameError` や「model not found」と出ます）: 最初のセルから実行し直してください。
 
 # %%
 import json
@@ -32,9 +27,8 @@ from ctxlab.costs import pricing
 from ctxlab.widgets.citation_viewer import CitationViewer
 
 client = ctxlab.make_client()
-print(ctxlab.mode_line(client))
-ctxlab.show_cost("07_citations", client)   # what this lesson costs on the real API
-MODEL = ctxlab.lesson_model()   # today's Opus (online.LESSON_MODEL); CTXLAB_MODEL picks another model
+ctxlab.show_cost("07_citations", client)   # モードと、実 API で動かしたときの料金（1 行。詳しくは ▸ を開く）
+MODEL = ctxlab.lesson_model()   # いまの Opus（online.LESSON_MODEL）。CTXLAB_MODEL で別のモデルを選べる
 
 # %% [markdown]
 # ## 1. 題材と、この節でかかる額
@@ -147,7 +141,7 @@ for c in bcites[:4]:
     try:
         name, a, b = bundle.locate(c.start_char_index, c.end_char_index)
         print(f"  連結後 {c.start_char_index:>6,} → {name:22s} の {a:>5,}–{b:<5,}")
-    except ValueError:  # a header or a range across two files: no file to point at
+    except ValueError:  # 見出し、または 2 つのファイルにまたがる範囲: 指せるファイルがない
         print(f"  連結後 {c.start_char_index:>6,} → どのファイルとも決められない範囲")
 print("表:", [(p.name, p.start, p.end) for p in bundle.parts[:3]], "…")
 

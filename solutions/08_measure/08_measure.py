@@ -14,11 +14,6 @@
 # - Lost in the Middle の公表値を読み、自分の文書で位置の影響を測る手順を知る
 #
 # **所要時間** 約 55 分　**前提** 00（4 つの数字と判断の順序）、02（料金）、06（メタデータで絞る）
-#
-# **進め方** 上から順にセルを実行します（Run All でも構いません）。演習を解く前でも Run All は最後まで進み、解いていない演習は
-# その確認のセルが「演習 N はまだ解かれていません」と 1 行で知らせます（採点では、ここにない非公開のテストも実行されます）。
-# カーネルを再起動したときや、保存したノートブックを開き直したときは、変数もウィジェットも消えています
-# （`NameError` や「model not found」と出ます）: 最初のセルから実行し直してください。
 
 # %%
 import ctxlab
@@ -29,11 +24,10 @@ from ctxlab import corpus
 from ctxlab.labs import measure, metadata_filtering
 
 client = ctxlab.make_client()
-print(ctxlab.mode_line(client))
-ctxlab.show_cost("08_measure", client)   # what this lesson costs on the real API
-MODEL = ctxlab.lesson_model()   # today's Opus (online.LESSON_MODEL); CTXLAB_MODEL picks another model
+ctxlab.show_cost("08_measure", client)   # モードと、実 API で動かしたときの料金（1 行。詳しくは ▸ を開く）
+MODEL = ctxlab.lesson_model()   # いまの Opus（online.LESSON_MODEL）。CTXLAB_MODEL で別のモデルを選べる
 from ctxlab.evaluation import judge, labelled
-print(judge.budget_line(len(corpus.questions()) * 3 + len(labelled.load())))   # §5: the judge's share
+print(judge.budget_line(len(corpus.questions()) * 3 + len(labelled.load())))   # §5: 判定に使う分
 
 # %% [markdown]
 # ## 1. 現場の 30 問
@@ -92,7 +86,7 @@ for m in methods:
 
 # %%
 graded = measure.run(methods, questions, client, model=MODEL)
-SOURCE = measure.source_label(client, MODEL)     # what the tables below measured
+SOURCE = measure.source_label(client, MODEL)     # 下の表が何を測ったか
 print(f"{len(graded)} 件の回答を採点しました（出典: {SOURCE}）")
 
 # %% [markdown]
@@ -268,8 +262,8 @@ else:
     try:
         judge_on_labels = judge.measure_on_labels(client, labels, questions=questions)
         print(f"{judge.GRADER_JA[judge_on_labels.measured.name]}、料金 ${judge_on_labels.cost_usd:.3f}（実 API）")
-        print(judge_on_labels.measured.agreement.format("判定"))
-        print(judge_on_labels.measured.format_kinds())
+        display(judge_on_labels.measured.agreement.table("判定"))
+        display(judge_on_labels.measured.kinds_table())
     except budget.BudgetExceeded as e:
         print(e)
 
@@ -293,7 +287,7 @@ if judge_on_labels is not None:
     except budget.BudgetExceeded as e:
         print(e)
 GRADERS = [(graded, rules_on_labels.agreement)] + ([(judged, judge_on_labels.measured.agreement)] if judged else [])
-best, best_agreement = GRADERS[-1]          # the tables below and decide() use the best measured grader
+best, best_agreement = GRADERS[-1]          # 下の表と decide() は、測った中で最も良い採点を使う
 MEASURED_ON = ["検証用のラベル付き回答"] + (["開発用のラベル付き回答"] if judged else [])
 print("この先の表の採点:", judge.GRADER_JA[best[0].grader],
       f"（{MEASURED_ON[len(GRADERS) - 1]} {best_agreement.n} 件で κ = {best_agreement.kappa:.2f}）")
@@ -302,14 +296,12 @@ print("この先の表の採点:", judge.GRADER_JA[best[0].grader],
 # ## 6. 方式別・質問の種類別に読む
 #
 # 表の「正答率」は、惜しいを 0.5 問として数えた値です。種類ごとの列は「正しい数 / 問題数」と正答率です。
-# 表の上に、どの採点で出した数字か（§5）と、区間の広げ方が出ます。実 API で判定を測れたときは、判定の表も並べます。
+# 表の上にどの採点で出した数字か（§5）、表の下に出典が出ます。区間の広げ方は、表の下の「注と前提」を開くと読めます。実 API で判定を測れたときは、判定の表も並べます。
 
 # %%
 for (run, agreement_), measured_on in zip(GRADERS, MEASURED_ON):
-    print(measure.format_table(run, source=SOURCE, grader_agreement=agreement_, measured_on=measured_on))
-    print()
-print()
-print(measure.summary(graded))
+    display(measure.results_table(run, source=SOURCE, grader_agreement=agreement_, measured_on=measured_on))
+display(measure.summary_table(graded))
 
 # %% [markdown]
 # 2 つ目の表は、方式ごとの平均入力トークン、料金の合計（オフラインでは実 API ならいくらか）、
@@ -322,7 +314,7 @@ import matplotlib.pyplot as plt
 import ctxlab.plots  # noqa: F401  (Japanese font)
 from ctxlab.plots import measure as measure_plot
 
-ax = measure_plot.accuracy(graded, title=f"現行版だけを渡したときの正答率（{len(questions)} 問・{SOURCE}）")
+ax = measure_plot.accuracy(graded, title=f"現行版だけを渡したときの正答率（{len(questions)} 問）", source=SOURCE)
 plt.tight_layout()
 
 # %%
@@ -376,7 +368,7 @@ for other in ("filter", "rag"):
     diff, lo, hi = measure.paired_interval(best, "long_context", other, agreement=best_agreement)
     print(f"  正答率の差 long_context − {other} = {diff:+.0%}、{measure.WIDENED} [{lo:+.0%}, {hi:+.0%}]"
           f"（{'0 をまたぐ: 差があるとは言えない' if lo <= 0 <= hi else '0 をまたがない'}。"
-          f"差を決める質問は {paired.only_a + paired.only_b} 問だけ）（出典: {SOURCE}）")
+          f"差を決める質問は {paired.only_a + paired.only_b} 問だけ）")
 
 
 # %% [markdown]
@@ -420,7 +412,7 @@ def accuracy_by_method(graded, partial_weight=0.5):
 # %% nbgrader={"grade": true, "grade_id": "accuracy-tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 from ctxlab.evaluation import levels as _levels
 from ctxlab.labs._twins import twins_disabled
-with twins_disabled(globals(), measure.by_method, measure.accuracy, measure.table, _levels.accuracy):   # as at grading
+with twins_disabled(globals(), measure.by_method, measure.accuracy, measure.table, _levels.accuracy):   # 採点と同じく、ここではこれらの関数は使えない
     mine = accuracy_by_method(graded)
     toy = [measure.Graded(questions[0], "b", "", "partial"), measure.Graded(questions[0], "a", "", "correct"),
            measure.Graded(questions[0], "a", "", "wrong")]
@@ -475,14 +467,15 @@ assert list(full) == list(expected_full) and all(abs(full[m] - expected_full[m])
 # 下のウィジェットは回答を 1 件ずつ見せます。模範解答と見比べて 3 つのボタンのどれかを押すと、
 # その回答の自動採点とどの方式の回答だったかが表示され、これまでの一致率が更新されます
 # （押すまでは自動採点も方式も伏せてあるので、機械の判定や方式への先入観に引きずられません）。
+# 見比べたら「次へ →」で、まだ採点していない次の回答に進みます。
 # 採点はカーネルの中（`grader.human`）に残ります。
 # sandbox が関係の薄い文を抜き出した回答（§6 で触れた、的外れな抜粋）も、この順のどこかで出てきます。
 
 # %%
 from ctxlab.widgets.grader import Grader
 
-spot = measure.review_order(best)[:measure.SPOT_CHECK]   # the answers with the grades of the tables (§5)
-assert {(g.level, g.method) for g in spot} == {(g.level, g.method) for g in best}   # every pair gets a person's eye
+spot = measure.review_order(best)[:measure.SPOT_CHECK]   # 表と同じ採点（§5）の回答から、人が見る分
+assert {(g.level, g.method) for g in spot} == {(g.level, g.method) for g in best}   # どの組（段階 × 方式）も人が見る
 grader = Grader(spot)
 grader
 
@@ -497,7 +490,7 @@ checked = measure.spot_check(best, grader.human)
 print(checked.format(best_agreement, MEASURED_ON[len(GRADERS) - 1]))
 print(f"（抜き取りの割合は 1 件で {1 / measure.SPOT_CHECK:.0%} 動く粗い数です）")
 if grader.human:
-    print(measure.format_table(grader.human_graded()))
+    display(measure.results_table(grader.human_graded()))
     print("（自動採点 → 人）の組の数:", checked.agreement.confusion)
 
 # %% [markdown]
@@ -518,8 +511,7 @@ if grader.human:
 
 # %%
 causes = measure.error_causes(best, grader.human)
-print(f"出典: {SOURCE}")
-print(measure.format_causes(causes))
+display(measure.causes_table(causes, source=SOURCE))
 not_sent = {m: len(per["not_sent"]) for m, per in causes.items()}
 print("\n答えのファイルを送っていなかった回答:", not_sent)
 
@@ -543,10 +535,9 @@ print(f"contradiction の質問 {len(contradictions)} 問")
 methods_all = [measure.LongContext(all_versions), measure.MetadataFilter(all_versions), measure.RAG(all_versions)]
 graded_all = measure.run(methods_all, contradictions, client, model=MODEL, progress=False)
 
-print(f"出典: {SOURCE}、採点: {judge.GRADER_JA[graded_all[0].grader]}（2 つの表とも）")
-print(measure.compare_levels(graded_all, graded))     # 全版 → 現行版だけ
-print()
-print(measure.format_version_mixing({"全版": graded_all, "現行版のみ": graded}))
+print(f"採点: {judge.GRADER_JA[graded_all[0].grader]}（2 つの表とも）")
+display(measure.levels_table(graded_all, graded, source=SOURCE))     # 全版 → 現行版だけ
+display(measure.version_mixing_table({"全版": graded_all, "現行版のみ": graded}, source=SOURCE))
 
 # %% [markdown]
 # 1 つ目の表は、全版で測った採点が、現行版だけにすると**どう変わったか**です（`惜しい → 正しい` なら、
@@ -570,7 +561,7 @@ before = measure.by_method(graded_all)
 current_contra = [g for g in graded if g.question.category == "contradiction"]
 after = measure.by_method(current_contra)
 mixing_after = measure.version_mixing(graded)
-print(f"出典: {SOURCE}、採点: {judge.GRADER_JA[graded_all[0].grader]}")
+print(f"採点: {judge.GRADER_JA[graded_all[0].grader]}")
 for m in before:
     r = mixing_after[m]
     print(f"{m:14s} contradiction の正答率: 全版 {before[m]['all']:.0%} → 現行版だけ {after[m]['all']:.0%}"
@@ -734,7 +725,7 @@ if ctxlab.is_offline(client):
 else:
     picked = [q for q in questions if q.category in ("single", "multi")]
     order_run = measure.run([rag, rag_edge], picked, client, model=MODEL)
-    print(measure.format_table(order_run, source=SOURCE))
+    display(measure.results_table(order_run, source=SOURCE))
     print(measure.mcnemar(order_run, "rag", "rag_edge"))
 
 # %% [markdown]
@@ -890,11 +881,11 @@ print(f"RAG − long_context = {gap:+.1%}、{measure.WIDENED} [{gap_lo:+.1%}, {g
 numbers = dict(
     doc_tokens=count.tokens, context_window=pricing.get_model(MODEL).context_window,
     lc_monthly=table.monthly["long_context"], rag_monthly=table.monthly["rag"],
-    rag_budget_monthly=300,                       # assumption: what building and running RAG may cost per month
+    rag_budget_monthly=300,                       # 仮定: RAG を作って運用するのに月にかけてよい額
     ttft_cached_s=table.rows["lc_cached"].ttft_s,
     lc_accuracy=measured["long_context"], rag_accuracy=measured["rag"],
-    accuracy_margin=gap - gap_lo,                 # from §6's interval: a gap above it is an interval above 0
-    reindex_hours=24, max_delay_hours=1,          # assumption: nightly re-index; rules must apply within an hour
+    accuracy_margin=gap - gap_lo,                 # §6 の区間から: これを超える差なら区間が 0 より上
+    reindex_hours=24, max_delay_hours=1,          # 仮定: 再インデックスは毎晩。規程は 1 時間以内に反映が必要
 )
 for k, v in numbers.items():
     print(f"  {k:20s} {v:,.3f}" if isinstance(v, float) else f"  {k:20s} {v:,}")

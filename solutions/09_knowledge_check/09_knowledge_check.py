@@ -11,19 +11,13 @@
 # - 間違えた問から、見直すべき節を特定できる
 #
 # **所要時間** 約 30 分　**前提** 00〜08
-#
-# **進め方** 上から順にセルを実行します（Run All でも構いません）。演習を解く前でも Run All は最後まで進み、解いていない演習は
-# その確認のセルが「演習 N はまだ解かれていません」と 1 行で知らせます（採点では、ここにない非公開のテストも実行されます）。
-# カーネルを再起動したときや、保存したノートブックを開き直したときは、変数もウィジェットも消えています
-# （`NameError` や「model not found」と出ます）: 最初のセルから実行し直してください。
 
 # %%
 import ctxlab
 from ctxlab import quiz as qz
 
 client = ctxlab.make_client()
-print(ctxlab.mode_line(client))
-ctxlab.show_cost("09_knowledge_check", client)   # what this lesson costs on the real API
+ctxlab.show_cost("09_knowledge_check", client)   # モードと、実 API で動かしたときの料金（1 行。詳しくは ▸ を開く）
 
 # %% [markdown]
 # ## 1. 進め方
@@ -44,7 +38,7 @@ ctxlab.show_cost("09_knowledge_check", client)   # what this lesson costs on the
 # どちらの版か、どの節の問題がいくつあるかを先に見ておきます。
 
 # %%
-bank = qz.load(qz.KNOWLEDGE_CHECK, key_file=qz.KEY_FILE)   # the key file is beside this notebook in self-study only
+bank = qz.load(qz.KNOWLEDGE_CHECK, key_file=qz.KEY_FILE)   # 解答キーのファイルは、自習用のときだけこのノートブックの隣にある
 print("採点版: 答えは記録だけ。正誤と解説は採点後のフィードバックに出ます" if bank.graded
       else "自習版: 答えるとすぐ、正誤とすべての選択肢の解説が出ます")
 print(f"{bank.title}: {len(bank)} 問")
@@ -225,7 +219,7 @@ else:
 # %%
 from ctxlab.costs import formulas, pricing
 
-opus = pricing.get_model(pricing.ARTICLE_MODEL)   # the quiz's multipliers: the article's Opus 5
+opus = pricing.get_model(pricing.ARTICLE_MODEL)   # クイズの倍率: 記事の Opus 5
 r = opus.cache_read_multiplier
 TTL = {"5 分": (5, opus.cache_write_5m_multiplier), "1 時間": (60, opus.cache_write_1h_multiplier)}
 for name, (_, w) in TTL.items():
@@ -247,7 +241,7 @@ def batch_cost(calls, gap_min, ttl_min=None, w=1.0):
     """Input cost of `calls` calls `gap_min` minutes apart, in units of one uncached send."""
     if ttl_min is None:
         return float(calls)
-    reads = calls - 1 if gap_min <= ttl_min else 0   # a read refreshes the TTL
+    reads = calls - 1 if gap_min <= ttl_min else 0   # 読み出しで TTL が延びる
     return w * (calls - reads) + r * reads
 
 
@@ -288,7 +282,7 @@ from datetime import datetime
 from ctxlab.api import budget, messages, tokens
 from ctxlab import corpus
 
-DEMO = pricing.SMALL_MODEL   # the current lineup's small model
+DEMO = pricing.SMALL_MODEL   # いまの小さいモデル
 RUN_ID = uuid.uuid4().hex[:8]
 SYSTEM = f"{messages.SYSTEM_PROMPT}\n（実行 ID: {RUN_ID}）"
 docs = [corpus.by_file()["hr_kyuyo_kitei.txt"]]
@@ -296,7 +290,7 @@ QUESTION = "給料は毎月何日に振り込まれますか？"
 
 
 def request(time_before_breakpoint):
-    now = datetime.now().isoformat(timespec="microseconds")   # differs on every call
+    now = datetime.now().isoformat(timespec="microseconds")   # 呼び出しごとに変わる
     if time_before_breakpoint:
         return messages.question_request(docs, QUESTION, model=DEMO, max_tokens=100,
                                          system=f"現在時刻: {now}\n{SYSTEM}")

@@ -14,11 +14,6 @@
 # - 上位 k 件を返す検索では答えられない質問を見分けられる
 #
 # **所要時間** 約 50 分　**前提** 02（料金）、03（プロンプトキャッシュ）、08（30 問と key facts）
-#
-# **進め方** 上から順にセルを実行します（Run All でも構いません）。演習を解く前でも Run All は最後まで進み、解いていない演習は
-# その確認のセルが「演習 N はまだ解かれていません」と 1 行で知らせます（採点では、ここにない非公開のテストも実行されます）。
-# カーネルを再起動したときや、保存したノートブックを開き直したときは、変数もウィジェットも消えています
-# （`NameError` や「model not found」と出ます）: 最初のセルから実行し直してください。
 
 # %%
 import ctxlab
@@ -29,8 +24,7 @@ from ctxlab.costs import pricing
 from ctxlab.labs import rag_lab
 
 client = ctxlab.make_client()
-print(ctxlab.mode_line(client))
-ctxlab.show_cost("10_rag_lab", client)   # what this lesson costs on the real API
+ctxlab.show_cost("10_rag_lab", client)   # モードと、実 API で動かしたときの料金（1 行。詳しくは ▸ を開く）
 
 # %% [markdown]
 # ## 1. 題材と、この節の実験台
@@ -41,7 +35,7 @@ ctxlab.show_cost("10_rag_lab", client)   # what this lesson costs on the real AP
 # 測る質問は 08 の 30 問のうち、規程に答えがある質問です（数は下に表示します）。「記載がない」質問には正解のチャンクがないので、recallを定義できません。
 
 # %%
-lab = rag_lab.Lab()   # default chunk_tokens and overlap_tokens (printed below)
+lab = rag_lab.Lab()   # chunk_tokens と overlap_tokens は既定値（下に表示）
 doc_tokens = sum(estimate.estimate_text(d.text) for d in lab.docs)
 whole_limit = published.figures()["contextual_retrieval"]["whole_prompt_below_tokens"]
 
@@ -83,7 +77,7 @@ size_chunks = [c for c in lab.chunks("size") if c.doc_id == doc.file]
 for i, c in enumerate(size_chunks[:-1]):
     cut = rag_lab.cut_article(c, doc.text, spans)
     nxt = size_chunks[i + 1]
-    if cut and nxt.start > cut["start"]:      # the next chunk does not hold the article's beginning
+    if cut and nxt.start > cut["start"]:      # 次のチャンクは条文の始まりを含まない
         break
 heading = cut["article"] + cut["caption"]
 print(f"固定長チャンク {c.meta['index']}（{doc.title}）は {heading} の途中で終わる。末尾:")
@@ -267,8 +261,8 @@ for model in (rag_lab.CONTEXT_MODEL, "claude-haiku-4-5"):
 per_million = {model: rag_lab.corpus_context_cost(lab.docs, arts, model=model).per_million_document_tokens
                for model in (rag_lab.CONTEXT_MODEL, "claude-haiku-4-5")}
 print(f"記事の見積もり（公表値）: 100 万文書トークンあたり ${published_cost}")
-assert reach[rag_lab.CONTEXT_MODEL] > reach["claude-haiku-4-5"]   # what the text below says
-assert per_million[rag_lab.CONTEXT_MODEL] < published_cost < per_million["claude-haiku-4-5"]   # and 演習 3's model answer
+assert reach[rag_lab.CONTEXT_MODEL] > reach["claude-haiku-4-5"]   # 下の本文が言っていること
+assert per_million[rag_lab.CONTEXT_MODEL] < published_cost < per_million["claude-haiku-4-5"]   # 演習 3 の解答例も
 
 # %% [markdown]
 # 規程は 1 本が短く、旧世代の Haiku 4.5 の最小キャッシュ長には多くが届きませんでした（上の 2 行目）。届かない文書は
@@ -422,7 +416,7 @@ def rrf(rankings, k=60):
 
 # %% nbgrader={"grade": true, "grade_id": "rrf-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
 from ctxlab.labs._twins import twins_disabled
-with twins_disabled(globals(), retrieval.rrf):   # as at grading: the library's rrf raises inside this block
+with twins_disabled(globals(), retrieval.rrf):   # 採点と同じく、このブロックの中ではライブラリの rrf は使えない
     fused = rrf([[1, 2, 3], [3, 1, 2]])
     only = rrf([[4], [5, 4]])
 assert type(fused) is list, f"list を返してください: {type(fused).__name__}"
@@ -486,7 +480,7 @@ measured = lab.table(K)
 if rerank_row is not None:
     measured.append(rerank_row)
 extra = [] if rerank_row else [("+ リランキング", "実 API のみ（オフラインでは未実行）")]
-print(rag_lab.format_table(measured, rag_lab.published_rows(), K, extra=extra))
+rag_lab.recall_table(measured, rag_lab.published_rows(), K, extra=extra)
 
 # %% [markdown]
 # 数字をそのまま並べて「記事と同じくらい効いた」と読むのは早計です。条件がいくつも違います。
@@ -627,7 +621,7 @@ def one_minus_recall_at_k(rankings, questions, texts, files, k=20):
 from ctxlab.labs._twins import twins_disabled
 from ctxlab.retrieval import metrics as _metrics
 name = "bm25_articles"
-with twins_disabled(globals(), _metrics.fact_recall, (rag_lab.Lab, "recall")):   # as at grading: no library recall
+with twins_disabled(globals(), _metrics.fact_recall, (rag_lab.Lab, "recall")):   # 採点と同じく、ライブラリの recall は使えない
     mine = one_minus_recall_at_k(lab.rankings(name), lab.questions, lab.texts(name), lab.files(name), K)
     at_1 = one_minus_recall_at_k(lab.rankings(name), lab.questions, lab.texts(name), lab.files(name), 1)
 assert type(mine) in (float, int), f"float を返してください: {type(mine).__name__}"
