@@ -14,7 +14,7 @@ and one model give one TTL, one hit rate and one month everywhere; ``"5m"`` or `
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 
 from ctxlab.costs import pricing, traffic
@@ -213,6 +213,32 @@ def compare(doc_tokens: int, n_files: int, profile: Profile | None = None, *, ch
         notes.append(choose_ttl(p).reason() + "。")
     return Comparison(doc_tokens, n_files, chars, token_method, question, p, rows, monthly,
                       doc_tokens / m.context_window, h, ttl, article, notes)
+
+
+#: how wide the band of a simulated hit rate is, in standard errors of its mean (about 95%)
+BAND_SE = 2.0
+
+
+def hit_rate_band(p: Profile, z: float = BAND_SE) -> tuple[Profile, Profile]:
+    """``p`` with its simulated hit rate fixed at the mean - z and + z standard errors (same TTL).
+
+    The month of a traffic level rests on a simulated mean; two paths whose months swap inside
+    this band are tied at the simulation's precision. A fixed hit rate has no band: ``(p, p)``.
+    """
+    if p.hit_rate is not None:
+        return p, p
+    ttl = p.resolved_ttl()
+    st = traffic.hit_rate_stats(p.questions_per_day, ttl, p.traffic)
+    return (replace(p, ttl=ttl, hit_rate=max(0.0, st.mean - z * st.se)),
+            replace(p, ttl=ttl, hit_rate=min(1.0, st.mean + z * st.se)))
+
+
+def cheaper_path(doc_tokens: int, n_files: int, p: Profile, a: str = "long_context", b: str = "rag") -> str:
+    """``a`` when it costs no more than ``b`` across the hit-rate band of ``p``, ``b`` when it costs
+    more across it, ``"tie"`` when the band holds both answers (the simulation's noise decides)."""
+    said = {a if m[a] <= m[b] else b
+            for m in (compare(doc_tokens, n_files, q).monthly for q in hit_rate_band(p))}
+    return said.pop() if len(said) == 1 else "tie"
 
 
 def _rows(doc_tokens: int, n_files: int, p: Profile, ttl: str) -> dict[str, Row]:

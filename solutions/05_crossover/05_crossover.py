@@ -26,6 +26,7 @@ from dataclasses import replace
 
 import ctxlab
 from ctxlab.costs import compare, crossover, formulas, pricing
+from ctxlab.labs.prompt_caching import COST_ARTICLE
 from ctxlab import corpus
 from ctxlab.api import tokens
 
@@ -187,11 +188,26 @@ print("どの質問数でも、入力単価の安いモデルほど交点は文�
 half_first = [m.display_name for m in pricing.article_models().values()
               if any(x > m.context_window / 2 for x in cross[m.id].values())]
 print("交点よりウィンドウの 50% が先に来る質問数があるモデル:", "、".join(half_first) or "なし")
-article_further = all(
-    far(crossover.crossover_tokens(replace(art, questions_per_month=q * crossover.DAYS_PER_MONTH, hit_rate=compare.ARTICLE_HIT_RATE)))
-    > cross[art.model][q] for q in few)
-print(f"1 日 {few[0]}〜{few[-1]} 問で、ヒット率を記事の 80% に固定すると交点は文書の多い側に出る（{art.model}）:", article_further)
-assert falls and cheaper_further and half_first and article_further   # what the readings below say
+
+
+def fixed_80_side(q):
+    """Where the article's fixed 80% puts the crossing against the traffic's hit rate at q a day:
+    +1 further (more documents), -1 nearer, 0 tied within the simulated hit rate's band."""
+    p = replace(art, questions_per_month=q * crossover.DAYS_PER_MONTH)
+    fixed = far(crossover.crossover_tokens(replace(p, hit_rate=compare.ARTICLE_HIT_RATE)))
+    sides = {(fixed > far(crossover.crossover_tokens(b))) - (fixed < far(crossover.crossover_tokens(b)))
+             for b in compare.hit_rate_band(p)}
+    return sides.pop() if len(sides) == 1 else 0
+
+
+side = {q: fixed_80_side(q) for q in range(1, 121)}
+further_to = max(q for q, v in side.items() if v > 0)
+nearer_from = min(q for q, v in side.items() if v < 0)
+print(f"{pricing.get_model(art.model).display_name} でヒット率を記事の {compare.ARTICLE_HIT_RATE:.0%} に固定すると、交点を "
+      f"1 日 {further_to} 問までは文書の多い側に、{nearer_from} 問からは少ない側に見積もる"
+      + (f"（間の {nearer_from - further_to - 1} 問はシミュレーションしたヒット率の精度の内で決まらない）"
+         if nearer_from - further_to > 1 else ""))
+assert falls and cheaper_further and half_first   # what the readings below say
 
 # %% [markdown]
 # 同じことを図にします。横軸が 1 日の質問数、縦軸が交点の文書量です。線より上（文書が多い側）では RAG が安く、下ではロングコンテキストが安い。
@@ -225,8 +241,12 @@ plt.tight_layout()
 #
 # - **質問が少ないほど交点は右（文書が多い側）へ逃げます。** RAG の DB の月額は質問数によらない固定費なので、質問が少ないと 1 問あたりが重くなります。
 #   質問が多い側では、ヒット率も上がってロングコンテキストの傾きが小さくなるので、交点はあまり動かなくなります（上の Opus 5 の 2 つの値）。
-# - **ヒット率を 80% に固定すると、交点を文書の多い側に見積もります。** 破線と実線の差が、記事の前提と、このトラフィックの差です。
-# - **入力単価の安いモデルほど交点は右へ逃げます。** 単価が下がると、安くなるのはロングコンテキストの側だけです（RAG の DB 代は変わりません）。
+# - **ヒット率を 80% に固定したときのずれの向きは、質問数で変わります。** 質問が少ないと、このトラフィックのヒット率は低く、文書 1 トークンあたりの単価
+#   $(1-h)w + hr$ が記事の前提（80%・TTL 5 分）より高いので、固定すると交点を文書の多い側に見積もります。質問が多いと、1 時間 TTL のヒット率が
+#   高くなって単価が記事の前提より安くなるので、逆に少ない側に見積もります。
+#   入れ替わる質問数は上のセルの最後の行です（破線と実線が交わるところ）。破線と実線の差が、記事の前提と、このトラフィックの差です。
+# - **入力単価の安いモデルほど交点は右へ逃げます。** 単価が下がると、RAG の API の部分も安くなりますが、それは文書量によらない高さの一部で、DB 代は変わりません。
+#   文書量とともに伸びるロングコンテキストの傾きが小さくなるので、交点は右へ動きます。
 # - **ウィンドウの小さいモデルでは、交点より先にウィンドウの 50% に当たることがあります。** そのときは料金ではなく、載るかどうかで方式が決まります。
 #
 # ヒット率だけを固定して動かしても、交点は動きます。ヒット率を上げると、ロングコンテキストの傾きが書き込みの倍率から読み出しの倍率の側へ寄ります。
@@ -262,12 +282,19 @@ def verdict(p):
     return "ロングコンテキスト" if s["monthly_long_context"] <= s["monthly_rag"] else "RAG"
 
 
+COUNTED = {"input_tokens": "入力", "cache_creation_input_tokens": "キャッシュの書き込み", "cache_read_input_tokens": "読み出し"}
 print(f"価格表 {pricing.price_table_date()} 時点")
 for m in pricing.current_models().values():
     tiers = "・".join(f"{t.over_prompt_tokens:,} tokens 超は ${t.input_usd_per_mtok:g} / ${t.output_usd_per_mtok:g}"
                      for t in m.prompt_tiers) or "なし"
     print(f"  {m.display_name:17s} ${m.input_usd_per_mtok:g} / ${m.output_usd_per_mtok:g}  読み出し {m.cache_read_multiplier:g} 倍"
           f"  長さの段階: {tiers}")
+    if m.prompt_tiers:   # which tokens count, and what the higher rate prices: a stated assumption of the table
+        edge = m.prompt_tiers[0].over_prompt_tokens
+        print(f"    {'前提（公式のページは「プロンプトの長さ」としか書かず、第三者の価格情報による）' if m.tier_rule.assumption else '規則'}: "
+              f"数えるのは{'・'.join(COUNTED[t] for t in m.tier_rule.counted_tokens)}の合計、超えたら"
+              f"{'出力も含めて' if 'output included' in m.tier_rule.applies_to else ''}呼び出し全体が高い単価。"
+              f"題材の規程 {doc_tokens:,} tokens は境目の{'上' if doc_tokens > edge else '下'}")
 moved, rows = [], ["| 1 日の質問数 | 記事のモデル | 交点 | 題材の規程で安いのは | 今日のモデル | 交点 | 題材の規程で安いのは |",
                    "|---" * 7 + "|"]
 for old in pricing.article_models().values():
@@ -536,7 +563,8 @@ assert max_questions_per_day(500_000, crossover.profile(db_monthly=0.0)) == 0
 #
 # w は書き込みの倍率、r は読み出しの倍率、k は使い回し回数（1 回の書き込みを分け合う呼び出しの数）、ρ は 1 回に引く割合、s は検索 1 回の費用です。
 # 横軸に k、縦軸に ρ を取り、各点で最も安い方式の色で塗ります。黒い線が、検索がキャッシュに勝つ ρ の上限
-# `formulas.rho_limit(k)`、破線が k を大きくしたときの極限 r − s です。まずコストの記事と同じく固定部分なし（m0 = 0）で描きます。
+# `formulas.rho_limit(k)`、破線が k を大きくしたときの極限 r − s です。w と r は価格表にある今日の既定のモデルの倍率（5 分 TTL）、s はコストの記事の値です。
+# まずコストの記事と同じく固定部分なし（m0 = 0）で描きます。最後の行で、コストの記事の倍率（記事の日付のモデル）での極限と並べます。
 
 # %%
 W5 = pricing.get_model(base.model).write_multiplier("5m")
@@ -548,6 +576,10 @@ for k, limit in rk.result["rho_limit"].items():
 print(f"k を大きくした極限: ρ < r − s = {rk.result['asymptote']:.3f}"
       f"（30 万トークンの規程なら 1 回 {rk.result['asymptote'] * 300_000:,.0f} tokens まで）")
 print("図の中で最も安い面積:", "、".join(f"{crossover.METHOD_LABELS[m]} {v:.2%}" for m, v in rk.result["share"].items()))
+A = COST_ARTICLE   # the cost article's own multiples (its date's model)
+print(f"コストの記事の倍率（r = {A['r']:g}、s = {A['s']:g}）では極限 r − s = {A['r'] - A['s']:.3f}"
+      f"（30 万トークンなら {(A['r'] - A['s']) * 300_000:,.0f} tokens）。{pricing.get_model(base.model).display_name} は"
+      f"読み出しが r = {R:g} に下がったぶん、検索が勝てる範囲も狭い")
 
 # %% [markdown]
 # 固定部分があると、検索の側にもその分が乗ります。キャッシュしなければ毎回 m0、キャッシュすれば損益分岐より右で m0 より安くなります。
@@ -615,21 +647,22 @@ assert points[20].cheapest == "retrieval" and points[2].cheapest in ("cache", "f
 # %% [markdown] nbgrader={"grade": false, "grade_id": "two-views-prompt", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ### 演習 3（記述・2 点）
 #
-# コストの記事は「十分に使い回せるなら、検索が勝つのは ρ < r − s のときだけ」と結論しました。題材の規程で RAG が引くのは全体の数 % で、
-# 7 節で出した r − s を下回っています。それなのに質問数を減らすと、ロングコンテキストのほうが安くなりました（演習 2、8 節の右の図）。
-# 2 つの試算は矛盾していますか。8 節の数字（k・ρ・s・上限）を使って、2〜4 文で説明してください。
+# コストの記事は「十分に使い回せるなら、検索が勝つのは ρ < r − s のときだけ」と結論しました。
+# 8 節の出力の 1 日 20 問と 1 日 2 問の行で、ρ と r − s を比べてください。この規則だけで判断すると、それぞれの日に検索は勝ちますか。
+# それは 8 節が出した「最も安いのは」と合っていますか。合わない日があるなら、なぜ合わないのかを、8 節の数字（k・ρ・s・その k での上限）を
+# 引用して 2〜4 文で説明してください。
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "two-views", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
 # ### BEGIN SOLUTION
-# 矛盾していない。コストの記事の s は検索 1 回の費用を定数と置いているが、使い分けの記事の RAG の追加費用の大半は DB の月額という固定費で、
-# 1 回あたりに直すと s = DB ÷（月の質問数 × aM）となり、質問が減るほど大きくなる（8 節の出力の s を 2 つ並べて引用する）。
-# また ρ < r − s は k が大きい極限の条件で、実際の k はヒット率から 1 / (1 − h) と小さく、質問が減るとヒット率も下がって k はさらに小さくなる。
-# だから見るべきはその k での上限 rho_limit で、20 問では上限が ρ より大きく検索が勝ち、2 問では s が大きく上限が負になってロングコンテキスト（k が損益分岐の近くなので、キャッシュするか毎回全文かは僅差）が勝つ（8 節の出力）。
+# 8 節の s は DB の月額を 1 回あたりに直した値（s = DB ÷（月の質問数 × aM））で、コストの記事の 0.02 よりずっと大きく、r − s はどちらの日も負になる。
+# 規則だけで判断すると、どちらの日も検索は勝たない。2 問の日はそのとおり検索が負けるが、20 問の日は 8 節が検索を最も安いと出しており、合わない。
+# 合わないのは、ρ < r − s が k を大きくした極限の条件だから。実際の k はヒット率から 1 / (1 − h) と有限で、20 問の k（8 節の出力）ではキャッシュの 1 回あたりがまだ r より高く、
+# その k での上限 rho_limit が ρ を上回るので検索が勝つ。2 問では質問が少ないので s が大きく、上限が負になって、検索はどの ρ でも勝てない。
 #
 # ### BEGIN RUBRIC
-# - 2 点（満点）: 矛盾していないと答え、(1) s は DB の月額を質問数で割った値なので質問が減るほど大きくなること、(2) ρ < r − s は k が大きい極限の条件で、実際の k はヒット率で決まる有限の値なので、その k での rho_limit と ρ を比べる必要があること、の両方を 8 節の出力の数字を引用して示している。
+# - 2 点（満点）: 8 節の出力から、規則だけでは 20 問の日の結論（検索が最安）と合わないことを読み取り、(1) ρ < r − s は k が大きい極限の条件で、実際の k はヒット率で決まる有限の値なので、その k での rho_limit と ρ を比べる必要があること、(2) s は DB の月額を質問数で割った値なので質問が減るほど大きくなること、の両方を 8 節の出力の数字を引用して示している。問題文やコストの記事の前提が出力と合わない（例: s が記事の 0.02 と違う、r − s が負）と指摘し、出力の数字で論じている答えも、この 2 点を押さえていれば満点とする。
 # - 1 点（半分）: 2 つの理由のうち 1 つだけを数字で示している。
-# - 0 点: 矛盾していると答えている、または数字を使わずに説明している。
+# - 0 点: 8 節の出力を読まずに記事の規則だけで結論を出している（出力と食い違う結論を述べている）、または数字を使わずに説明している。
 # ### END RUBRIC
 # ### END SOLUTION
 
@@ -637,7 +670,7 @@ assert points[20].cheapest == "retrieval" and points[2].cheapest in ("cache", "f
 # ## まとめ
 #
 # - ロングコンテキストの月額は文書量の 1 次式、RAG は横ばい（+ DB の固定費）。交点は 2 点から直線を決めれば計算で出せる。
-# - 記事の 3 モデルの価格では、質問が少ないほど、入力単価が安いほど、交点は文書の多い側へ逃げる。ヒット率を上げても同じ向きに動く。ヒット率は質問数で決まるので、80% に固定すると交点を読み違える。
+# - 記事の 3 モデルの価格では、質問が少ないほど、入力単価が安いほど、交点は文書の多い側へ逃げる。ヒット率を上げても同じ向きに動く。ヒット率は質問数で決まるので、80% に固定すると交点を読み違える（質問が少なければ文書の多い側に、多ければ少ない側に。入れ替わる質問数は 4 節で計算した）。
 # - 読み出しが安くなった今日のモデルでは、質問の多い側で交点が文書の多い側へ戻る。価格が変わったら、覚えた結論ではなく同じ計算で出し直す。
 # - 交点がウィンドウの 50% より先にあるなら、料金ではなく「載るかどうか」で決まる。待ち時間は、使い分けの記事の数字に合わせた待ち時間のモデル（シミュレーション）の上では、キャッシュが温まっていれば閾値に当たりにくい。実際の値は実 API で測る。
 # - 「何を送るか（ρ）」と「使い回すか（k）」は別の軸。ρ–k 図では、毎回全文を渡す方式が最も安い範囲はごく狭い。検索が勝つ上限は rho_limit(k) で、使い回すほど r − s に近づく。検索する場合も、固定部分は損益分岐を超えればキャッシュしたほうが安い。

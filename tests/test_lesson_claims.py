@@ -1,0 +1,117 @@
+"""Figures that lessons 00-05 and their check-question notes state in words, checked against the library
+that the executed lessons print from (issue 40: the text says what the code prints, on today's model)."""
+from dataclasses import replace
+
+import pytest
+
+from ctxlab import corpus
+from ctxlab.api import tokens
+from ctxlab.costs import compare, crossover, formulas, pricing
+from ctxlab.labs.prompt_caching import COST_ARTICLE
+from ctxlab.quiz import bank as quiz_bank
+
+
+@pytest.fixture(scope="module")
+def doc_tokens():
+    """What the lessons count offline for the course's documents (the sandbox's estimate)."""
+    return tokens.count_documents([d.text for d in corpus.load()]).tokens
+
+
+def note(qid, choice=None):
+    for lesson in ("00_start_here", "01_count_tokens", "02_pricing", "03_prompt_caching", "05_crossover",
+                   "06_metadata_filtering"):
+        for q in quiz_bank.load(lesson):
+            if q.id == qid:
+                return q if choice is None else next(c for c in q.choices if c.id == choice)
+    raise KeyError(qid)
+
+
+# ------------------------------------------------------------------ check-question notes on today's model
+
+def test_the_notes_give_todays_read_multiple():
+    opus = pricing.get_model(pricing.DEFAULT_MODEL)
+    assert opus.display_name.endswith("Opus 5.5") and opus.cache_read_multiplier == 0.05
+    for qid, cid in (("c00-2", "d"), ("c02-1", "a"), ("c02-1", "b"), ("c03-3", "b"), ("c05-2", "a"), ("c06-1", "b")):
+        text = note(qid, cid).note
+        assert "Opus 5.5" in text or "0.05 倍" in text, (qid, cid, text)
+        assert "0.1 倍" not in text and "0.1）" not in text.replace("記事のモデルでは 0.1）", ""), (qid, cid, text)
+    assert "Opus 5.5" in note("c02-1").text and "0.05 倍" in note("c02-1").text
+
+
+def test_c02_1_figures_are_opus_5_5s():
+    opus = pricing.get_model(pricing.DEFAULT_MODEL)
+    read = pricing.call_cost(opus.id, input_tokens=400, cache_read_tokens=197_000, output_tokens=700).total
+    written = pricing.call_cost(opus.id, input_tokens=400, cache_write_5m_tokens=197_000, output_tokens=700).total
+    assert opus.write_multiplier("5m") / opus.cache_read_multiplier == 25
+    assert round(written / read) == 18
+    c = note("c02-1", "c").note
+    assert "25 倍（1.25 ÷ 0.05）" in c and "約 18 倍" in c
+    assert 197_000 * opus.cache_read_multiplier > 400   # "ずっと大きい額" (choice a)
+
+
+def test_c05_2_and_c00_2_name_both_generations():
+    assert pricing.get_model(pricing.ARTICLE_MODEL).cache_read_multiplier == 0.1
+    assert "記事のモデルでは 0.1" in note("c05-2", "a").note
+
+
+# ------------------------------------------------------------------ lesson 05
+
+BASE = crossover.profile(20)
+
+
+def _far(x):
+    return float("inf") if x is None else x
+
+
+def _fixed_80_side(q, model=pricing.ARTICLE_MODEL):
+    """+1: the article's fixed 80% puts the crossing further (more documents) than the traffic's hit rate
+    at q a day, -1 nearer, 0 tied within the band of the simulated hit rate (as lesson 05 section 4)."""
+    p = replace(BASE, model=model, questions_per_month=q * crossover.DAYS_PER_MONTH)
+    fixed = _far(crossover.crossover_tokens(replace(p, hit_rate=compare.ARTICLE_HIT_RATE)))
+    sides = {(fixed > t) - (fixed < t) for t in (_far(crossover.crossover_tokens(b)) for b in compare.hit_rate_band(p))}
+    return sides.pop() if len(sides) == 1 else 0
+
+
+def test_05_the_fixed_80_percent_errs_one_way_at_few_questions_and_the_other_way_at_many():
+    """Section 4: 'few questions: further; many: nearer', with one switch and a tie band between."""
+    side = {q: _fixed_80_side(q) for q in range(1, 121)}
+    further_to = max(q for q, v in side.items() if v > 0)
+    nearer_from = min(q for q, v in side.items() if v < 0)
+    assert all(side[q] > 0 for q in range(1, further_to + 1))
+    assert all(side[q] < 0 for q in range(nearer_from, 121))
+    assert 5 <= further_to < nearer_from <= 50, (further_to, nearer_from)
+    # the reason the prose gives: the per-token unit cost (1 - h) w + h r against the article's (80%, 5m)
+    opus5 = pricing.get_model(pricing.ARTICLE_MODEL)
+    art_unit = compare.choose_ttl(replace(BASE, model=opus5.id, hit_rate=compare.ARTICLE_HIT_RATE)).unit_costs["5m"]
+    for q, dearer in ((further_to, True), (nearer_from, False)):
+        c = compare.choose_ttl(replace(BASE, model=opus5.id, questions_per_month=q * 30))
+        assert (c.unit_costs[c.ttl] > art_unit) is dearer, (q, c)
+    assert compare.choose_ttl(replace(BASE, model=opus5.id, questions_per_month=nearer_from * 30)).ttl == "1h"
+
+
+def test_05_a_cheaper_model_lowers_rags_api_part_too():
+    """Section 4: a cheaper input price lowers RAG's month as well (its API part), not only long context's."""
+    for a, b in (("claude-opus-5", "claude-sonnet-5"),):
+        assert crossover.monthly(0, replace(BASE, model=b))["rag"] < crossover.monthly(0, replace(BASE, model=a))["rag"]
+
+
+def test_05_the_course_documents_sit_above_haiku_5_5s_tier(doc_tokens):
+    haiku = pricing.get_model("claude-haiku-5-5")
+    assert haiku.tier_rule.assumption and "output included" in haiku.tier_rule.applies_to
+    assert doc_tokens > haiku.prompt_tiers[0].over_prompt_tokens
+
+
+def test_05_exercise_3s_model_answer_reads_section_8(doc_tokens):
+    """Exercise 3's model answer: r - s is negative on both days, the limit rule says retrieval never wins,
+    yet 20 a day has retrieval cheapest (finite k: rho under the limit); 2 a day the limit is negative."""
+    pts = {q: crossover.profile_point(doc_tokens, replace(BASE, questions_per_month=q * 30)) for q in (20, 2)}
+    for pt in pts.values():
+        assert pt.r - pt.s < 0 < pt.rho and pt.s > COST_ARTICLE["s"]
+    assert pts[20].cheapest == "retrieval" and pts[20].rho < pts[20].rho_limit and pts[20].k < 1e6
+    assert pts[2].rho_limit < 0 and pts[2].cheapest in ("full", "cache")
+    assert pts[2].s > pts[20].s
+
+
+def test_05_section_7_compares_with_the_articles_multiples():
+    assert COST_ARTICLE["r"] == pricing.get_model(pricing.ARTICLE_MODEL).cache_read_multiplier
+    assert pricing.get_model(pricing.DEFAULT_MODEL).cache_read_multiplier < COST_ARTICLE["r"]
