@@ -115,3 +115,55 @@ def test_05_exercise_3s_model_answer_reads_section_8(doc_tokens):
 def test_05_section_7_compares_with_the_articles_multiples():
     assert COST_ARTICLE["r"] == pricing.get_model(pricing.ARTICLE_MODEL).cache_read_multiplier
     assert pricing.get_model(pricing.DEFAULT_MODEL).cache_read_multiplier < COST_ARTICLE["r"]
+
+
+# ------------------------------------------------------------------ lesson 00
+
+def test_00_section_5_few_questions_favour_long_context_and_many_depend_on_the_model(doc_tokens):
+    n_files = len(corpus.load())
+    said = {(m, q): compare.cheaper_path(doc_tokens, n_files, compare.Profile(model=m, questions_per_month=q * 30))
+            for m in (pricing.DEFAULT_MODEL, "claude-sonnet-5-5") for q in (1, 100)}
+    assert said[pricing.DEFAULT_MODEL, 1] == said["claude-sonnet-5-5", 1] == "long_context"
+    assert said[pricing.DEFAULT_MODEL, 100] == "rag" and said["claude-sonnet-5-5", 100] == "tie"
+
+
+def test_00_exercise_1s_example_months_are_the_recount_of_the_articles_table():
+    """The visible test's comment: $207 and $101 at the article's 80% and 5m on Opus 5 (the article prints $206)."""
+    c = compare.compare(197_000, 50, compare.Profile(model="claude-opus-5", hit_rate=compare.ARTICLE_HIT_RATE, ttl="5m"))
+    assert round(c.monthly["long_context"]) == 207 and round(c.monthly["rag"]) == 101
+    assert round(600 * (0.2 * 1.251 + 0.8 * 0.116)) == 206   # the article's own figures (FACTS: seed 000)
+
+
+# ------------------------------------------------------------------ lesson 00: the hidden tests catch these
+
+def _test_cell(lesson, grade_id):
+    import nbformat
+    from pathlib import Path
+    nb = nbformat.read(Path(__file__).resolve().parent.parent / "solutions" / lesson / f"{lesson}.ipynb", as_version=4)
+    return next(c.source for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def _hidden(src):
+    return src.split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
+
+
+@pytest.mark.parametrize("label", ["looks only at the two ends of the range",
+                                   "compares the two months once a day, ignoring the tie band of the simulated hit rate"])
+def test_00_exercise_2s_hidden_tests_catch(label, doc_tokens):
+    from wrong_answers import WRONG
+    wrong = next(w for w in WRONG["00_start_here"]["cheaper_path-tests"] if w.label == label)
+    docs = corpus.load()
+    ns = {"compare": compare, "pricing": pricing, "texts": [d.text for d in docs],
+          "count": tokens.count_documents([d.text for d in docs])}
+    exec(wrong.source, ns)
+    with pytest.raises(AssertionError):
+        exec(_hidden(_test_cell("00_start_here", "cheaper_path-tests")), ns)
+
+
+def test_00_exercise_1s_hidden_tests_catch_an_answer_that_ignores_freshness():
+    from wrong_answers import WRONG
+    wrong = next(w for w in WRONG["00_start_here"]["choose_path-tests"] if w.label.startswith("ignores freshness"))
+    ns = {}
+    exec(wrong.source, ns)
+    with pytest.raises(AssertionError):
+        exec(_hidden(_test_cell("00_start_here", "choose_path-tests")), ns)

@@ -255,13 +255,13 @@ def _rows(doc_tokens: int, n_files: int, p: Profile, ttl: str) -> dict[str, Row]
         "long_context": Row("long_context", "ロングコンテキスト（キャッシュなし）", doc_tokens + q,
                             pricing.call_cost(m, input_tokens=doc_tokens + q, output_tokens=out).total,
                             pricing.ttft_seconds(doc_tokens + q), "citations API（要実装）"),
-        "lc_write": Row("lc_write", "同上・初回（キャッシュ書き込み）", doc_tokens + q,
+        "lc_write": Row("lc_write", f"同上・初回（キャッシュ書き込み・TTL {ttl}）", doc_tokens + q,
                         pricing.call_cost(m, input_tokens=q, output_tokens=out, **write).total,
                         pricing.ttft_seconds(doc_tokens + q), "citations API（要実装）"),
         "lc_cached": Row("lc_cached", "同上・2 回目以降（キャッシュ読み出し）", doc_tokens + q,
                          pricing.call_cost(m, input_tokens=q, output_tokens=out, cache_read_tokens=doc_tokens).total,
                          pricing.ttft_seconds(q, doc_tokens), "citations API（要実装）"),
-        "filter_write": Row("filter_write", f"メタデータで絞る（{min(p.filter_files, n_files)} 件・初回）", filt_docs + q,
+        "filter_write": Row("filter_write", f"メタデータで絞る（{min(p.filter_files, n_files)} 件・初回・TTL {ttl}）", filt_docs + q,
                             pricing.call_cost(m, input_tokens=q, output_tokens=out, **filt_write).total,
                             pricing.ttft_seconds(filt_docs + q), "citations API（要実装）"),
         "filter_cached": Row("filter_cached", "同上・キャッシュ読み出し", filt_docs + q,
@@ -316,6 +316,9 @@ def format_table(c: Comparison) -> str:
     lines.append(f"ロングコンテキスト ${mo['long_context']:,.0f}（キャッシュなしなら ${mo['long_context_no_cache']:,.0f}）"
                  f"  絞り込み ${mo['filter']:,.0f}  RAG ${mo['rag_api']:,.0f} + DB ${mo['rag_db']:,.0f}"
                  f" = ${mo['rag']:,.0f}")
+    if mo["long_context_no_cache"] < mo["long_context"]:
+        lines.append(f"この質問数では、キャッシュを付けないほうが月 ${mo['long_context'] - mo['long_context_no_cache']:,.2f} 安い"
+                     "（書き込みの割増を取り戻すほど読まれない: 04）。TTL の自動選択は 5m と 1h だけを比べます。")
     diff = mo["long_context"] - mo["rag"]
     if diff > 0:
         lines.append(f"差は月 ${diff:,.0f}: この額で RAG を作って運用し続ける価値があるかが判断です。")
@@ -323,12 +326,16 @@ def format_table(c: Comparison) -> str:
         lines.append(f"ロングコンテキストのほうが月 ${-diff:,.0f} 安い: RAG を作る理由は料金にはありません。")
     lines.append("")
     lines.append("前提: " + "; ".join([
-        f"単価 ${m.input_usd_per_mtok:g} / ${m.output_usd_per_mtok:g}（100 万トークン, {pricing.price_table_date()} 時点）",
+        f"単価 ${m.input_usd_per_mtok:g} / ${m.output_usd_per_mtok:g}（100 万トークン, {pricing.price_table_date()} 時点）"
+        + "".join(f"、{t.over_prompt_tokens:,} tok を超えるプロンプトは呼び出し全体が ${t.input_usd_per_mtok:g} / "
+                  f"${t.output_usd_per_mtok:g}（{'価格表が置いた前提: 公式には未確認' if m.tier_rule.assumption else '価格表の規則'}）"
+                  for t in m.prompt_tiers),
         f"質問と指示 {p.prompt_tokens:,} tok, 回答 {p.output_tokens:,} tok",
         f"キャッシュ書き込み {m.write_multiplier(c.ttl)}x（TTL {c.ttl}）, 読み出し {m.cache_read_multiplier}x",
         f"RAG は {p.chunk_tokens:,} tok × {p.rag_chunks} チャンク, DB 月 ${p.db_monthly:g}",
         f"絞り込みは平均的なファイル {p.filter_files} 件",
-        "ヒット率はトラフィックのモデル（04）から。実際の率は自社のログの間隔で確かめる",
+        ("ヒット率はトラフィックのモデル（04）から。実際の率は自社のログの間隔で確かめる" if p.hit_rate is None
+         else f"ヒット率 {p.hit_rate:.0%} は指定した固定値。実際の率は自社のログの間隔で確かめる"),
         "最初tok は使い分けの記事の数字に合わせたシミュレーション（実測ではない）",
     ]))
     for n in c.notes:

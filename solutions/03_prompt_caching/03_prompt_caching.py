@@ -4,7 +4,7 @@
 # ロングコンテキストの料金と待ち時間は、プロンプトキャッシュ (prompt caching) を使うかどうかで桁が変わります。
 # この節では、キャッシュが効く瞬間と効かない瞬間を sandbox でシミュレーションし、応答の `usage` を読んでドルに直します。
 # sandbox はこの節で述べる規則（前方一致・区切り・最小長・倍率）どおりに動くので、オフラインで見えるのは**規則の帰結**で、API の測定ではありません。
-# 実際の API が同じ規則で動くかは、API キーを設定して同じセルを実行すると確かめられます（この節全体で数十セント）。
+# 実際の API が同じ規則で動くかは、API キーを設定して同じセルを実行すると確かめられます（この節全体の見積もりは最初のコードのセルが表示します）。
 #
 # **この節で身につくこと**
 #
@@ -40,7 +40,7 @@ ctxlab.show_cost("03_prompt_caching", client)   # what this lesson costs on the 
 
 # %% [markdown]
 # 実演には、今のラインアップの安い小型モデル（Haiku 5.5、`pricing.SMALL_MODEL`）と規程 2 ファイルを使います。仕組みはどのモデルでも同じで、実 API で動かしても
-# この節全体で数十セントに収まる大きさです（次のセルが見積もりを表示します。実 API で動かすときは、環境変数 `CTXLAB_BUDGET_USD` を
+# この節全体でも小さな額に収まる大きさです（次のセルが見積もりを表示します。実 API で動かすときは、環境変数 `CTXLAB_BUDGET_USD` を
 # 見積もり以上に設定してからカーネルを起動してください。足りなければセルは実行を止めます）。規程全体を送る場合の金額は、記事の Opus 5 と今の Opus 5.5 について、同じ式で計算して示します。
 #
 # システムプロンプトの末尾に入れる「実行 ID」は、このノートブックを実行し直しても 1 回目が必ず書き込みになるようにするためのものです。
@@ -308,7 +308,10 @@ first_article = [(full_rule[0].label, full_rule[0].text[:full_rule[0].text.index
 LEGACY_SMALL = "claude-haiku-4-5"   # the article's small model, for comparison
 for m in (DEMO, other, LEGACY_SMALL):
     n_min, confirmed = pricing.min_cacheable_tokens(m)
-    print(f"{pricing.get_model(m).display_name}: 最小長 {n_min:,} tokens" + ("" if confirmed else "（未確認: sandbox が仮に置く値）"))
+    third_party = pricing.get_model(m).sources["min_cacheable_tokens"].source.startswith("third-party")
+    print(f"{pricing.get_model(m).display_name}: 最小長 {n_min:,} tokens"
+          + ("（未確認: sandbox が仮に置く値）" if not confirmed else "（未確認: 第三者の情報のみで、公式のページでは確かめられない）"
+             if third_party else ""))
 sizes, sent = {}, {}
 for label, part in (("第 1 条だけ", first_article), ("規程 1 ファイル全体", full_rule)):
     sizes[label] = tokens.count_request(ask(QUESTIONS[0], docs=part), client=client, model=DEMO).tokens
@@ -550,10 +553,13 @@ multiplier = pricing.usage_cost(hu, DEMO).cache_write / (written * pricing.get_m
 print(f"書き込み {written:,} tokens を usage_cost で計算すると、通常単価の {multiplier:.2f} 倍（価格表の倍率）")
 
 # %% [markdown]
-# コストの記事の表を、式から計算し直します。$k$ 回で 1 回書き込み、$k-1$ 回読み出したときの 1 回あたりのコストです。
+# コストの記事の表と同じ形の表を、今日の Opus の倍率で式から計算します。$k$ 回で 1 回書き込み、$k-1$ 回読み出したときの 1 回あたりのコストです。
+# コストの記事の表は記事の日付のモデルの読み出し倍率で作られているので、値はその表と同じにはなりません（下のセルが両方の r を表示します）。
 
 # %%
 table = prompt_caching.per_call_table(ks=(1, 2, 3, 5, 10, 20), ws=(1.25, 2.0), r=r)
+print(f"r = {r:g}（{opus.display_name}、価格表 {pricing.price_table_date()} 時点）。コストの記事の表は r = "
+      f"{prompt_caching.COST_ARTICLE['r']:g}（記事の日付のモデル）で作られています")
 print(f"{'k':>3}  {'w = 1.25 (5m)':>14}  {'w = 2.00 (1h)':>14}")
 for row in table:
     print(f"{row['k']:>3}  {row[1.25]:>14.3f}  {row[2.0]:>14.3f}")
@@ -562,7 +568,8 @@ for row in table:
 # $k = 1$ では 1 を上回ります。割増を払っただけで、割引を一度も受け取っていない状態です。5.1 の時刻入りのシステムプロンプトは、
 # 毎回この行にいます。
 #
-# コストの記事の 2 つの図を、同じ式から描きます（$w = 1.25$、$r = 0.1$、検索は $\rho = 0.3$、$s = 0.02$、索引を作る一度きりの費用 $E = 0.05$）。
+# コストの記事の 2 つの図を、記事の値のまま同じ式から描きます（$w = 1.25$、$r = 0.1$、検索は $\rho = 0.3$、$s = 0.02$、索引を作る一度きりの費用 $E = 0.05$）。
+# この $r = 0.1$ は記事の日付のモデルの読み出し倍率で、上の表の $r$（今日の Opus）とは違います。記事の図と見比べられるように、ここでは記事の値で描きます。
 # 左は呼び出し回数に対する総額、右は使い回し回数に対する 1 回あたりのコストです。
 
 # %%
@@ -803,7 +810,8 @@ print(prompt_caching.format_comparison(single_runs, CACHE_MODEL, f"単発の質�
 # 公式ドキュメントの最初の例に従っただけでも、この形ならこの結果になります（同じページも、毎回変わるブロックに区切りを置くとこうなる、と注意しています）。
 #
 # 明示の区切りは 1 回目だけ書き込み、あとは読み出しです。併用は文書までを読み出したうえで、毎回その回の質問だけを書き込みます。
-# 質問は短いので差はわずかですが、書き込みは 1.25 倍なので、質問を通常単価で送る明示の区切りのほうがほんの少し安くなります。
+# 書き込みは割増なので、理屈では質問を通常単価で送る明示の区切りのほうが安くなります。ただし質問が短いので、その差はごくわずかです（上の合計で確かめてください）。
+# この形で 2 つを分けるのは料金ではなく、会話が続くかどうかです（8.2）。
 
 # %% [markdown]
 # ### 8.2 6 ターンの会話
@@ -1068,7 +1076,7 @@ print(prompt_caching.format_calls([c.usage for c in parallel], CACHE_MODEL, [c.l
 # ## まとめ
 #
 # - キャッシュは前方一致。tools → system → messages の順に、先頭から区切り（`cache_control`）までがバイト単位で同じときだけ読み出せる。
-# - `usage` は 3 つの入力欄の和で読む。`input_tokens` は区切りの後ろだけ。書き込みは 1.25 倍（1 時間は 2 倍）、読み出しは 0.1 倍。
+# - `usage` は 3 つの入力欄の和で読む。`input_tokens` は区切りの後ろだけ。書き込みは 1.25 倍（1 時間は 2 倍）、読み出しの倍率はモデルで違う（記事の日付のモデルは 0.1 倍、今日の Opus 5.5・Sonnet 5.5 は 0.05 倍）。価格表で確かめる。
 # - 区切りより前の時刻・キー順の違う JSON・組み替えたツール・モデルの切り替えで、読み出しは 0 のまま割増だけ払う。最小長に届かなければ何も起きない（エラーも出ない）。
 # - キャッシュが安くなるのは、損益分岐 (w − r)/(1 − r) を超えた最初の回から。損益分岐を決めているのは書き込みの割増で、割増の大きい 1 時間 TTL ほど遅い。
 # - 比べるときは、`cache_control` のない基準線と、ドル。キャッシュはモデルが読むトークン列を変えないので、正答率を動かさずに料金だけを下げる。
