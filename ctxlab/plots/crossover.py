@@ -184,7 +184,7 @@ def plot_monthly(doc_tokens: float = 197_000, p: compare.Profile | None = None, 
     plot.update(doc_tokens, p)
     m = pricing.get_model(p.model)
     ax.figure.suptitle(f"{m.display_name}・1 日 {crossover.per_day(p):g} 問・{p.hit_rate_label()}・"
-                       f"{p.rag_chunks} チャンク・DB ${p.db_monthly:g}/月", fontsize=10)
+                       f"{p.rag_chunks} チャンク・DB ${p.db_monthly:g}/月", fontsize=9, wrap=True)
     ax.figure.tight_layout()
     return plot
 

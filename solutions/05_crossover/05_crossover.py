@@ -79,7 +79,8 @@ for note in compare.compare(doc_tokens, len(docs), base).notes:
 # - **RAG** は、渡すチャンクの量が文書量によらず一定です。月額は横ばいで、ベクトル DB の固定費がその高さを底上げします。
 #
 # 1 次式と横ばいの線は、ロングコンテキストの傾きが正である限り、どこかで必ず交わります。その点より文書が多ければ RAG のほうが安くなります。
-# 図には、モデルのウィンドウの 50% を超える範囲（薄い色）と、ウィンドウそのものを超える範囲（濃い色）も塗ってあります。
+# 図には、モデルのウィンドウの 50% を超える範囲（薄い色）と、ウィンドウそのものを超える範囲（濃い色）を、横軸の範囲に入るときだけ塗ります
+# （どちらが図に入っているかは、図の下の行に出ます）。
 
 # %%
 # %matplotlib inline
@@ -88,7 +89,11 @@ import numpy as np
 from ctxlab.plots.crossover import RhoKPlot, plot_monthly, plot_rho_k
 from ctxlab.widgets import crossover as xw
 
-plot_monthly(doc_tokens, base, n_files=len(docs));
+monthly_plot = plot_monthly(doc_tokens, base, n_files=len(docs))
+_xmax, _window = monthly_plot.ax.get_xlim()[1], pricing.get_model(base.model).context_window
+print(f"横軸は {_xmax:,.0f} tokens まで: ウィンドウの 50%（{_window * crossover.HALF_WINDOW:,.0f}）は"
+      f"{'図の中' if _window * crossover.HALF_WINDOW < _xmax else '図の外'}、ウィンドウそのもの（{_window:,}）は"
+      f"{'図の中' if _window < _xmax else '図の外'}")
 
 # %%
 lc = crossover.line("long_context", base)
@@ -279,7 +284,7 @@ def verdict(p):
     s = crossover.situation(doc_tokens, p, n_files=len(docs))
     if not s["within_half_window"]:
         return "前提外（ウィンドウの 50% 超）"
-    return "ロングコンテキスト" if s["monthly_long_context"] <= s["monthly_rag"] else "RAG"
+    return {"long_context": "ロングコンテキスト", "rag": "RAG", "tie": "同額圏"}[compare.cheaper_path(doc_tokens, len(docs), p)]
 
 
 COUNTED = {"input_tokens": "入力", "cache_creation_input_tokens": "キャッシュの書き込み", "cache_read_input_tokens": "読み出し"}
@@ -310,7 +315,8 @@ for old in pricing.article_models().values():
             moved.append((q, old.display_name, said[0], new.display_name, said[1]))
             cells[-1] = f"**{cells[-1]}**"
         rows.append(f"| {q} | " + " | ".join(cells) + " |")
-rows.append("\n太字: 記事のモデルから結論が入れ替わった組み合わせ（ヒット率と TTL は質問数ごとにトラフィックから）")
+rows.append("\n太字: 記事のモデルから結論が入れ替わった組み合わせ（ヒット率と TTL は質問数ごとにトラフィックから）。"
+            f"同額圏: シミュレーションしたヒット率の精度（平均の ±{compare.BAND_SE:g} 標準誤差）の内で、安いほうが入れ替わる")
 Markdown("\n".join(rows))
 
 # %%
@@ -519,8 +525,17 @@ m80 = [compare.compare(doc_tokens, 50, replace(p80, questions_per_month=n * cros
 assert m80[0]["long_context"] <= m80[0]["rag"] and m80[1]["long_context"] > m80[1]["rag"], (
     f"ヒット率を 80% に固定した profile では、1 日 {q80} 問ではロングコンテキストが安く、{q80 + 1} 問では RAG が安いはずです"
     "（渡された profile の質問数だけを変えていますか）")
-print(f"題材の規程（{doc_tokens:,} tokens）では、1 日 {q} 問までならロングコンテキストのほうが安い"
-      f"（ヒット率を記事の 80% に固定すると {q80} 問まで）")
+_said = {n: compare.cheaper_path(doc_tokens, 50, replace(base, questions_per_month=n * crossover.DAYS_PER_MONTH))
+         for n in range(1, q + 8)}
+_ties = [n for n, v in _said.items() if v == "tie"]
+if _ties and min(_ties) <= q + 1:   # the boundary lies inside the noise of the simulated hit rate: show the band
+    print(f"題材の規程（{doc_tokens:,} tokens）では、平均のヒット率で数えると 1 日 {q} 問まで。ただし 1 日 {min(_ties)}"
+          f"{'' if min(_ties) == max(_ties) else f'〜{max(_ties)}'} 問は"
+          f"シミュレーションしたヒット率の精度の内で同額圏なので、言えるのは「1 日 {min(_ties) - 1} 問まではロングコンテキスト、"
+          f"{max(_ties) + 1} 問からは RAG が安い」まで（ヒット率を記事の 80% に固定すると {q80} 問まで）")
+else:
+    print(f"題材の規程（{doc_tokens:,} tokens）では、1 日 {q} 問までならロングコンテキストのほうが安い"
+          f"（ヒット率を記事の 80% に固定すると {q80} 問まで）")
 ### BEGIN HIDDEN TESTS
 def _truth(d, p, limit=300):
     ok = 0
