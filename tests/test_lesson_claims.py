@@ -167,3 +167,32 @@ def test_00_exercise_1s_hidden_tests_catch_an_answer_that_ignores_freshness():
     exec(wrong.source, ns)
     with pytest.raises(AssertionError):
         exec(_hidden(_test_cell("00_start_here", "choose_path-tests")), ns)
+
+
+# ------------------------------------------------------------------ lessons 02 and 03, and `ctxlab compare`
+
+def test_02_an_hour_long_write_costs_more_than_a_five_minute_one():
+    for m in pricing.models().values():
+        assert m.write_multiplier("1h") > m.write_multiplier("5m"), m.id
+
+
+def test_03_the_cost_articles_figures_are_drawn_with_its_own_values():
+    """Section 7's prose: the figures use w = 1.25, r = 0.1, rho = 0.3, s = 0.02, E = 0.05 (the article's date)."""
+    assert COST_ARTICLE == {"w": 1.25, "r": 0.1, "rho": 0.3, "s": 0.02, "E": 0.05}
+    from pathlib import Path
+    text = (Path(__file__).resolve().parent.parent / "solutions" / "03_prompt_caching" / "03_prompt_caching.py").read_text()
+    assert "$w = 1.25$、$r = 0.1$、検索は $\\rho = 0.3$、$s = 0.02$、索引を作る一度きりの費用 $E = 0.05$" in text
+
+
+def test_compare_labels_the_write_ttl_the_tier_assumption_a_fixed_rate_and_a_cheaper_no_cache(capsys):
+    from ctxlab import cli
+    assert cli.main(["compare", "--total-tokens", "169659", "--questions-per-month", "30"]) == 0
+    out = capsys.readouterr().out
+    assert "初回（キャッシュ書き込み・TTL 5m）" in out and "キャッシュを付けないほうが" in out
+    assert "ヒット率はトラフィックのモデル（04）から" in out
+    assert cli.main(["compare", "--total-tokens", "169659", "--model", "claude-haiku-5-5", "--hit-rate", "0.8"]) == 0
+    out = capsys.readouterr().out
+    assert "100,000 tok を超えるプロンプトは呼び出し全体が $0.5 / $2.5（価格表が置いた前提: 公式には未確認）" in out
+    assert "ヒット率 80% は指定した固定値" in out and "キャッシュを付けないほうが" not in out
+    c = compare.compare(169_659, 48, compare.Profile(questions_per_month=600))
+    assert f"TTL {c.ttl}" in c.rows["lc_write"].label and f"TTL {c.ttl}" in c.rows["filter_write"].label

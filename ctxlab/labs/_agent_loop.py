@@ -27,6 +27,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from ctxlab.api import messages
 from ctxlab.api.client import get_sandbox, make_client
 from ctxlab.costs import pricing
+from ctxlab import _text
 from ctxlab.costs.usage import usage_dict
 from ctxlab.sandbox import MAX_BREAKPOINTS, Sandbox
 
@@ -283,9 +284,12 @@ def compare_placements(runs: Mapping[str, Sequence[Any]], model: str) -> list[di
 
 def format_comparison(runs: Mapping[str, Sequence[Any]], model: str, title: str) -> str:
     """:func:`compare_placements` as a table, with its source (the client's mode is the caller's to say)."""
-    lines = [title, f"{'置き方':<10} {'読み出し':>10} {'書き込み':>10} {'キャッシュなし':>12} {'料金 $':>10}"]
+    widths = (10, 14, 14, 26, 10)
+    head = ("置き方", "読み出し tok", "書き込み tok", "キャッシュされない入力 tok", "料金 $")
+    lines = [title, " ".join(_text.pad(h, w, right=i > 0) for i, (h, w) in enumerate(zip(head, widths)))]
     for r in compare_placements(runs, model):
-        lines.append(f"{r['placement']:<10} {r['read']:>12,} {r['written']:>12,} {r['uncached']:>14,} {r['usd']:>10.5f}")
+        cells = (r["placement"], f"{r['read']:,}", f"{r['written']:,}", f"{r['uncached']:,}", f"{r['usd']:.5f}")
+        lines.append(" ".join(_text.pad(c, w, right=i > 0) for i, (c, w) in enumerate(zip(cells, widths))))
     lines.append(f"（{model} の単価、pricing.usage_cost）")
     return "\n".join(lines)
 
