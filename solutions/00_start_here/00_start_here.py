@@ -324,19 +324,20 @@ def cheaper_over_range(doc_tokens, n_files, model, low, high):
 # </details>
 
 # %% nbgrader={"grade": true, "grade_id": "cheaper_path-tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-got = cheaper_over_range(count.tokens, len(texts), pricing.DEFAULT_MODEL, 50, 100)
+got = cheaper_over_range(count.tokens, len(texts), pricing.DEFAULT_MODEL, 5, 12)
 assert type(got) is str, f"文字列を返してください: {got!r}"
-assert got == "rag", f"Opus 5.5・1 日 50〜100 問では、どこでも RAG が安いはずです: {got!r}"
-got = cheaper_over_range(count.tokens, len(texts), pricing.DEFAULT_MODEL, 1, 20)
-assert got == "depends", f"1 日 1 問ではロングコンテキスト、20 問では RAG が安いので 'depends' のはずです: {got!r}"
+assert got == "rag", f"Opus 5.5・1 日 5〜12 問では、どこでも RAG が安いはずです: {got!r}"
+got = cheaper_over_range(count.tokens, len(texts), pricing.DEFAULT_MODEL, 1, 8)
+assert got == "depends", f"1 日 1 問ではロングコンテキスト、8 問では RAG が安いので 'depends' のはずです: {got!r}"
 got = cheaper_over_range(250_000, 50, pricing.DEFAULT_MODEL, 1, 3)
 assert got == "depends", ("文書 25 万トークン・Opus 5.5 では幅の途中で安いほうが変わるので "
                           f"'depends' のはずです（幅の両端の日も含めて、ヒット率は compare の既定のまま）: {got!r}")
-got = cheaper_over_range(95_000, 50, "claude-fable-5-2", 1, 100)
-assert got == "depends", ("文書 9.5 万トークン・Fable 5.2 の 1 日 1〜100 問は、両端ではロングコンテキストが安くても、途中に RAG が安い日が"
-                          f"続くので 'depends' のはずです（両端だけでなく、幅の中の毎日を見ていますか）: {got!r}")
-got = cheaper_over_range(count.tokens, len(texts), "claude-sonnet-5-5", 30, 40)
-assert got == "depends", ("Sonnet 5.5・1 日 30〜40 問には、cheaper_path が 'tie'（同額圏）を返す日があるので 'depends' のはずです"
+got = cheaper_over_range(210_000, 50, "claude-sonnet-5-5", 13, 15)
+assert got == "depends", ("文書 21 万トークン・Sonnet 5.5 の 1 日 13〜15 問は、両端の 13 問と 15 問では RAG が安くても、途中の 14 問は"
+                          "cheaper_path が 'tie'（同額圏）を返すので 'depends' のはずです（両端だけでなく幅の中の毎日を見て、"
+                          f"同額圏の日も数えていますか）: {got!r}")
+got = cheaper_over_range(count.tokens, len(texts), pricing.DEFAULT_MODEL, 4, 6)
+assert got == "depends", ("Opus 5.5・1 日 4〜6 問には cheaper_path が 'tie'（同額圏）を返す日があるので 'depends' のはずです"
                           f"（月額を 1 回比べるだけでは、シミュレーションの精度の内の差で決めてしまいます）: {got!r}")
 for _bad in [(0, 5), (5, 4)]:
     try:
@@ -350,17 +351,18 @@ def _truth(d, n, model, lo, hi):
     said = {compare.cheaper_path(d, n, compare.Profile(model=model, questions_per_month=30 * k)) for k in range(lo, hi + 1)}
     return next(iter(said)) if len(said) == 1 and "tie" not in said else "depends"
 
-# ends that agree and a middle that differs (an endpoints-only answer says long_context)
-for _args in [(105_000, 50, pricing.DEFAULT_MODEL, 5, 110), (95_000, 50, "claude-fable-5-2", 2, 110)]:
+# ends that agree and a middle that differs (an endpoints-only answer says long_context or rag)
+for _args in [(180_000, 50, "claude-sonnet-5-5", 22, 28), (180_000, 50, "claude-sonnet-5", 21, 24),
+              (105_000, 50, pricing.DEFAULT_MODEL, 104, 106)]:
     _got = cheaper_over_range(*_args)
     assert _got == "depends" == _truth(*_args), (_args, _got)
-for _args in [(count.tokens, len(texts), "claude-sonnet-5", 1, 3), (1_000, 50, pricing.DEFAULT_MODEL, 1, 120),
-              (900_000, 50, "claude-sonnet-5", 30, 60), (count.tokens, len(texts), "claude-opus-5", 1, 4),
-              (count.tokens, len(texts), "claude-sonnet-5-5", 1, 40), (count.tokens, len(texts), pricing.DEFAULT_MODEL, 7, 7)]:
+for _args in [(count.tokens, len(texts), "claude-sonnet-5", 1, 3), (1_000, 50, pricing.DEFAULT_MODEL, 1, 30),
+              (900_000, 50, "claude-sonnet-5", 30, 40), (count.tokens, len(texts), "claude-opus-5", 1, 4),
+              (count.tokens, len(texts), "claude-sonnet-5-5", 1, 12), (count.tokens, len(texts), pricing.DEFAULT_MODEL, 7, 7)]:
     _got = cheaper_over_range(*_args)
     assert type(_got) is str and _got == _truth(*_args), (_args, _got)
 # one day inside the tie band: neither path can be called cheaper
-_tie_day = next(k for k in range(1, 60) if compare.cheaper_path(
+_tie_day = next(k for k in range(1, 11) if compare.cheaper_path(
     count.tokens, len(texts), compare.Profile(questions_per_month=30 * k)) == "tie")
 assert cheaper_over_range(count.tokens, len(texts), pricing.DEFAULT_MODEL, _tie_day, _tie_day) == "depends"
 for _bad in [(0, 5), (5, 4), (-3, -1)]:
