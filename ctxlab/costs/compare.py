@@ -14,7 +14,7 @@ and one model give one TTL, one hit rate and one month everywhere; ``"5m"`` or `
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 
 from ctxlab.costs import pricing, traffic
@@ -215,6 +215,32 @@ def compare(doc_tokens: int, n_files: int, profile: Profile | None = None, *, ch
                       doc_tokens / m.context_window, h, ttl, article, notes)
 
 
+#: how wide the band of a simulated hit rate is, in standard errors of its mean (about 95%)
+BAND_SE = 2.0
+
+
+def hit_rate_band(p: Profile, z: float = BAND_SE) -> tuple[Profile, Profile]:
+    """``p`` with its simulated hit rate fixed at the mean - z and + z standard errors (same TTL).
+
+    The month of a traffic level rests on a simulated mean; two paths whose months swap inside
+    this band are tied at the simulation's precision. A fixed hit rate has no band: ``(p, p)``.
+    """
+    if p.hit_rate is not None:
+        return p, p
+    ttl = p.resolved_ttl()
+    st = traffic.hit_rate_stats(p.questions_per_day, ttl, p.traffic)
+    return (replace(p, ttl=ttl, hit_rate=max(0.0, st.mean - z * st.se)),
+            replace(p, ttl=ttl, hit_rate=min(1.0, st.mean + z * st.se)))
+
+
+def cheaper_path(doc_tokens: int, n_files: int, p: Profile, a: str = "long_context", b: str = "rag") -> str:
+    """``a`` when it costs no more than ``b`` across the hit-rate band of ``p``, ``b`` when it costs
+    more across it, ``"tie"`` when the band holds both answers (the simulation's noise decides)."""
+    said = {a if m[a] <= m[b] else b
+            for m in (compare(doc_tokens, n_files, q).monthly for q in hit_rate_band(p))}
+    return said.pop() if len(said) == 1 else "tie"
+
+
 def _rows(doc_tokens: int, n_files: int, p: Profile, ttl: str) -> dict[str, Row]:
     m = pricing.get_model(p.model)
     q = p.prompt_tokens
@@ -229,13 +255,13 @@ def _rows(doc_tokens: int, n_files: int, p: Profile, ttl: str) -> dict[str, Row]
         "long_context": Row("long_context", "ロングコンテキスト（キャッシュなし）", doc_tokens + q,
                             pricing.call_cost(m, input_tokens=doc_tokens + q, output_tokens=out).total,
                             pricing.ttft_seconds(doc_tokens + q), "citations API（要実装）"),
-        "lc_write": Row("lc_write", "同上・初回（キャッシュ書き込み）", doc_tokens + q,
+        "lc_write": Row("lc_write", f"同上・初回（キャッシュ書き込み・TTL {ttl}）", doc_tokens + q,
                         pricing.call_cost(m, input_tokens=q, output_tokens=out, **write).total,
                         pricing.ttft_seconds(doc_tokens + q), "citations API（要実装）"),
         "lc_cached": Row("lc_cached", "同上・2 回目以降（キャッシュ読み出し）", doc_tokens + q,
                          pricing.call_cost(m, input_tokens=q, output_tokens=out, cache_read_tokens=doc_tokens).total,
                          pricing.ttft_seconds(q, doc_tokens), "citations API（要実装）"),
-        "filter_write": Row("filter_write", f"メタデータで絞る（{min(p.filter_files, n_files)} 件・初回）", filt_docs + q,
+        "filter_write": Row("filter_write", f"メタデータで絞る（{min(p.filter_files, n_files)} 件・初回・TTL {ttl}）", filt_docs + q,
                             pricing.call_cost(m, input_tokens=q, output_tokens=out, **filt_write).total,
                             pricing.ttft_seconds(filt_docs + q), "citations API（要実装）"),
         "filter_cached": Row("filter_cached", "同上・キャッシュ読み出し", filt_docs + q,
@@ -281,18 +307,25 @@ def table(c: Comparison) -> _table.Table:
     summary = [f"月 {p.questions_per_month:,.0f} 問（1 日 {per_day:g} 問・{p.ttl_label()}・{p.hit_rate_label()}）",
                f"ロングコンテキスト ${mo['long_context']:,.0f}（キャッシュなしなら ${mo['long_context_no_cache']:,.0f}）"
                f"  絞り込み ${mo['filter']:,.0f}  RAG ${mo['rag_api']:,.0f} + DB ${mo['rag_db']:,.0f} = ${mo['rag']:,.0f}"]
+    if mo["long_context_no_cache"] < mo["long_context"]:
+        summary.append(f"この質問数では、キャッシュを付けないほうが月 ${mo['long_context'] - mo['long_context_no_cache']:,.2f} 安い"
+                       "（書き込みの割増を取り戻すほど読まれない: 04）。TTL の自動選択は 5m と 1h だけを比べます。")
     diff = mo["long_context"] - mo["rag"]
     if diff > 0:
         summary.append(f"差は月 ${diff:,.0f}: この額で RAG を作って運用し続ける価値があるかが判断です。")
     else:
         summary.append(f"ロングコンテキストのほうが月 ${-diff:,.0f} 安い: RAG を作る理由は料金にはありません。")
     premises = [
-        f"単価 ${m.input_usd_per_mtok:g} / ${m.output_usd_per_mtok:g}（100 万トークン, {pricing.price_table_date()} 時点）",
+        f"単価 ${m.input_usd_per_mtok:g} / ${m.output_usd_per_mtok:g}（100 万トークン, {pricing.price_table_date()} 時点）"
+        + "".join(f"、{t.over_prompt_tokens:,} tok を超えるプロンプトは呼び出し全体が ${t.input_usd_per_mtok:g} / "
+                  f"${t.output_usd_per_mtok:g}（{'価格表が置いた前提: 公式には未確認' if m.tier_rule.assumption else '価格表の規則'}）"
+                  for t in m.prompt_tiers),
         f"質問と指示 {p.prompt_tokens:,} tok, 回答 {p.output_tokens:,} tok",
         f"キャッシュ書き込み {m.write_multiplier(c.ttl)}x（TTL {c.ttl}）, 読み出し {m.cache_read_multiplier}x",
         f"RAG は {p.chunk_tokens:,} tok × {p.rag_chunks} チャンク, DB 月 ${p.db_monthly:g}",
         f"絞り込みは平均的なファイル {p.filter_files} 件",
-        "ヒット率はトラフィックのモデル（04）から。実際の率は自社のログの間隔で確かめる",
+        ("ヒット率はトラフィックのモデル（04）から。実際の率は自社のログの間隔で確かめる" if p.hit_rate is None
+         else f"ヒット率 {p.hit_rate:.0%} は指定した固定値。実際の率は自社のログの間隔で確かめる"),
     ]
     caption = (f"出典: 価格表（{pricing.price_table_date()} 時点）の単価で計算した料金。"
                "最初tok（最初のトークンまでの時間）は使い分けの記事の数字に合わせたシミュレーション（実測ではない）")

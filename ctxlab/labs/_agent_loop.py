@@ -286,7 +286,7 @@ def comparison_table(runs: Mapping[str, Sequence[Any]], model: str, title: str) 
     """:func:`compare_placements` as a table: ``title`` above it, the prices it used under it."""
     rows = [[r["placement"], f"{r['read']:,}", f"{r['written']:,}", f"{r['uncached']:,}", f"{r['usd']:.5f}"]
             for r in compare_placements(runs, model)]
-    return _table.Table(["置き方", "読み出し", "書き込み", "キャッシュなし", "料金 $"], rows, intro=[title],
+    return _table.Table(["置き方", "読み出し tok", "書き込み tok", "キャッシュされない入力 tok", "料金 $"], rows, intro=[title],
                         caption=f"{model} の単価で計算（pricing.usage_cost）", align=["l", "r", "r", "r", "r"])
 
 

@@ -70,9 +70,9 @@ def explain(usage: Any, model: str | pricing.ModelPrice = pricing.DEFAULT_MODEL)
         lines.append("書き込みだけ: 区切りまでを新しく保存した。次の呼び出しで読めれば、損益分岐を超えて安くなる。"
                      "毎回これなら、区切りより前で何かが毎回変わっている。")
     elif kind == "read":
-        lines.append("読み出し: 区切りまでが前の呼び出しとバイト単位で一致し、保存済みの項目を読んだ。")
+        lines.append("読み出し: 区切りまでが前の呼び出しとバイト単位で一致し、保存済みのエントリを読んだ。")
     else:
-        lines.append("読み出し + 書き込み: 手前は保存済みの項目を読み、その先の区切りまでを新しく保存した。")
+        lines.append("読み出し + 書き込み: 手前は保存済みのエントリを読み、その先の区切りまでを新しく保存した。")
     lines.append(money)
     return "\n".join(lines)
 

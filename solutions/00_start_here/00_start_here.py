@@ -107,17 +107,18 @@ papers.lost_in_the_middle();
 # %% [markdown]
 # ## 3. 4 つの数字と、移る閾値
 #
-# 前提を満たすなら、RAG に移る理由は、次の 4 つの数字のどれかが「RAG に移る」側に出たときだけです。
+# 前提を満たすなら、RAG に移るのは、料金・待ち時間・正答率のどれかが「RAG に移る」側に出て、**しかも**更新頻度が移ることを許すときだけです。
 #
 # | 数字 | ロングコンテキストのまま | RAG に移る |
 # |---|---|---|
 # | 料金 | 月額の差が、RAG の構築と運用にかける額を下回る | 差がそれを上回り続ける |
 # | 待ち時間 | キャッシュが効いた状態で、最初のトークンまで 3 秒以内 | 3 秒を超え、利用者が待てない |
 # | 正答率 | 現場の 30 問で、RAG を下回らない | 下回る |
-# | 更新頻度 | 1 日に何度も更新され、即時の反映が要る | 更新が粗く、再インデックスが間に合う |
+# | 更新頻度（移ってよいかの条件） | 再インデックスの周期が、業務の許す反映の遅れに間に合わない: ほかの数字が移る側に出ても、とどまる | 間に合う: 移ってよい（これだけでは移る理由にならない） |
 #
-# **更新頻度だけ向きが逆**です。文書がよく変わるほどロングコンテキストが有利になります。RAG は再インデックスを回すまで
-# 古い内容を返し続けますが、ロングコンテキストは現物を読み直すだけで反映されます。
+# **更新頻度だけ役割が違います**。移る理由にはならず、ほかの 3 つが移る理由を出したときに、移ってよいかを決めます。
+# 文書がよく変わるほどロングコンテキストが有利です。RAG は再インデックスを回すまで古い内容を返し続けますが、
+# ロングコンテキストは現物を読み直すだけで反映されます。
 #
 # 料金と待ち時間は計算で先に出せます。題材の規程で、1 日 20 問のときの比較表を出します。
 #
@@ -156,44 +157,27 @@ compare.table(table)
 # %%
 PER_DAY = (1, 2, 5, 10, 20, 100)
 MODELS = (pricing.DEFAULT_MODEL, "claude-sonnet-5-5")
-MAX_DAY = 300
+VERDICT = {"long_context": "ロングコンテキスト", "rag": "RAG", "tie": "同額圏（シミュレーションの精度の内）"}
 
-
-def last_day_lc_cheaper(model, hit_rate=None):
-    """The last questions a day (1..MAX_DAY, every integer) before RAG first costs less than long context.
-
-    0: RAG is cheaper from 1 a day; MAX_DAY: long context stays cheaper up to MAX_DAY.
-    """
-    for per_day in range(1, MAX_DAY + 1):
-        c = compare.compare(count.tokens, len(texts),
-                            compare.Profile(model=model, questions_per_month=per_day * 30, hit_rate=hit_rate))
-        if c.monthly["long_context"] > c.monthly["rag"]:
-            return per_day - 1
-    return MAX_DAY
-
-
+verdicts = {}
 for model in MODELS:
     for per_day in PER_DAY:
-        c = compare.compare(count.tokens, len(texts), compare.Profile(model=model, questions_per_month=per_day * 30))
+        p = compare.Profile(model=model, questions_per_month=per_day * 30)
+        c = compare.compare(count.tokens, len(texts), p)
         lc, rag = c.monthly["long_context"], c.monthly["rag"]
-        print(f"{model:17s} 1 日 {per_day:>3} 問（TTL {c.ttl}・ヒット率 {c.hit_rate:3.0%}）: ロングコンテキスト ${lc:7,.0f}"
-              f" / RAG（DB 込み） ${rag:7,.0f} → 安いのは {'ロングコンテキスト' if lc <= rag else 'RAG'}")
-flip = {m: last_day_lc_cheaper(m) for m in MODELS}
-flip_article = {m: last_day_lc_cheaper(m, compare.ARTICLE_HIT_RATE) for m in MODELS}
-for m in MODELS:
-    print(f"{m}: ロングコンテキストが安いのは 1 日 {flip[m]} 問まで（ヒット率をトラフィックから）／"
-          f"{flip_article[m]} 問まで（使い分けの記事の 80% に固定）")
-# 下の本文のとおりか: 質問が少ないとロングコンテキスト、多いと RAG が安く、
-# 境目はモデルの単価で動き、ヒット率を 80% に固定すると別の場所になる
-assert all(0 < n < MAX_DAY for n in flip.values()), flip
-assert len(set(flip.values())) > 1 and any(flip_article[m] != flip[m] for m in MODELS), (flip, flip_article)
+        verdicts[model, per_day] = compare.cheaper_path(count.tokens, len(texts), p)
+        print(f"{model:17s} 1 日 {per_day:>3} 問（TTL {c.ttl}・ヒット率 {c.hit_rate:3.0%}）: ロングコンテキスト ${lc:7,.2f}"
+              f" / RAG（DB 込み） ${rag:7,.2f} → 安いのは {VERDICT[verdicts[model, per_day]]}")
+print(f"同額圏: ヒット率を、シミュレーションした平均の ±{compare.BAND_SE:g} 標準誤差の幅で動かすと、安いほうが入れ替わる")
 
 # %% [markdown]
-# 最後の 2 行のとおり、ロングコンテキストが安いのは質問が少ない側だけで、入れ替わる質問数はモデルの単価で動きます。
-# ヒット率を記事のように 80% に固定すると、入れ替わる質問数はトラフィックから出した値とずれます。どちらにずれるかはモデルで違います:
-# 質問が少ないと実際のヒット率は 80% より低く、多いと（1 時間 TTL なら）80% より高くなるからです（05 で詳しく動かします）。
+# どちらのモデルでも、質問が少ない側ではロングコンテキストが安くなります。質問が増えたときに RAG がはっきり安くなるか、
+# 2 つの月額が同額圏にとどまるかは、モデルの単価で違います（上の出力の最後の列）。
+# 月額は、シミュレーションしたヒット率（平均）から出しています。平均には精度の幅があり、その幅の中で安いほうが入れ替わる質問数では、
+# どちらが安いとも言えません。そこを「同額圏」と書き、何問目で入れ替わるという 1 つの数字にはしません。
+# 入れ替わる質問数を自分で求めるのは 05 で、ヒット率を記事のように 80% に固定したときにどちらへずれるかも 05 で動かします。
 #
-# 表の 1 日 1 問の行は、もう 1 つのことを示しています。どの質問もその日の最初の質問なのでヒットが起きず（ヒット率 0%）、
+# 上の出力の 1 日 1 問の行は、もう 1 つのことを示しています。どの質問もその日の最初の質問なのでヒットが起きず（ヒット率 0%）、
 # 毎回キャッシュ書き込みの割増を払います。キャッシュなしの月額と並べます。
 
 # %%
@@ -220,8 +204,9 @@ assert one.hit_rate == 0 and one.monthly["long_context"] > one.monthly["long_con
 # `(方式, 決め手)` のタプルを返します。
 #
 # - 方式: `"long_context"`, `"filter_or_rag"`（前提を満たさないので、絞るか RAG を検討する）, `"rag"` のどれか
-# - 決め手: その方式に決めた数字。`"premise"`, `"cost"`, `"latency"`, `"accuracy"`, `"freshness"`、
-#   RAG に移る理由がひとつもないときは `"all_clear"`。理由が複数あるときは、そのうちのどれを返しても構いません
+# - 決め手: その方式に決めた数字。`"premise"`, `"cost"`, `"latency"`, `"accuracy"`、
+#   RAG に移る理由がひとつもないときは `"all_clear"`、移る理由はあるのに再インデックスが間に合わないのでとどまるときは `"freshness"`。
+#   理由が複数あるときは、そのうちのどれを返しても構いません
 #
 # 引数: 文書の合計トークン `doc_tokens` とウィンドウ `context_window`、ロングコンテキストと RAG の月額 `lc_monthly`・`rag_monthly`、
 # RAG を作って運用するために毎月かけてよい額 `rag_budget_monthly`、キャッシュが効いた状態の最初のトークンまでの秒数 `ttft_cached_s`、
@@ -259,7 +244,7 @@ def choose_path(doc_tokens, context_window, lc_monthly, rag_monthly, rag_budget_
 # </details>
 
 # %% nbgrader={"grade": true, "grade_id": "choose_path-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-# 約 20 万トークン・Opus 5 の例。月額は使い分けの記事の前提（ヒット率 80%・TTL 5 分）の $207 と $101 で、
+# 約 20 万トークン・Opus 5 の例。月額は使い分けの記事の前提（ヒット率 80%・TTL 5 分）で数え直した $207 と $101（記事の表は $206）で、
 # 差の 106 ドルは RAG にかける月 300 ドルを下回る（トラフィックから出すと差は変わる: 02 の表）。
 result = choose_path(197_000, 1_000_000, 207, 101, 300, 1.1, 27, 25, 24, 1)
 assert type(result) is tuple and len(result) == 2, "(方式, 決め手) のタプルを返してください"
@@ -277,6 +262,9 @@ assert choose_path(197_000, 1_000_000, 400, 200, 300, 1.1, 27, 25, 24, 48) == ("
     "月額の差 400 − 200 = 200 ドルは RAG にかける 300 ドルを下回るので、料金は移る理由になりません"
 assert choose_path(197_000, 1_000_000, 2_000, 101, 300, 1.1, 27, 25, 24, 48) == ("rag", "cost"), \
     "月額の差が RAG にかける額を上回り、再インデックスも間に合うので ('rag', 'cost') のはずです"
+assert choose_path(197_000, 1_000_000, 2_000, 101, 300, 1.1, 27, 25, 24, 1) == ("long_context", "freshness"), \
+    ("料金は移る側ですが、再インデックス（24 時間ごと）が業務の許す反映の遅れ（1 時間）に間に合わないので、"
+     "とどまって ('long_context', 'freshness') のはずです（更新頻度は、移ってよいかの条件）")
 ### BEGIN HIDDEN TESTS
 def _check(args, path, reasons):
     got = choose_path(*args)
@@ -307,9 +295,11 @@ _check((600_000, 1_000_000, 0, 101, 300, 1.0, 30, 0, 1, 48), "filter_or_rag", {"
 # 導入前の質問数は読み違えるものです。見込みが「1 日 `low` 〜 `high` 問」という幅で来たとき、その幅のどこでも
 # 月額で安いほうが同じかを判断する関数 `cheaper_over_range(doc_tokens, n_files, model, low, high)` を書いてください。
 #
-# - 幅の中のどの（整数の）質問数でもロングコンテキスト（キャッシュ込み）が RAG（DB 込み）以下なら `"long_context"`、
-#   どの質問数でも RAG のほうが安いなら `"rag"`、幅の途中で入れ替わるなら `"depends"` を返す
-# - 月額は 5 節と同じく `compare.compare` で、ヒット率はその既定（質問数からトラフィックで決まる）のまま出す。1 か月は 30 日
+# - 1 日ごとの判定は 5 節と同じ `compare.cheaper_path(doc_tokens, n_files, compare.Profile(model=model, questions_per_month=1 日の質問数 * 30))`
+#   です。`"long_context"`（キャッシュ込みのロングコンテキストが RAG（DB 込み）以下）、`"rag"`、`"tie"`（同額圏: シミュレーションしたヒット率の
+#   精度の内で安いほうが入れ替わる）のどれかを返します。ヒット率はその既定（質問数からトラフィックで決まる）のまま
+# - 幅の中のどの（整数の）質問数でも `"long_context"` なら `"long_context"`、どの質問数でも `"rag"` なら `"rag"`、
+#   それ以外（幅の途中で入れ替わる、または同額圏の日がある）なら `"depends"` を返す
 # - `low` が 1 未満か `high` より大きいときは `ValueError`
 
 # %% nbgrader={"grade": false, "grade_id": "cheaper_path", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -319,9 +309,8 @@ def cheaper_over_range(doc_tokens, n_files, model, low, high):
         raise ValueError(f"need 1 <= low <= high, got low={low!r}, high={high!r}")
     seen = set()
     for per_day in range(low, high + 1):
-        m = compare.compare(doc_tokens, n_files, compare.Profile(model=model, questions_per_month=per_day * 30)).monthly
-        seen.add("long_context" if m["long_context"] <= m["rag"] else "rag")
-    return seen.pop() if len(seen) == 1 else "depends"
+        seen.add(compare.cheaper_path(doc_tokens, n_files, compare.Profile(model=model, questions_per_month=per_day * 30)))
+    return seen.pop() if len(seen) == 1 and "tie" not in seen else "depends"
     ### END SOLUTION
 
 
@@ -329,46 +318,55 @@ def cheaper_over_range(doc_tokens, n_files, model, low, high):
 # <details><summary>ヒント（開くと表示）</summary>
 #
 # ヒット率は質問数で変わるので、月額は質問数の 1 次式ではありません。両端だけを見て決めてよいかを考えてください。
+# 「同額圏」の日は、どちらが安いとも言えない日です。その日を含む幅について、何と答えるのが正直かも考えてください。
 #
 # </details>
 
 # %% nbgrader={"grade": true, "grade_id": "cheaper_path-tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-got = cheaper_over_range(count.tokens, len(texts), "claude-opus-5", 50, 100)
+got = cheaper_over_range(count.tokens, len(texts), pricing.DEFAULT_MODEL, 5, 12)
 assert type(got) is str, f"文字列を返してください: {got!r}"
-assert got == "rag", f"Opus 5・1 日 50〜100 問では、どこでも RAG が安いはずです: {got!r}"
-got = cheaper_over_range(count.tokens, len(texts), "claude-opus-5", 1, 20)
-assert got == "depends", f"1 日 1 問ではロングコンテキスト、20 問では RAG が安いので 'depends' のはずです: {got!r}"
-got = cheaper_over_range(250_000, 50, "claude-opus-5-5", 1, 3)
-assert got == "depends", ("文書 25 万トークン・Opus 5.5 では 1 日 2 問までロングコンテキスト、3 問で RAG が安いので "
+assert got == "rag", f"Opus 5.5・1 日 5〜12 問では、どこでも RAG が安いはずです: {got!r}"
+got = cheaper_over_range(count.tokens, len(texts), pricing.DEFAULT_MODEL, 1, 8)
+assert got == "depends", f"1 日 1 問ではロングコンテキスト、8 問では RAG が安いので 'depends' のはずです: {got!r}"
+got = cheaper_over_range(250_000, 50, pricing.DEFAULT_MODEL, 1, 3)
+assert got == "depends", ("文書 25 万トークン・Opus 5.5 では幅の途中で安いほうが変わるので "
                           f"'depends' のはずです（幅の両端の日も含めて、ヒット率は compare の既定のまま）: {got!r}")
+got = cheaper_over_range(210_000, 50, "claude-sonnet-5-5", 13, 15)
+assert got == "depends", ("文書 21 万トークン・Sonnet 5.5 の 1 日 13〜15 問は、両端の 13 問と 15 問では RAG が安くても、途中の 14 問は"
+                          "cheaper_path が 'tie'（同額圏）を返すので 'depends' のはずです（両端だけでなく幅の中の毎日を見て、"
+                          f"同額圏の日も数えていますか）: {got!r}")
+got = cheaper_over_range(count.tokens, len(texts), pricing.DEFAULT_MODEL, 4, 6)
+assert got == "depends", ("Opus 5.5・1 日 4〜6 問には cheaper_path が 'tie'（同額圏）を返す日があるので 'depends' のはずです"
+                          f"（月額を 1 回比べるだけでは、シミュレーションの精度の内の差で決めてしまいます）: {got!r}")
 for _bad in [(0, 5), (5, 4)]:
     try:
-        cheaper_over_range(count.tokens, len(texts), "claude-opus-5", *_bad)
+        cheaper_over_range(count.tokens, len(texts), pricing.DEFAULT_MODEL, *_bad)
     except ValueError:
         continue
     raise AssertionError(f"low, high = {_bad} では ValueError を投げてください（low は 1 以上、high 以下）")
-print("Sonnet 5・1 日 1〜3 問:", cheaper_over_range(count.tokens, len(texts), "claude-sonnet-5", 1, 3))
+print("Sonnet 5.5・1 日 1〜3 問:", cheaper_over_range(count.tokens, len(texts), "claude-sonnet-5-5", 1, 3))
 ### BEGIN HIDDEN TESTS
 def _truth(d, n, model, lo, hi):
-    months = [compare.compare(d, n, compare.Profile(model=model, questions_per_month=30 * k)).monthly
-              for k in range(lo, hi + 1)]
-    winners = {"rag" if mo["rag"] < mo["long_context"] else "long_context" for mo in months}
-    return "depends" if len(winners) > 1 else next(iter(winners))
+    said = {compare.cheaper_path(d, n, compare.Profile(model=model, questions_per_month=30 * k)) for k in range(lo, hi + 1)}
+    return next(iter(said)) if len(said) == 1 and "tie" not in said else "depends"
 
-for _args in [(count.tokens, len(texts), "claude-sonnet-5", 1, 3), (1_000, 50, "claude-opus-5", 1, 300),
-              (900_000, 50, "claude-sonnet-5", 30, 60), (count.tokens, len(texts), "claude-opus-5", 2, 3),
-              (count.tokens, len(texts), "claude-opus-5", 7, 7)]:
+# ends that agree and a middle that differs (an endpoints-only answer says long_context or rag)
+for _args in [(180_000, 50, "claude-sonnet-5-5", 22, 28), (180_000, 50, "claude-sonnet-5", 21, 24),
+              (105_000, 50, pricing.DEFAULT_MODEL, 104, 106)]:
+    _got = cheaper_over_range(*_args)
+    assert _got == "depends" == _truth(*_args), (_args, _got)
+for _args in [(count.tokens, len(texts), "claude-sonnet-5", 1, 3), (1_000, 50, pricing.DEFAULT_MODEL, 1, 30),
+              (900_000, 50, "claude-sonnet-5", 30, 40), (count.tokens, len(texts), "claude-opus-5", 1, 4),
+              (count.tokens, len(texts), "claude-sonnet-5-5", 1, 12), (count.tokens, len(texts), pricing.DEFAULT_MODEL, 7, 7)]:
     _got = cheaper_over_range(*_args)
     assert type(_got) is str and _got == _truth(*_args), (_args, _got)
-# With the course's traffic no range has ends that agree and a middle that differs (searched: every model
-# of the table, 1-120 a day, four document sizes), so an endpoints-only answer cannot be told apart here;
-# the task asks for every day, and these small ranges are checked against the day-by-day truth.
-for _lo, _hi in [(2, 4), (3, 6)]:
-    assert cheaper_over_range(count.tokens, len(texts), "claude-opus-5", _lo, _hi) == _truth(
-        count.tokens, len(texts), "claude-opus-5", _lo, _hi)
-for _bad in [(0, 5), (5, 4)]:
+# one day inside the tie band: neither path can be called cheaper
+_tie_day = next(k for k in range(1, 11) if compare.cheaper_path(
+    count.tokens, len(texts), compare.Profile(questions_per_month=30 * k)) == "tie")
+assert cheaper_over_range(count.tokens, len(texts), pricing.DEFAULT_MODEL, _tie_day, _tie_day) == "depends"
+for _bad in [(0, 5), (5, 4), (-3, -1)]:
     try:
-        cheaper_over_range(count.tokens, len(texts), "claude-opus-5", *_bad)
+        cheaper_over_range(count.tokens, len(texts), pricing.DEFAULT_MODEL, *_bad)
         raise AssertionError(f"ValueError expected for low, high = {_bad}")
     except ValueError:
         pass
@@ -415,7 +413,7 @@ Reveal("why-not-rag")
 # ## まとめ
 #
 # - ロングコンテキストを選ぶ目安は、合計トークンがウィンドウの **50% 以下**（使い分けの記事の経験則。長さの劣化と位置の劣化は別物）。分子は実物を数える。
-# - 前提を満たすなら、RAG に移る理由は料金・待ち時間・正答率のどれかが RAG の側に出たときだけ。更新頻度は向きが逆。
+# - 前提を満たすなら、RAG に移るのは料金・待ち時間・正答率のどれかが RAG の側に出て、しかも再インデックスが業務の許す反映の遅れに間に合うときだけ。更新頻度は移る理由ではなく、移ってよいかの条件（よく変わるほどロングコンテキストが有利）。
 # - 月額はヒット率しだいで、ヒット率は質問数と間隔で決まる。質問数の見込みに幅があるなら、幅の全体で比べる。
 # - 3 つの方式の違いは「誰が文書を選ぶか」。選び方が違うので外し方も違う。
 # - 次の節（01）では、トークンを数えるときの「推定」と「実測」の違いを扱います。

@@ -58,7 +58,8 @@ print(f"1 つの文字列で数えた {n:,} tokens との差: {count.tokens - n:
 # 数字や英字の多い別表、全角記号の多い条文では、1 文字あたりのトークン数が違います。実際のトークナイザーでは、日本語は
 # 1 文字あたり 1〜1.5 トークン程度とよく言われます（公式の値ではなく、現場で使われる目安です。このコースでは演習の幅に使います）。
 # トークナイザーはモデルの世代で違い、Anthropic のドキュメントは新しいトークナイザー（Opus 4.7 以降、Sonnet 5、Haiku 5.5 など）が
-# 同じ文章を約 30% 多く数えると書いています。ただしこれは英語を含む一般の文章での値で、日本語では独立の測定でほぼ同じ（約 1.0 倍）でした。
+# 同じ文章を約 30% 多く数えると書いています（内容によって変わる、という断り付きの目安です）。日本語については、第三者の独立の測定で
+# ほぼ同じ（約 1.0 倍）だったという報告があります（公式の値ではありません。価格表の出典欄に書いてあります）。
 # どちらにしても、数えるのは実際に使うモデルの `count_tokens` です。
 #
 # ファイルごとに「1 文字あたりのトークン数」を見てみます（オフラインでは推定器の値です）。
@@ -71,6 +72,10 @@ for d in docs:
 ratios.sort()
 print("比率が低いファイル:", [f"{f} {r:.3f}" for r, f in ratios[:3]])
 print("比率が高いファイル:", [f"{f} {r:.3f}" for r, f in ratios[-3:]])
+lo_r, hi_r = ratios[0][0], ratios[-1][0]
+print(f"推定器の比率は {lo_r:.2f}〜{hi_r:.2f}: 現場の目安 1.0〜1.5 の"
+      + ("幅より下" if hi_r < 1.0 else "幅の中" if lo_r >= 1.0 and hi_r <= 1.5 else "幅をまたぐ")
+      + "（推定器は半角の英数字を 4 文字 1 トークン、空白と改行を 0 と数えるため。目安とも本物の数とも別のものです）")
 
 # %% [markdown]
 # 推定器の内側でも比率は揺れますが、もっと大きいのは**推定器と本物のトークナイザーの差**です。
@@ -101,12 +106,16 @@ plt.tight_layout()
 # %% [markdown]
 # ## 3. モデルごとの使用率
 #
-# 数えた値（`count.tokens`）で、価格表にある各モデルの使用率を出します。
+# 数えた値（`count.tokens`）で、価格表にある各モデルの使用率を出します。ここでは 1 つの数をすべてのモデルに当てはめていますが、
+# 本当はトークナイザーがモデルの世代で違います（旧世代の Haiku 4.5 は古いトークナイザー）。この数は新しいトークナイザーの
+# モデルで数えたものなので、下の出力で「古いトークナイザー」と出るモデルは、そのモデルの `count_tokens` で数え直してから判断します。
 
 # %%
+FAMILY = {"newer": "新しいトークナイザー", "older": "古いトークナイザー（数え直す）"}
 for m in models:
     u = tokens.window_usage(count.tokens, m.id)
-    print(f"{m.display_name:18s} {m.context_window:>9,} tokens  使用率 {u:6.1%}  {'OK' if u <= 0.5 else '前提を満たさない'}")
+    print(f"{m.display_name:18s} {m.context_window:>9,} tokens  使用率 {u:6.1%}  {'OK' if u <= 0.5 else '前提を満たさない':8s}"
+          f"  {FAMILY[m.tokenizer_family]}")
 
 # %% [markdown]
 # ## 4. 文書が 10 倍になったら
@@ -193,22 +202,26 @@ except ValueError:
 # ### 演習 2（2 点）: 増えていく文書に、どのモデルを選ぶか
 #
 # 規程は毎年 `yearly_growth`（0.3 なら 30%）ずつ増えるとします。今 `doc_tokens` トークンの文書が、これから `years` 年のあいだ
-# ずっと前提（ウィンドウの 50% 以下）を満たすモデルのうち、入力単価がいちばん安いモデルの id を返す関数
-# `pick_model(doc_tokens, yearly_growth, years)` を書いてください。どのモデルでも満たせないなら `None` を返します。
+# ずっと前提（ウィンドウの 50% 以下）を満たす候補のうち、入力単価がいちばん安いモデルの id を返す関数
+# `pick_model(doc_tokens, yearly_growth, years, candidates)` を書いてください。どの候補でも満たせないなら `None` を返します。
 #
-# - 候補は使い分けの記事の 3 モデル（`pricing.article_models()`、記事の日付の価格）です。ウィンドウと単価もそこにあります
+# - `candidates` は価格表の行（`pricing.ModelPrice`）の並びです。今日のラインアップなら `list(pricing.current_models().values())`、
+#   品質で Opus と Sonnet に絞ったなら、その 2 つだけを渡します。ウィンドウ（`context_window`）と単価は行にあります
+# - 単価は、**最後の年の文書を 1 回送るときの入力単価**で比べます。`m.rates(トークン数)[0]`（1 トークンあたりのドル）で取れます。
+#   Haiku 5.5 のようにプロンプトの長さで単価が変わるモデル（10 万トークンを超えると高い段階）でも、その長さの単価が返ります
+#   （どのトークンを数えるかは価格表が置いた前提で、公式には確かめられていません）。`input_usd_per_mtok` は最も低い段階の単価です
 # - `doc_tokens` が 0 以下、`yearly_growth` か `years` が負なら `ValueError`
 
 # %% nbgrader={"grade": false, "grade_id": "max_growth", "locked": false, "schema_version": 3, "solution": true, "task": false}
-def pick_model(doc_tokens, yearly_growth, years):
+def pick_model(doc_tokens, yearly_growth, years, candidates):
     ### BEGIN SOLUTION
     if doc_tokens <= 0 or yearly_growth < 0 or years < 0:
         raise ValueError("doc_tokens must be > 0, yearly_growth and years >= 0")
     final = doc_tokens * (1 + yearly_growth) ** years     # the documents only grow: the last year decides
-    fits = [m for m in pricing.article_models().values() if final <= 0.5 * m.context_window]
+    fits = [m for m in candidates if final <= 0.5 * m.context_window]
     if not fits:
         return None
-    return min(fits, key=lambda m: m.input_usd_per_mtok).id
+    return min(fits, key=lambda m: m.rates(final)[0]).id   # the price at that length (a tier may raise it)
     ### END SOLUTION
 
 
@@ -216,41 +229,56 @@ def pick_model(doc_tokens, yearly_growth, years):
 # <details><summary>ヒント（開くと表示）</summary>
 #
 # 「ずっと満たす」は、どの年がいちばん厳しいかを考えると 1 つの比較になります。候補を絞ってから、安いものを選びます。
+# 「安い」は、価格表の見出しの単価ではなく、実際に送る長さでの単価です。
 #
 # </details>
 
 # %% nbgrader={"grade": true, "grade_id": "max_growth-tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-got = pick_model(100_000, 0.0, 0)
+import dataclasses
+TODAY = list(pricing.current_models().values())
+LEGACY = list(pricing.article_models().values())
+_pair = [pricing.get_model("claude-haiku-4-5"), pricing.get_model("claude-sonnet-5-5")]
+got = pick_model(100_000, 0.0, 0, _pair)
 assert got is None or type(got) is str, f"モデルの id（文字列）か None を返してください: {got!r}"
-assert got == "claude-haiku-4-5", f"10 万トークンは Haiku 4.5 の 20 万の 50% ちょうどで、いちばん安いモデルです: {got!r}"
-assert pick_model(100_000, 0.1, 1) == "claude-sonnet-5", "1 年後の 11 万トークンは Haiku 4.5 の 50% を超えます"
+assert got == "claude-haiku-4-5", f"10 万トークンは Haiku 4.5 の 20 万の 50% ちょうどで、2 つのうち単価が安いほうです: {got!r}"
+assert pick_model(100_000, 0.1, 1, _pair) == "claude-sonnet-5-5", "1 年後の 11 万トークンは Haiku 4.5 の 50% を超えます"
+assert pick_model(300_000, 0.0, 0, [pricing.get_model("claude-opus-5-5"), pricing.get_model("claude-sonnet-5-5")]) == \
+    "claude-sonnet-5-5", "渡された候補（Opus 5.5 と Sonnet 5.5）の中から選んでください。ウィンドウが同じなら単価の安い Sonnet 5.5 です"
+_mid = dataclasses.replace(pricing.get_model("claude-sonnet-5-5"), id="mid-price", display_name="仮の中価格モデル",
+                           input_usd_per_mtok=0.3)
+_tiered = [pricing.get_model("claude-haiku-5-5"), _mid]
+assert pick_model(90_000, 0.0, 0, _tiered) == "claude-haiku-5-5", "9 万トークンなら Haiku 5.5 の低い段階の単価がいちばん安いはずです"
+assert pick_model(90_000, 0.2, 1, _tiered) == "mid-price", (
+    "1 年後の 10.8 万トークンは Haiku 5.5 の高い段階（10 万トークン超）の単価になり、仮の $0.3 のモデルのほうが安いはずです"
+    "（m.rates(トークン数) で、その長さの単価を比べていますか）")
 for _bad in [(0, 0.3, 1), (100_000, -0.1, 1), (100_000, 0.3, -1)]:
     try:
-        pick_model(*_bad)
+        pick_model(*_bad, TODAY)
     except ValueError:
         continue
     raise AssertionError(f"{_bad} では ValueError を投げてください（doc_tokens は 0 より大きく、増加率と年数は 0 以上）")
 for years in (0, 3, 5):
-    print(f"題材の規程（{count.tokens:,} tokens）が年 30% 増えて {years} 年: {pick_model(count.tokens, 0.3, years)}")
+    print(f"題材の規程（{count.tokens:,} tokens）が年 30% 増えて {years} 年: 今日のモデルなら {pick_model(count.tokens, 0.3, years, TODAY)}"
+          f"・記事の 3 モデルなら {pick_model(count.tokens, 0.3, years, LEGACY)}")
 ### BEGIN HIDDEN TESTS
-_saved_models = pricing.article_models
-for _args, _want in [((count.tokens, 0.3, 4), "claude-sonnet-5"), ((count.tokens, 0.3, 5), None),
-                     ((600_000, 0.0, 0), None), ((500_000, 0.0, 10), "claude-sonnet-5"),
-                     ((50_000, 1.0, 1), "claude-haiku-4-5"), ((50_000, 1.0, 2), "claude-sonnet-5")]:
-    _got = pick_model(*_args)
+for _args, _cands, _want in [((count.tokens, 0.3, 4), LEGACY, "claude-sonnet-5"), ((count.tokens, 0.3, 5), LEGACY, None),
+                             ((600_000, 0.0, 0), TODAY, None), ((500_000, 0.0, 0), TODAY, "claude-haiku-5-5"),
+                             ((500_000, 0.0, 10), LEGACY, "claude-sonnet-5"), ((50_000, 1.0, 1), LEGACY, "claude-haiku-4-5"),
+                             ((50_000, 1.0, 2), LEGACY, "claude-sonnet-5"),
+                             ((100_000, 0.0, 0), _tiered, "claude-haiku-5-5"),       # exactly the tier: the lower rate
+                             ((100_001, 0.0, 0), _tiered, "mid-price"),
+                             ((120_000, 0.0, 0), [pricing.get_model("claude-haiku-5-5"), pricing.get_model("claude-haiku-4-5")],
+                              "claude-haiku-5-5"),                                 # $0.5 over the tier still beats $1
+                             ((10_000, 0.0, 0), [], None)]:
+    _got = pick_model(*_args, _cands)
     assert (_got is None and _want is None) or (type(_got) is str and _got == _want), (_args, _got, _want)
-# a price table with a cheaper big model: the function reads the table, not the names it knows
-import dataclasses
+# a cheaper big model the function has never heard of: it reads the rows, not the names it knows
 _big = dataclasses.replace(pricing.get_model("claude-haiku-4-5"), id="cheap-big", input_usd_per_mtok=0.5,
                            context_window=2_000_000)
-pricing.article_models = lambda: {**_saved_models(), "cheap-big": _big}
-try:
-    assert pick_model(900_000, 0.0, 0) == "cheap-big"
-finally:
-    pricing.article_models = _saved_models
+assert pick_model(900_000, 0.0, 0, LEGACY + [_big]) == "cheap-big"
 for _bad in [(0, 0.1, 1), (1_000, -0.1, 1), (1_000, 0.1, -1)]:
     try:
-        pick_model(*_bad)
+        pick_model(*_bad, TODAY)
         raise AssertionError(f"ValueError expected for {_bad}")
     except ValueError:
         pass

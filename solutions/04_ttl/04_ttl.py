@@ -216,7 +216,7 @@ extra_per_write = w1 - w5
 saving_per_gap = w5 - rd
 print(f"1h のミス 1 回は、5m のミスより「文書を通常単価で 1 回送る額」の {extra_per_write:.2f} 倍だけ高い")
 print(f"5〜60 分の間隔 1 つが 5m のミスから 1h のヒットに変わると、同じ額の {saving_per_gap:.2f} 倍だけ安い")
-print(f"→ 1h が得になるのは「5〜60 分の間隔の数」>「1h でもミスする回数」× {extra_per_write / saving_per_gap:.2f} のとき")
+print(f"→ 1h が得になるのは「5〜60 分の間隔の数」>「1h でもミスする回数」× {extra_per_write / saving_per_gap:.3g} のとき")
 
 for ttl, rep in replays.items():
     writes = sum(r.wrote for r in rep.requests)

@@ -21,6 +21,7 @@ from dataclasses import replace
 
 import ctxlab
 from ctxlab.costs import compare, crossover, formulas, pricing
+from ctxlab.labs.prompt_caching import COST_ARTICLE
 from ctxlab import corpus
 from ctxlab.api import tokens
 
@@ -72,7 +73,8 @@ for note in compare.compare(doc_tokens, len(docs), base).notes:
 # - **RAG** は、渡すチャンクの量が文書量によらず一定です。月額は横ばいで、ベクトル DB の固定費がその高さを底上げします。
 #
 # 1 次式と横ばいの線は、ロングコンテキストの傾きが正である限り、どこかで必ず交わります。その点より文書が多ければ RAG のほうが安くなります。
-# 図には、モデルのウィンドウの 50% を超える範囲（薄い色）と、ウィンドウそのものを超える範囲（濃い色）も塗ってあります。
+# 図には、モデルのウィンドウの 50% を超える範囲（薄い色）と、ウィンドウそのものを超える範囲（濃い色）を、横軸の範囲に入るときだけ塗ります
+# （どちらが図に入っているかは、図の下の行に出ます）。
 
 # %%
 # %matplotlib inline
@@ -81,7 +83,11 @@ import numpy as np
 from ctxlab.plots.crossover import RhoKPlot, plot_monthly, plot_rho_k
 from ctxlab.widgets import crossover as xw
 
-plot_monthly(doc_tokens, base, n_files=len(docs));
+monthly_plot = plot_monthly(doc_tokens, base, n_files=len(docs))
+_xmax, _window = monthly_plot.ax.get_xlim()[1], pricing.get_model(base.model).context_window
+print(f"横軸は {_xmax:,.0f} tokens まで: ウィンドウの 50%（{_window * crossover.HALF_WINDOW:,.0f}）は"
+      f"{'図の中' if _window * crossover.HALF_WINDOW < _xmax else '図の外'}、ウィンドウそのもの（{_window:,}）は"
+      f"{'図の中' if _window < _xmax else '図の外'}")
 
 # %%
 lc = crossover.line("long_context", base)
@@ -176,11 +182,26 @@ print("どの質問数でも、入力単価の安いモデルほど交点は文�
 half_first = [m.display_name for m in pricing.article_models().values()
               if any(x > m.context_window / 2 for x in cross[m.id].values())]
 print("交点よりウィンドウの 50% が先に来る質問数があるモデル:", "、".join(half_first) or "なし")
-article_further = all(
-    far(crossover.crossover_tokens(replace(art, questions_per_month=q * crossover.DAYS_PER_MONTH, hit_rate=compare.ARTICLE_HIT_RATE)))
-    > cross[art.model][q] for q in few)
-print(f"1 日 {few[0]}〜{few[-1]} 問で、ヒット率を記事の 80% に固定すると交点は文書の多い側に出る（{art.model}）:", article_further)
-assert falls and cheaper_further and half_first and article_further   # 下の読み取りが言っていること
+
+
+def fixed_80_side(q):
+    """Where the article's fixed 80% puts the crossing against the traffic's hit rate at q a day:
+    +1 further (more documents), -1 nearer, 0 tied within the simulated hit rate's band."""
+    p = replace(art, questions_per_month=q * crossover.DAYS_PER_MONTH)
+    fixed = far(crossover.crossover_tokens(replace(p, hit_rate=compare.ARTICLE_HIT_RATE)))
+    sides = {(fixed > far(crossover.crossover_tokens(b))) - (fixed < far(crossover.crossover_tokens(b)))
+             for b in compare.hit_rate_band(p)}
+    return sides.pop() if len(sides) == 1 else 0
+
+
+side = {q: fixed_80_side(q) for q in range(1, 121)}
+further_to = max(q for q, v in side.items() if v > 0)
+nearer_from = min(q for q, v in side.items() if v < 0)
+print(f"{pricing.get_model(art.model).display_name} でヒット率を記事の {compare.ARTICLE_HIT_RATE:.0%} に固定すると、交点を "
+      f"1 日 {further_to} 問までは文書の多い側に、{nearer_from} 問からは少ない側に見積もる"
+      + (f"（間の {nearer_from - further_to - 1} 問はシミュレーションしたヒット率の精度の内で決まらない）"
+         if nearer_from - further_to > 1 else ""))
+assert falls and cheaper_further and half_first   # 下の読み取りが言っていること
 
 # %% [markdown]
 # 同じことを図にします。横軸が 1 日の質問数、縦軸が交点の文書量です。線より上（文書が多い側）では RAG が安く、下ではロングコンテキストが安い。
@@ -214,8 +235,12 @@ plt.tight_layout()
 #
 # - **質問が少ないほど交点は右（文書が多い側）へ逃げます。** RAG の DB の月額は質問数によらない固定費なので、質問が少ないと 1 問あたりが重くなります。
 #   質問が多い側では、ヒット率も上がってロングコンテキストの傾きが小さくなるので、交点はあまり動かなくなります（上の Opus 5 の 2 つの値）。
-# - **ヒット率を 80% に固定すると、交点を文書の多い側に見積もります。** 破線と実線の差が、記事の前提と、このトラフィックの差です。
-# - **入力単価の安いモデルほど交点は右へ逃げます。** 単価が下がると、安くなるのはロングコンテキストの側だけです（RAG の DB 代は変わりません）。
+# - **ヒット率を 80% に固定したときのずれの向きは、質問数で変わります。** 質問が少ないと、このトラフィックのヒット率は低く、文書 1 トークンあたりの単価
+#   $(1-h)w + hr$ が記事の前提（80%・TTL 5 分）より高いので、固定すると交点を文書の多い側に見積もります。質問が多いと、1 時間 TTL のヒット率が
+#   高くなって単価が記事の前提より安くなるので、逆に少ない側に見積もります。
+#   入れ替わる質問数は上のセルの最後の行です（破線と実線が交わるところ）。破線と実線の差が、記事の前提と、このトラフィックの差です。
+# - **入力単価の安いモデルほど交点は右へ逃げます。** 単価が下がると、RAG の API の部分も安くなりますが、それは文書量によらない高さの一部で、DB 代は変わりません。
+#   文書量とともに伸びるロングコンテキストの傾きが小さくなるので、交点は右へ動きます。
 # - **ウィンドウの小さいモデルでは、交点より先にウィンドウの 50% に当たることがあります。** そのときは料金ではなく、載るかどうかで方式が決まります。
 #
 # ヒット率だけを固定して動かしても、交点は動きます。ヒット率を上げると、ロングコンテキストの傾きが書き込みの倍率から読み出しの倍率の側へ寄ります。
@@ -232,7 +257,8 @@ for h in (0.0, 0.5, compare.ARTICLE_HIT_RATE, 0.95, None):
 #
 # ここまでの表と読み取りは、使い分けの記事の 3 モデル（記事の日付の価格）の上のものでした。価格表には今日のモデルも入っています
 # （`pricing.current_models()`）。読み出しの倍率が 0.05 倍（Opus 5.5・Sonnet 5.5）や 0.025 倍（Fable）に下がり、
-# Haiku 5.5 はプロンプトの長さで単価が変わります（100,000 トークンまでと、それを超えるプロンプト）。倍率と単価は下のセルが価格表から表示します。
+# Haiku 5.5 はプロンプトの長さで単価が変わります（100,000 トークンまでと、それを超えるプロンプト）。どのトークンを長さに数えるかと、
+# 超えたときに出力まで高い単価になるかは、公式のページに書かれておらず、価格表が置いた前提です。倍率・単価・前提は下のセルが価格表から表示します。
 # 同じ計算を、記事の各モデルの後継（同じ系統の今日のモデル）でやり直し、どの結論が動いたかを確かめます。
 # 覚えるのは数字ではなく、価格が変わったら同じ計算で出し直す手順です。
 
@@ -248,15 +274,22 @@ def verdict(p):
     s = crossover.situation(doc_tokens, p, n_files=len(docs))
     if not s["within_half_window"]:
         return "前提外（ウィンドウの 50% 超）"
-    return "ロングコンテキスト" if s["monthly_long_context"] <= s["monthly_rag"] else "RAG"
+    return {"long_context": "ロングコンテキスト", "rag": "RAG", "tie": "同額圏"}[compare.cheaper_path(doc_tokens, len(docs), p)]
 
 
+COUNTED = {"input_tokens": "入力", "cache_creation_input_tokens": "キャッシュの書き込み", "cache_read_input_tokens": "読み出し"}
 print(f"価格表 {pricing.price_table_date()} 時点")
 for m in pricing.current_models().values():
     tiers = "・".join(f"{t.over_prompt_tokens:,} tokens 超は ${t.input_usd_per_mtok:g} / ${t.output_usd_per_mtok:g}"
                      for t in m.prompt_tiers) or "なし"
     print(f"  {m.display_name:17s} ${m.input_usd_per_mtok:g} / ${m.output_usd_per_mtok:g}  読み出し {m.cache_read_multiplier:g} 倍"
           f"  長さの段階: {tiers}")
+    if m.prompt_tiers:   # which tokens count, and what the higher rate prices: a stated assumption of the table
+        edge = m.prompt_tiers[0].over_prompt_tokens
+        print(f"    {'前提（公式のページは「プロンプトの長さ」としか書かず、第三者の価格情報による）' if m.tier_rule.assumption else '規則'}: "
+              f"数えるのは{'・'.join(COUNTED[t] for t in m.tier_rule.counted_tokens)}の合計、超えたら"
+              f"{'出力も含めて' if 'output included' in m.tier_rule.applies_to else ''}呼び出し全体が高い単価。"
+              f"題材の規程 {doc_tokens:,} tokens は境目の{'上' if doc_tokens > edge else '下'}")
 moved, rows = [], ["| 1 日の質問数 | 記事のモデル | 交点 | 題材の規程で安いのは | 今日のモデル | 交点 | 題材の規程で安いのは |",
                    "|---" * 7 + "|"]
 for old in pricing.article_models().values():
@@ -272,7 +305,8 @@ for old in pricing.article_models().values():
             moved.append((q, old.display_name, said[0], new.display_name, said[1]))
             cells[-1] = f"**{cells[-1]}**"
         rows.append(f"| {q} | " + " | ".join(cells) + " |")
-rows.append("\n太字: 記事のモデルから結論が入れ替わった組み合わせ（ヒット率と TTL は質問数ごとにトラフィックから）")
+rows.append("\n太字: 記事のモデルから結論が入れ替わった組み合わせ（ヒット率と TTL は質問数ごとにトラフィックから）。"
+            f"同額圏: シミュレーションしたヒット率の精度（平均の ±{compare.BAND_SE:g} 標準誤差）の内で、安いほうが入れ替わる")
 Markdown("\n".join(rows))
 
 # %%
@@ -328,7 +362,7 @@ print(f"題材の規程をキャッシュから読むと TTFT {pricing.ttft_seco
 # - 文書 0 トークンの時点で RAG の月額がロングコンテキスト以下なら `0.0` を返す
 # - RAG がどれだけ文書を増やしても安くならない場合、または交点が `max_tokens` より先にある場合は `None` を返す
 # - ウィンドウを超えるプロンプトには料金がありません（`compare` がエラーにします）: 交点がウィンドウの外（文書 + 質問 > ウィンドウ）なら `None`
-# - プロンプトの長さで単価が変わるモデル（Haiku 5.5: 10 万トークンを超えると、その呼び出し全体が高い単価）では、ロングコンテキストの月額が
+# - プロンプトの長さで単価が変わるモデル（Haiku 5.5: 価格表の前提では、10 万トークンを超えると、その呼び出し全体が高い単価）では、ロングコンテキストの月額が
 #   境目で跳ね上がります（境目の前後では、それぞれ直線）。跳ね上がったところで RAG より高くなるなら、交点は境目の文書量です
 #
 # 解き方は自由です。`crossover.crossover_tokens`（と `crossover.line`）は使わずに、自分で解いてください。
@@ -390,7 +424,7 @@ after = compare.compare(x * 1.05, 50, base).monthly
 assert after["rag"] < after["long_context"], "交点より文書が多ければ、RAG のほうが安いはずです"
 _edge = pricing.get_model("claude-haiku-5-5").prompt_tiers[0].over_prompt_tokens - tiered.prompt_tokens
 assert type(x_tier) in (float, int) and abs(x_tier - _edge) <= 1, (
-    f"Haiku 5.5・1 日 20 問・DB 月 $5 では、月額が価格の境目（文書 {_edge:,} tokens）で跳ね上がって RAG を超えるので、"
+    f"Haiku 5.5・1 日 20 問・DB 月 $5 では、月額が価格の境目（文書 {_edge:,} tokens。境目の数え方は価格表の前提）で跳ね上がって RAG を超えるので、"
     f"交点は境目の {_edge:,} tokens のはずです（2 点を結ぶ直線では求まりません）: {x_tier!r}")
 print(f"RAG が安くなるのは {x:,.0f} tokens から（Haiku 5.5 の例では境目の {x_tier:,.0f} tokens から）")
 ### BEGIN HIDDEN TESTS
@@ -481,8 +515,17 @@ m80 = [compare.compare(doc_tokens, 50, replace(p80, questions_per_month=n * cros
 assert m80[0]["long_context"] <= m80[0]["rag"] and m80[1]["long_context"] > m80[1]["rag"], (
     f"ヒット率を 80% に固定した profile では、1 日 {q80} 問ではロングコンテキストが安く、{q80 + 1} 問では RAG が安いはずです"
     "（渡された profile の質問数だけを変えていますか）")
-print(f"題材の規程（{doc_tokens:,} tokens）では、1 日 {q} 問までならロングコンテキストのほうが安い"
-      f"（ヒット率を記事の 80% に固定すると {q80} 問まで）")
+_said = {n: compare.cheaper_path(doc_tokens, 50, replace(base, questions_per_month=n * crossover.DAYS_PER_MONTH))
+         for n in range(1, q + 8)}
+_ties = [n for n, v in _said.items() if v == "tie"]
+if _ties and min(_ties) <= q + 1:   # the boundary lies inside the noise of the simulated hit rate: show the band
+    print(f"題材の規程（{doc_tokens:,} tokens）では、平均のヒット率で数えると 1 日 {q} 問まで。ただし 1 日 {min(_ties)}"
+          f"{'' if min(_ties) == max(_ties) else f'〜{max(_ties)}'} 問は"
+          f"シミュレーションしたヒット率の精度の内で同額圏なので、言えるのは「1 日 {min(_ties) - 1} 問まではロングコンテキスト、"
+          f"{max(_ties) + 1} 問からは RAG が安い」まで（ヒット率を記事の 80% に固定すると {q80} 問まで）")
+else:
+    print(f"題材の規程（{doc_tokens:,} tokens）では、1 日 {q} 問までならロングコンテキストのほうが安い"
+          f"（ヒット率を記事の 80% に固定すると {q80} 問まで）")
 ### BEGIN HIDDEN TESTS
 def _truth(d, p, limit=300):
     ok = 0
@@ -525,7 +568,8 @@ assert max_questions_per_day(500_000, crossover.profile(db_monthly=0.0)) == 0
 #
 # w は書き込みの倍率、r は読み出しの倍率、k は使い回し回数（1 回の書き込みを分け合う呼び出しの数）、ρ は 1 回に引く割合、s は検索 1 回の費用です。
 # 横軸に k、縦軸に ρ を取り、各点で最も安い方式の色で塗ります。黒い線が、検索がキャッシュに勝つ ρ の上限
-# `formulas.rho_limit(k)`、破線が k を大きくしたときの極限 r − s です。まずコストの記事と同じく固定部分なし（m0 = 0）で描きます。
+# `formulas.rho_limit(k)`、破線が k を大きくしたときの極限 r − s です。w と r は価格表にある今日の既定のモデルの倍率（5 分 TTL）、s はコストの記事の値です。
+# まずコストの記事と同じく固定部分なし（m0 = 0）で描きます。最後の行で、コストの記事の倍率（記事の日付のモデル）での極限と並べます。
 
 # %%
 W5 = pricing.get_model(base.model).write_multiplier("5m")
@@ -537,6 +581,10 @@ for k, limit in rk.result["rho_limit"].items():
 print(f"k を大きくした極限: ρ < r − s = {rk.result['asymptote']:.3f}"
       f"（30 万トークンの規程なら 1 回 {rk.result['asymptote'] * 300_000:,.0f} tokens まで）")
 print("図の中で最も安い面積:", "、".join(f"{crossover.METHOD_LABELS[m]} {v:.2%}" for m, v in rk.result["share"].items()))
+A = COST_ARTICLE   # the cost article's own multiples (its date's model)
+print(f"コストの記事の倍率（r = {A['r']:g}、s = {A['s']:g}）では極限 r − s = {A['r'] - A['s']:.3f}"
+      f"（30 万トークンなら {(A['r'] - A['s']) * 300_000:,.0f} tokens）。{pricing.get_model(base.model).display_name} は"
+      f"読み出しが r = {R:g} に下がったぶん、検索が勝てる範囲も狭い")
 
 # %% [markdown]
 # 固定部分があると、検索の側にもその分が乗ります。キャッシュしなければ毎回 m0、キャッシュすれば損益分岐より右で m0 より安くなります。
@@ -604,21 +652,22 @@ assert points[20].cheapest == "retrieval" and points[2].cheapest in ("cache", "f
 # %% [markdown] nbgrader={"grade": false, "grade_id": "two-views-prompt", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ### 演習 3（記述・2 点）
 #
-# コストの記事は「十分に使い回せるなら、検索が勝つのは ρ < r − s のときだけ」と結論しました。題材の規程で RAG が引くのは全体の数 % で、
-# 7 節で出した r − s を下回っています。それなのに質問数を減らすと、ロングコンテキストのほうが安くなりました（演習 2、8 節の右の図）。
-# 2 つの試算は矛盾していますか。8 節の数字（k・ρ・s・上限）を使って、2〜4 文で説明してください。
+# コストの記事は「十分に使い回せるなら、検索が勝つのは ρ < r − s のときだけ」と結論しました。
+# 8 節の出力の 1 日 20 問と 1 日 2 問の行で、ρ と r − s を比べてください。この規則だけで判断すると、それぞれの日に検索は勝ちますか。
+# それは 8 節が出した「最も安いのは」と合っていますか。合わない日があるなら、なぜ合わないのかを、8 節の数字（k・ρ・s・その k での上限）を
+# 引用して 2〜4 文で説明してください。
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "two-views", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
 # ### BEGIN SOLUTION
-# 矛盾していない。コストの記事の s は検索 1 回の費用を定数と置いているが、使い分けの記事の RAG の追加費用の大半は DB の月額という固定費で、
-# 1 回あたりに直すと s = DB ÷（月の質問数 × aM）となり、質問が減るほど大きくなる（8 節の出力の s を 2 つ並べて引用する）。
-# また ρ < r − s は k が大きい極限の条件で、実際の k はヒット率から 1 / (1 − h) と小さく、質問が減るとヒット率も下がって k はさらに小さくなる。
-# だから見るべきはその k での上限 rho_limit で、20 問では上限が ρ より大きく検索が勝ち、2 問では s が大きく上限が負になってロングコンテキスト（k が損益分岐の近くなので、キャッシュするか毎回全文かは僅差）が勝つ（8 節の出力）。
+# 8 節の s は DB の月額を 1 回あたりに直した値（s = DB ÷（月の質問数 × aM））で、コストの記事の 0.02 よりずっと大きく、r − s はどちらの日も負になる。
+# 規則だけで判断すると、どちらの日も検索は勝たない。2 問の日はそのとおり検索が負けるが、20 問の日は 8 節が検索を最も安いと出しており、合わない。
+# 合わないのは、ρ < r − s が k を大きくした極限の条件だから。実際の k はヒット率から 1 / (1 − h) と有限で、20 問の k（8 節の出力）ではキャッシュの 1 回あたりがまだ r より高く、
+# その k での上限 rho_limit が ρ を上回るので検索が勝つ。2 問では質問が少ないので s が大きく、上限が負になって、検索はどの ρ でも勝てない。
 #
 # ### BEGIN RUBRIC
-# - 2 点（満点）: 矛盾していないと答え、(1) s は DB の月額を質問数で割った値なので質問が減るほど大きくなること、(2) ρ < r − s は k が大きい極限の条件で、実際の k はヒット率で決まる有限の値なので、その k での rho_limit と ρ を比べる必要があること、の両方を 8 節の出力の数字を引用して示している。
+# - 2 点（満点）: 8 節の出力から、規則だけでは 20 問の日の結論（検索が最安）と合わないことを読み取り、(1) ρ < r − s は k が大きい極限の条件で、実際の k はヒット率で決まる有限の値なので、その k での rho_limit と ρ を比べる必要があること、(2) s は DB の月額を質問数で割った値なので質問が減るほど大きくなること、の両方を 8 節の出力の数字を引用して示している。問題文やコストの記事の前提が出力と合わない（例: s が記事の 0.02 と違う、r − s が負）と指摘し、出力の数字で論じている答えも、この 2 点を押さえていれば満点とする。
 # - 1 点（半分）: 2 つの理由のうち 1 つだけを数字で示している。
-# - 0 点: 矛盾していると答えている、または数字を使わずに説明している。
+# - 0 点: 8 節の出力を読まずに記事の規則だけで結論を出している（出力と食い違う結論を述べている）、または数字を使わずに説明している。
 # ### END RUBRIC
 # ### END SOLUTION
 
@@ -632,7 +681,7 @@ Reveal("two-views")
 # ## まとめ
 #
 # - ロングコンテキストの月額は文書量の 1 次式、RAG は横ばい（+ DB の固定費）。交点は 2 点から直線を決めれば計算で出せる。
-# - 記事の 3 モデルの価格では、質問が少ないほど、入力単価が安いほど、交点は文書の多い側へ逃げる。ヒット率を上げても同じ向きに動く。ヒット率は質問数で決まるので、80% に固定すると交点を読み違える。
+# - 記事の 3 モデルの価格では、質問が少ないほど、入力単価が安いほど、交点は文書の多い側へ逃げる。ヒット率を上げても同じ向きに動く。ヒット率は質問数で決まるので、80% に固定すると交点を読み違える（質問が少なければ文書の多い側に、多ければ少ない側に。入れ替わる質問数は 4 節で計算した）。
 # - 読み出しが安くなった今日のモデルでは、質問の多い側で交点が文書の多い側へ戻る。価格が変わったら、覚えた結論ではなく同じ計算で出し直す。
 # - 交点がウィンドウの 50% より先にあるなら、料金ではなく「載るかどうか」で決まる。待ち時間は、使い分けの記事の数字に合わせた待ち時間のモデル（シミュレーション）の上では、キャッシュが温まっていれば閾値に当たりにくい。実際の値は実 API で測る。
 # - 「何を送るか（ρ）」と「使い回すか（k）」は別の軸。ρ–k 図では、毎回全文を渡す方式が最も安い範囲はごく狭い。検索が勝つ上限は rho_limit(k) で、使い回すほど r − s に近づく。検索する場合も、固定部分は損益分岐を超えればキャッシュしたほうが安い。
