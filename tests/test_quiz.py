@@ -462,7 +462,7 @@ def test_released_notebook_has_no_plain_answer_key(bank):
     assert "correct_id" not in source and "is_correct" not in source
     # and the untouched release cannot pass: the answer cell raises
     answer = [c for c in cells if c["metadata"].get("nbgrader", {}).get("grade_id") == "answers"]
-    assert len(answer) == 1 and "NotImplementedError" in "".join(answer[0]["source"])
+    assert len(answer) == 1 and "ctxlab.Unsolved(" in "".join(answer[0]["source"])
 
 
 class _AlwaysEqual:

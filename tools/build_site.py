@@ -194,6 +194,7 @@ def write_sources(src: Path, names: list[str], work: Path) -> None:
     (src / "guide" / "index.md").write_text(
         intro + "\n```{toctree}\n:maxdepth: 1\n\n" + "\n".join(p.split("/")[1] for p in guide_pages) + "\n```\n",
         encoding="utf-8")
+    shutil.copy(ROOT / "course" / "glossary.md", src / "glossary.md")   # 用語と記号: one page for learners
     for doc in ("benchmarks.md", "site.md"):
         if (ROOT / "docs" / doc).exists():
             shutil.copy(ROOT / "docs" / doc, src / doc)
@@ -212,7 +213,7 @@ def write_sources(src: Path, names: list[str], work: Path) -> None:
         "# RAG か ロングコンテキストか — 測って決めるための Jupyter コース\n\n"
         + _readme_section("コースの地図").split("\n", 1)[1]
         + "\n各レッスンは、受講者用のノートブックをオフラインで実行した結果です。\n\n"
-        "```{toctree}\n:caption: レッスン\n:maxdepth: 1\n\n" + lessons + "\n```\n\n"
+        "```{toctree}\n:caption: レッスン\n:maxdepth: 1\n\n" + lessons + "\nglossary\n```\n\n"
         "```{toctree}\n:caption: 講師と開発者へ\n:maxdepth: 1\n\nget_the_course\nguide/index\n"
         + "".join(f"{d[:-3]}\n" for d in ("benchmarks.md", "site.md") if (src / d).exists()) + "```\n",
         encoding="utf-8")
