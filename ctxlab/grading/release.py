@@ -52,7 +52,21 @@ def generate(root: Path, out: Path, names: list[str], graded: bool = False) -> N
             shutil.copytree(scratch / RELEASE_DIR / name, target)
             if not graded:
                 for key in sorted((Path(root) / SOURCE_DIR / name).glob(SELF_STUDY_ONLY)):
-                    shutil.copy(key, target / key.name)
+                    learner_key(key, target / key.name)
+
+
+#: the self-study key file's first lines, in place of the instructor's (English, about nbgrader)
+LEARNER_KEY_HEADER = """\
+# 確認問題（09）の正解と解説です。自習版にだけ入っていて、クイズが答え合わせに使います。
+# 答える前に開くと練習になりません。消すとクイズは答えを記録するだけになります（正誤と解説が出なくなります）。
+"""
+
+
+def learner_key(key: Path, target: Path) -> None:
+    """Copy a key file for the self-study release: the instructor's comment header becomes a learner's one."""
+    lines = key.read_text(encoding="utf-8").splitlines(keepends=True)
+    body = lines[next((i for i, line in enumerate(lines) if not line.startswith("#")), len(lines)):]
+    target.write_text(LEARNER_KEY_HEADER + "".join(body), encoding="utf-8")
 
 
 def _names(root: Path, names: list[str] | None) -> list[str]:
