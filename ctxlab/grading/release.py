@@ -21,6 +21,7 @@ beside them differs):
 from __future__ import annotations
 
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -96,6 +97,38 @@ def release(root: Path = REPO_ROOT, assignments: list[str] | None = None) -> lis
     with tempfile.TemporaryDirectory(prefix="ctxlab-out-") as tmp:
         generate(root, Path(tmp), names)
         return _write(Path(tmp), root / RELEASE_DIR, names)
+
+
+#: what course/ holds beside the lessons, written by hand (not generated from solutions/)
+COURSE_README = "README.md"
+
+
+def committed_readme(root: Path) -> str:
+    """course/README.md as committed (``git show HEAD:course/README.md``): a learner who worked in
+    ``course/`` may have edited the file on disk. Outside a git checkout, the file on disk."""
+    root = Path(root)
+    proc = subprocess.run(["git", "show", f"HEAD:{RELEASE_DIR}/{COURSE_README}"], cwd=root,
+                          capture_output=True) if (root / ".git").exists() else None
+    if proc is not None and proc.returncode == 0:
+        return proc.stdout.decode("utf-8")
+    return (root / RELEASE_DIR / COURSE_README).read_text(encoding="utf-8")
+
+
+def fresh_release(out: Path, root: Path = REPO_ROOT, graded: bool = False) -> list[str]:
+    """A learner release generated now from ``root``'s solutions/ into ``out`` (a new folder), with
+    the committed course/README.md: what kits and the site are built from. ``course/`` itself is the
+    folder ``make lab`` opens for work, so whatever a learner left there (answers, outputs, files) is
+    never read."""
+    root, out = Path(root).resolve(), Path(out).resolve()
+    if out in (root / RELEASE_DIR, root / SOURCE_DIR) or out == root:
+        raise InputError(f"write a fresh release to a folder of its own, not {out}")
+    if graded:
+        names = release_graded(out, root)
+    else:
+        names = _names(root, None)
+        generate(root, out, names)
+    (out / COURSE_README).write_text(committed_readme(root), encoding="utf-8")
+    return names
 
 
 def graded_bank(root: Path) -> quiz.Bank | None:
