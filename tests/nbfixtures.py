@@ -214,6 +214,11 @@ def quiz_submissions(src_nb):
         return None
     missing = copy.deepcopy(src_nb)
     cell = missing.cells[answer_cells(src_nb)[0]]
+    clicks = re.search(r"for choice in \((\s*\"[a-z]\",)", cell.source)
+    if clicks and failing[0] == "q1-tests":   # 09 clicks in bank order: step past q1 without answering it
+        cell.source = (cell.source[: clicks.start()] + "quiz.next()   # q1: left unanswered\nfor choice in ("
+                       + cell.source[clicks.end():].lstrip())
+        return nb, missing, failing[0]
     entries = list(_QUIZ.finditer(cell.source))
     if not entries:
         return None
