@@ -17,6 +17,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import yaml
 from traitlets.config import Config
 
 import ctxlab
@@ -69,7 +70,11 @@ def test_graded_release_holds_no_key_and_no_rubric(key, tmp_path):
     # the notebooks are nbgrader's release, the same as the self-study one (only the key file differs)
     for name in release.assignments(ROOT):
         assert (out / name / f"{name}.ipynb").read_bytes() == (ROOT / "course" / name / f"{name}.ipynb").read_bytes()
-    assert (ROOT / "course" / "09_knowledge_check" / qz.KEY_FILE).read_bytes() == qz.INSTRUCTOR_KEY.read_bytes()
+    # the self-study key: the instructor's data under a header in Japanese for the learner who opens the file
+    learner_key = (ROOT / "course" / "09_knowledge_check" / qz.KEY_FILE).read_text(encoding="utf-8")
+    assert learner_key.startswith(release.LEARNER_KEY_HEADER) and "nbgrader" not in learner_key.split("bank:")[0]
+    assert yaml.safe_load(learner_key) == yaml.safe_load(qz.INSTRUCTOR_KEY.read_text(encoding="utf-8"))
+    assert qz.load(qz.KNOWLEDGE_CHECK, key_file=ROOT / "course" / "09_knowledge_check" / qz.KEY_FILE).graded is False
     _assert_no_rubric(out)
 
 

@@ -93,6 +93,22 @@ def test_dotenv_at_repo_root_from_a_lesson_folder(tmp_path, monkeypatch):
     assert make_client().api_key == FAKE_KEY
 
 
+def test_dotenv_at_the_top_of_a_learner_kit_from_a_lesson_folder(tmp_path, monkeypatch):
+    """A learner kit has no .git and no pyproject.toml; its top folder holds the root marker, the
+    .env beside course/ and a .gitignore (tools/learner_bundle.py). Kernels run in course/NN/."""
+    kit = tmp_path / "kit" / "ctxlab-learner-graded-0.1.0"
+    lesson = kit / "course" / "03_prompt_caching"
+    lesson.mkdir(parents=True)
+    (kit / ".gitignore").write_text(".env\n")
+    (kit / ".env").write_text(f"ANTHROPIC_API_KEY={FAKE_KEY}\n")
+    monkeypatch.setattr(cc, "REPO_ROOT", tmp_path / "site-packages")   # an installed ctxlab: not the kit
+    monkeypatch.chdir(lesson)
+    assert is_offline(make_client())   # control: without the marker the kit's .env is not found
+    (kit / cc.ROOT_MARKER).write_text("# marker\n")
+    client = make_client()
+    assert client.api_key == FAKE_KEY and ".env" in mode_line(client)
+
+
 def test_dotenv_not_git_ignored_warns(tmp_path):
     (tmp_path / ".env").write_text(f"ANTHROPIC_API_KEY={FAKE_KEY}\n")
     with pytest.warns(UserWarning, match="gitignore"):

@@ -27,6 +27,7 @@ import pytest
 
 from ctxlab.quiz import written
 import learner_bundle  # tools/ (conftest puts it on sys.path)
+from dirty_course import PLANTED, TAG, dirty_checkout
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = ["00_start_here", "09_knowledge_check"]
@@ -47,9 +48,17 @@ _PROBE = ("import sys, ctxlab, ctxlab._paths as p\n"
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory):
+    """Both kits, built from a copy of the checkout whose course/ holds a learner's work (tests/dirty_course.py)."""
     tmp = tmp_path_factory.mktemp("bundle")
-    zip_path, wheel, graded = learner_bundle.build(tmp / "dist")
+    dirty = dirty_checkout(tmp_path_factory.mktemp("checkout"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(learner_bundle, "ROOT", dirty)
+        zip_path, wheel, graded = learner_bundle.build(tmp / "dist")
     return zip_path, wheel, tmp, graded
+
+
+def _top(zip_path: Path) -> str:
+    return learner_bundle.kit_folder(zip_path)
 
 
 @pytest.fixture(scope="module")
@@ -58,9 +67,9 @@ def learner(bundle):
     zip_path, wheel, tmp, graded = bundle
     out = {}
     for kit, path in (("self-study", zip_path), ("graded", graded)):
-        home = tmp / "learner" / kit
         with zipfile.ZipFile(path) as zf:
-            zf.extractall(home)
+            zf.extractall(tmp / "learner" / kit)
+        home = tmp / "learner" / kit / _top(path)
         venv = tmp / f"venv-{kit}"
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
         py = venv / "bin" / "python"
@@ -172,6 +181,7 @@ def test_the_bundle_holds_no_solution_hidden_test_or_lesson_source(bundle, kit):
 def _unzipped(path: Path, dest: Path) -> Path:
     with zipfile.ZipFile(path) as zf:
         zf.extractall(dest)
+    dest = dest / _top(path)
     wheel = next(dest.glob("ctxlab-*.whl"))
     with zipfile.ZipFile(wheel) as zf:
         zf.extractall(dest / ".wheel")
@@ -198,7 +208,7 @@ def _graded_course(bundle, dest: Path) -> tuple[Path, Path]:
     _zip, wheel, tmp, graded = bundle
     with zipfile.ZipFile(graded) as zf:
         zf.extractall(dest)
-    return dest / "course", wheel
+    return dest / _top(graded) / "course", wheel
 
 
 @pytest.mark.slow
@@ -344,3 +354,57 @@ def test_the_course_entry_page_names_every_lesson_and_where_to_start():
     lessons = sorted(p.name for p in (ROOT / "course").iterdir() if p.is_dir() and any(p.glob("*.ipynb")))
     assert lessons and [n for n in lessons if f"`{n}`" not in page] == []
     assert "00_start_here/00_start_here.ipynb" in page and "Run All" in page and "Validate" in page
+
+
+@pytest.mark.slow
+def test_the_kits_hold_nothing_a_learner_left_in_course(bundle):
+    """Built from a checkout whose course/ holds a learner's answer, output, written answer, notes, .env and a
+    README line: neither kit holds any of them (the kits are a release generated afresh from solutions/)."""
+    zip_path, _wheel, _tmp, graded = bundle
+    for path in (zip_path, graded):
+        with zipfile.ZipFile(path) as zf:
+            names = zf.namelist()
+            files = dict(_members(zf, path.name))
+        assert [n for n, text in files.items() if TAG in text] == [], path.name
+        assert not [n for n in names if n.endswith("my_notes.txt") or n.endswith("course/.env")], names
+        # control: the lessons the learner worked in are there, as released
+        assert any(n.endswith("03_prompt_caching/03_prompt_caching.ipynb") for n in names)
+    assert PLANTED["solution"] and TAG in PLANTED["solution"]
+
+
+@pytest.mark.slow
+def test_each_kit_unpacks_into_one_folder_whose_env_the_lessons_find(bundle, learner):
+    """One top-level folder per zip; a .env put there (as はじめに.txt says) is found by a lesson's kernel,
+    which runs in course/NN/ (the root marker); the key is never printed."""
+    zip_path, wheel, _tmp, graded = bundle
+    for kit, path in (("self-study", zip_path), ("graded", graded)):
+        with zipfile.ZipFile(path) as zf:
+            tops = {n.split("/", 1)[0] for n in zf.namelist()}
+        assert tops == {_top(path)}, tops
+        home, _venv, py, env = learner[kit]
+        readme = (home / "はじめに.txt").read_text(encoding="utf-8")
+        assert _top(path) in readme and ".env" in readme and "ネットワークと API キーは不要" not in readme
+        assert f"約 {learner_bundle.INSTALL['download_mb']} MB" in readme and (home / learner_bundle.ROOT_MARKER).is_file()
+        (home / ".env").write_text(f"ANTHROPIC_API_KEY=sk-ant-{TAG}-not-a-key\n", encoding="utf-8")
+        try:
+            probe = ("import ctxlab.api.client as c, warnings\nwarnings.simplefilter('error')\n"
+                     "key, where = c._find_key()\nprint(key is not None and key.endswith('-not-a-key'), where)")
+            env = {k: v for k, v in env.items() if k != "CTXLAB_OFFLINE"}
+            proc = subprocess.run([str(py), "-c", probe], cwd=home / "course" / "03_prompt_caching", env=env,
+                                  capture_output=True, text=True, timeout=300)
+            assert proc.returncode == 0, proc.stderr[-2000:]
+            assert proc.stdout.split()[0] == "True" and ".env" in proc.stdout, proc.stdout
+        finally:
+            (home / ".env").unlink()
+
+
+def test_the_install_figures_agree_with_the_measurement_written_down():
+    """はじめに.txt quotes learner_bundle.INSTALL; docs/benchmarks.md says how each was measured, README.md repeats them."""
+    bench = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    install = learner_bundle.INSTALL
+    assert f"{install['download_mb']} MB (128 files)" in bench and f"{install['venv_mb']} MB |" in bench
+    assert f"| {install['install_s']} s (about {round(install['install_s'] / 60)} minutes) |" in bench
+    assert f"約 {install['download_mb']} MB" in readme and f"約 {install['venv_mb']} MB" in readme
+    text = learner_bundle.readme("graded", "top", "ctxlab.whl")
+    assert f"約 {round(install['install_s'] / 60)} 分" in text and "ネットワークと API キーは不要" not in text

@@ -3,7 +3,6 @@
 The pair tests read the files with nbformat and jupytext directly, not through the sync
 script, so a bug in the script cannot hide a drifted pair.
 """
-import ast
 import json
 import os
 import re
@@ -382,11 +381,11 @@ def test_knowledge_check_matches_the_quiz_bank():
     nb = nbformat.read(pair(ROOT, "09_knowledge_check")[0], as_version=4)
     by_id = {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if "nbgrader" in c.metadata}
 
-    answers = by_id["answers"].source.split("### BEGIN SOLUTION")[1].split("### END SOLUTION")[0]
+    # the solution clicks the key through the widget (in bank order), then runs the released line
+    clicks = by_id["answers"].source.split("### BEGIN SOLUTION")[1].split("### END SOLUTION")[0]
     key = {q.id: q.correct_id() for q in bank}
-    expected = "answers = {\n" + "".join(f"    {json.dumps(q)}: {json.dumps(c)},\n" for q, c in key.items()) + "}"
-    assert ast.literal_eval(answers.strip().removeprefix("answers = ")) == key, \
-        f"09's solution (cell answers) is not the bank's key; it should read:\n{expected}"
+    expected = f"for choice in {tuple(key.values())!r}:".replace("'", '"')
+    assert expected in clicks, f"09's solution (cell answers) does not click the bank's key; it should read:\n{expected}"
 
     tests = [gid for gid in by_id if gid.endswith("-tests")]
     assert tests == [f"{q.id}-tests" for q in bank], "09 needs one test cell per bank question, in bank order"
@@ -397,8 +396,8 @@ def test_knowledge_check_matches_the_quiz_bank():
         assert cell.metadata["nbgrader"]["points"] == 1
 
     phrases = {"cell-000": f"相談の形で {n} 問にしました", "answers-task": f"演習 1（{n} 点・1 問 1 点）",
-               "answers": f"（{n} 問ぶん）", "why-prompt": f"{n} 問から 1 問を選び"}
+               "why-prompt": f"{n} 問から 1 問を選び"}
     cells = {c.id: c.source for c in nb.cells}
     stale = {cid: p for cid, p in phrases.items() if p not in cells.get(cid, "")}
     assert not stale, f"09 names a question count other than the bank's {n} in cells {stale}"
-    assert f'"q{n}"' in cells["answers-task"]
+    assert f'"q{n}"' in cells["answers-task"] and f"{n} 問ぶんの辞書" in cells["answers-task"]

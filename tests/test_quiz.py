@@ -1,4 +1,5 @@
 """The question banks (ctxlab.quiz), the quiz widget, and lesson 09's notebooks."""
+import html
 import json
 import re
 from pathlib import Path
@@ -12,7 +13,7 @@ from ctxlab.labs.metadata_filtering import VIABLE_RECALL
 from ctxlab import cli
 from ctxlab import quiz as qz
 from ctxlab.plots import quiz as quiz_plots
-from ctxlab.widgets.quiz import Quiz, progress_text
+from ctxlab.widgets.quiz import WRITE_LINE, Quiz, progress_text
 
 ROOT = Path(__file__).resolve().parent.parent
 BANK_FILE = ROOT / "quizzes" / "knowledge_check.yaml"
@@ -176,6 +177,51 @@ def test_no_cue_in_the_notes_gives_the_answer_away(bank):
     scores = cue_scores(bank, field="note")
     print(f"\ncue scores of {bank.id} (notes): longest {scores['longest']}/{len(bank)}, shortest {scores['shortest']}/{len(bank)}")
     assert scores["longest"] <= MAX_CUE and scores["shortest"] <= MAX_CUE, scores
+
+
+def _bigrams(text):
+    text = "".join(text.split())
+    return {text[i:i + 2] for i in range(len(text) - 1)}
+
+
+def overlap_score(bank, above) -> int:
+    """How many questions the rule "pick the choice that shares the most of ``above(q)``" answers right.
+
+    A choice's share is the part of its character bigrams found in the text; a tie counts for the rule
+    when the correct choice is among the tied ones, unless every choice ties (the text says nothing).
+    """
+    hits = 0
+    for q in bank:
+        seen = _bigrams(above(q))
+        share = {c.id: len(seen & _bigrams(c.text)) / len(_bigrams(c.text)) for c in q.choices}
+        best = [cid for cid, v in share.items() if v == max(share.values())]
+        hits += q.correct_id() in best and len(best) < len(share)
+    return hits
+
+
+def _shown_above_the_choices(bank):
+    """The text the widget shows above the choices before answering (its text form: progress line, question)."""
+    quiz = Quiz(qz.load(bank.id) if bank.id == qz.KNOWLEDGE_CHECK else bank)
+
+    def above(q):
+        quiz.go(bank.ids.index(q.id))
+        return quiz.as_text().split("\n\n")[0]
+    return above
+
+
+def test_no_cue_in_the_text_above_the_choices(bank):
+    """Issue 41: the line above each question named the idea of the right choice (q8 「出典（1 ファイル 1 ブロック、
+    構造化出力とは併用しない）」). Words shared with the text shown above the choices must not point at the answer."""
+    above = _shown_above_the_choices(bank)
+    line_score = overlap_score(bank, lambda q: above(q).splitlines()[0])
+    all_score = overlap_score(bank, above)
+    topic_score = overlap_score(bank, lambda q: q.topic)
+    print(f"\noverlap with the text above the choices of {bank.id}: the line above the question {line_score}/{len(bank)}, "
+          f"line and question {all_score}/{len(bank)}; the topics (shown only after answering) {topic_score}/{len(bank)}")
+    assert line_score <= MAX_CUE and all_score <= MAX_CUE, (line_score, all_score)
+    # the check can fail: shown before answering, the topics pointed at the answer
+    assert topic_score > MAX_CUE
+    assert all(q.topic not in above(q) for q in bank)
 
 
 def test_cue_scores_catch_a_bank_with_a_cue(tmp_path):
@@ -385,8 +431,9 @@ def test_final_screen_names_the_variable_that_holds_the_widget(bank):
             check.select(q.correct_id())
             check.submit()
             check.next()
-        assert "<code>check.answers</code>" in check.feedback.value
-        assert "quiz.answers" not in check.feedback.value
+        # the knowledge check's final screen says how its answers reach the grade, with this variable's name
+        assert "<code>answers = check.write_answers()</code>" in check.feedback.value
+        assert "quiz." not in check.feedback.value
     finally:
         del shell.user_ns["check"]
 
@@ -460,9 +507,12 @@ def test_released_notebook_has_no_plain_answer_key(bank):
         for c in q.choices:
             assert c.text[:25] not in source, f"{q.id}/{c.id}: a choice text is written into the release"
     assert "correct_id" not in source and "is_correct" not in source
-    # and the untouched release cannot pass: the answer cell raises
+    # and the untouched release cannot pass: its answer cell's only code is the line that writes the clicks
+    # (with none, it writes nothing and answers is {}: tests/test_quiz_submission.py)
     answer = [c for c in cells if c["metadata"].get("nbgrader", {}).get("grade_id") == "answers"]
-    assert len(answer) == 1 and "ctxlab.Unsolved(" in "".join(answer[0]["source"])
+    assert len(answer) == 1
+    code = [line for line in "".join(answer[0]["source"]).splitlines() if line.strip() and not line.startswith("#")]
+    assert code == [WRITE_LINE]
 
 
 class _AlwaysEqual:
@@ -482,10 +532,12 @@ class _LyingStr(str):
 def test_source_solution_and_hidden_tests_agree_with_the_bank(bank, capsys):
     cells = _cells(SOURCE_NB)
     by_id = {c["id"]: "".join(c["source"]) for c in cells}
-    solution = by_id["answers"].split("### BEGIN SOLUTION")[1].split("### END SOLUTION")[0]
-    namespace = {}
+    # the solution clicks through the widget, then runs the released line: answers are the clicks
+    solution = by_id["answers"].replace("### BEGIN SOLUTION", "").replace("### END SOLUTION", "")
+    namespace = {"quiz": Quiz(bank)}
     exec(solution, namespace)
     assert namespace["answers"] == {q.id: q.correct_id() for q in bank}
+    assert by_id["answers"].rstrip().endswith(WRITE_LINE)
     points = 0
     for q in bank:
         cell = next(c for c in cells if c["id"] == f"{q.id}-tests")
@@ -530,3 +582,24 @@ def test_a_learner_who_answered_some_questions_gets_their_explanations(bank, cap
         printed = capsys.readouterr().out
         assert (f"正解: {q.correct_id()}" in printed) == (q.id in answered), q.id
     assert passed == [q.id for i, q in enumerate(bank) if i < 4 and i % 2]
+
+
+def test_final_screen_has_no_stray_answer_label_and_the_order_is_explained(bank):
+    """Issue 44: the radio group's 「答え」 label stood alone above 「最初から」; the shuffled a–d order was
+    explained only in lesson 09's prose."""
+    from ctxlab.widgets.quiz import ORDER_NOTE
+
+    quiz = Quiz(bank)
+    for q in bank:
+        shown = [c.id for c in q.shuffled()]
+        assert (ORDER_NOTE in quiz.choice_list.value) == (shown != sorted(shown)), q.id
+        assert quiz.choices.layout.display is None and html.escape(q.topic) not in quiz.progress.value
+        quiz.select(q.correct_id())
+        quiz.submit()
+        assert html.escape(q.topic) in quiz.feedback.value   # the topic comes with the feedback, after answering
+        quiz.next()
+    assert quiz.finished and quiz.choices.layout.display == "none"
+    assert quiz.buttons.children == (quiz.restart_button,)
+    quiz.restart_button.click()
+    quiz.confirm_button.click()
+    assert quiz.choices.layout.display is None and quiz.choices.options

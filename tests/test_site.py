@@ -96,4 +96,24 @@ def test_an_error_in_a_narrative_cell_stops_the_build(tmp_path, monkeypatch):
     (tmp_path / "ctxlab").mkdir()
     (tmp_path / "data").mkdir()
     with pytest.raises(CellExecutionError):
-        build_site.execute_lessons(tmp_path / "work")
+        build_site.execute_lessons(tmp_path / "work", tmp_path / "course")
+
+
+def test_the_site_holds_nothing_a_learner_left_in_course(built_site, tmp_path, monkeypatch):
+    """Issue 39: built from a checkout whose course/ holds a learner's answer, output, written answer, notes,
+    .env and README line (tests/dirty_course.py), the site holds none of them: it is built from a release
+    generated afresh from solutions/. The lessons' executions are reused from the session's build."""
+    from dirty_course import TAG, dirty_checkout
+
+    dirty = dirty_checkout(tmp_path / "checkout")
+    work = tmp_path / "work"
+    shutil.copytree(ROOT / "build" / "site" / "executed", work / "executed")
+    monkeypatch.setattr(build_site, "ROOT", dirty)
+    out = tmp_path / "site"
+    times = build_site.build(out, work)
+    assert all(v == 0 for k, v in times.items() if k.startswith("execute ")), "executions reused (same release)"
+    hits = [p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()
+            and TAG in p.read_text(encoding="utf-8", errors="ignore")]
+    assert hits == []
+    assert (out / "lessons" / "03_prompt_caching.html").exists()   # control: the lesson is published
+    assert build_site.answer_leaks(out, work / "release") == []

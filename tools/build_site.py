@@ -2,7 +2,8 @@
 
     python tools/build_site.py [--out site] [--work build/site] [--check]
 
-What goes in: the 11 lessons of the learner release (course/), each executed offline once (the
+What goes in: the 11 lessons of a learner release generated afresh from solutions/ (build/site/release;
+never course/, where a learner may have worked), each executed offline once (the
 offline sandbox; nothing is solved, so each exercise's check shows that it waits), the course map
 of the README, and docs/ (the instructor guide split into one page per section, the benchmarks,
 this site's own notes). The knowledge check is executed without its key file, so its widget only
@@ -24,6 +25,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from html.parser import HTMLParser
 from pathlib import Path
@@ -33,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ctxlab.grading.preprocessors import secret_lines  # noqa: E402
-from ctxlab.grading.release import assignments, graded_bank  # noqa: E402
+from ctxlab.grading.release import assignments, fresh_release, graded_bank  # noqa: E402
 from ctxlab.quiz.graded import key_leaks  # noqa: E402
 
 #: regions of the source notebooks whose lines must never reach the site
@@ -94,14 +96,15 @@ def _digest(paths: list[Path]) -> str:
     for path in paths:
         for p in sorted(path.rglob("*")) if path.is_dir() else [path]:
             if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc":
-                h.update(p.relative_to(ROOT).as_posix().encode())
+                h.update(p.relative_to(path.parent).as_posix().encode())
                 h.update(p.read_bytes())
     return h.hexdigest()
 
 
-def execute_lessons(work: Path) -> tuple[list[str], dict[str, float]]:
-    """Execute each released lesson offline into ``work/executed`` (reused while its inputs are
-    unchanged); returns the lesson names and the seconds each execution took (0 when reused)."""
+def execute_lessons(work: Path, release: Path) -> tuple[list[str], dict[str, float]]:
+    """Execute each lesson of the learner ``release`` (:func:`fresh_release`, never the checkout's
+    course/) offline into ``work/executed`` (reused while its inputs are unchanged); returns the lesson
+    names and the seconds each execution took (0 when reused)."""
     import nbformat
     from nbclient import NotebookClient
 
@@ -111,7 +114,7 @@ def execute_lessons(work: Path) -> tuple[list[str], dict[str, float]]:
     out_dir.mkdir(parents=True, exist_ok=True)
     took = {}
     for name in names:
-        src = ROOT / "course" / name / f"{name}.ipynb"
+        src = Path(release) / name / f"{name}.ipynb"
         stamp = hashlib.sha256((shared + _digest([src])).encode()).hexdigest()
         target, stamp_file = out_dir / f"{name}.ipynb", out_dir / f"{name}.stamp"
         if target.exists() and stamp_file.exists() and stamp_file.read_text() == stamp:
@@ -194,7 +197,7 @@ def write_sources(src: Path, names: list[str], work: Path) -> None:
     (src / "guide" / "index.md").write_text(
         intro + "\n```{toctree}\n:maxdepth: 1\n\n" + "\n".join(p.split("/")[1] for p in guide_pages) + "\n```\n",
         encoding="utf-8")
-    shutil.copy(ROOT / "course" / "glossary.md", src / "glossary.md")   # 用語と記号: one page for learners
+    shutil.copy(work / "release" / "glossary.md", src / "glossary.md")   # 用語と記号 (as committed: the fresh release)
     for doc in ("benchmarks.md", "site.md"):
         if (ROOT / "docs" / doc).exists():
             shutil.copy(ROOT / "docs" / doc, src / doc)
@@ -230,13 +233,18 @@ def sphinx_build(src: Path, out: Path) -> None:
     shutil.rmtree(out / ".doctrees", ignore_errors=True)
 
 
-def secrets_of_sources() -> set[str]:
+def secrets_of_sources(release: Path | None = None) -> set[str]:
     """Lines of the source notebooks' solution, hidden-test and rubric regions that a learner
-    never sees: lines that also appear in the released notebooks, or in ctxlab's own code (a
-    traceback in an output quotes it), are left out."""
+    never sees: lines that also appear in the released notebooks (``release``, default: one generated
+    now from solutions/; never the checkout's course/, which may hold a learner's answers), or in
+    ctxlab's own code (a traceback in an output quotes it), are left out."""
     import nbformat
 
-    released = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "course").glob("*/*.ipynb"))
+    if release is None:
+        with tempfile.TemporaryDirectory(prefix="ctxlab-site-release-") as tmp:
+            fresh_release(Path(tmp) / "course", ROOT)
+            return secrets_of_sources(Path(tmp) / "course")
+    released = "\n".join(p.read_text(encoding="utf-8") for p in Path(release).glob("*/*.ipynb"))
     released_lines = {json.loads(f'"{m}"').strip() for m in re.findall(r'^\s*"((?:[^"\\]|\\.)*)"', released, re.M)}
     released_lines |= {line.strip() for p in (ROOT / "ctxlab").rglob("*.py")
                        for line in p.read_text(encoding="utf-8").splitlines()}
@@ -269,11 +277,11 @@ def _lines_of(path: Path) -> set[str]:
     return {line.strip() for line in text.splitlines()}
 
 
-def answer_leaks(site: Path) -> list[str]:
+def answer_leaks(site: Path, release: Path | None = None) -> list[str]:
     """Where the built ``site`` holds an answer: a line of a solution, a hidden test or a rubric
     of the source notebooks (as a whole line of what a reader sees), or the knowledge check's key
     in any recoverable form."""
-    secrets = secrets_of_sources()
+    secrets = secrets_of_sources(release)
     found = []
     for path in sorted(p for p in site.rglob("*") if p.is_file() and p.suffix in TEXT_SUFFIXES):
         hits = sorted(secrets & _lines_of(path))
@@ -317,9 +325,14 @@ def broken_links(site: Path) -> list[str]:
 
 
 def build(out: Path, work: Path) -> dict[str, float]:
+    """Generate a fresh learner release into ``work/release`` (from solutions/: whatever a learner
+    left in course/ is never published), execute it, write the Sphinx sources and build ``out``."""
     times = {}
     t0 = time.perf_counter()
-    names, took = execute_lessons(work)
+    release = work / "release"
+    shutil.rmtree(release, ignore_errors=True)
+    fresh_release(release, ROOT)
+    names, took = execute_lessons(work, release)
     times["execute"] = time.perf_counter() - t0
     times.update({f"execute {n}": s for n, s in took.items()})
     t1 = time.perf_counter()
@@ -344,7 +357,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{f', {len(reused)} reused' if reused else ''}; sphinx {times['sphinx']:.1f} s; "
               f"total {time.perf_counter() - t0:.1f} s)")
     if args.check or args.check_only:
-        problems = answer_leaks(args.out) + [f"broken link: {b}" for b in broken_links(args.out)]
+        release = args.work.resolve() / "release"
+        problems = answer_leaks(args.out, release if release.exists() and not args.check_only else None) + [f"broken link: {b}" for b in broken_links(args.out)]
         if problems:
             print("the site fails its checks:\n  - " + "\n  - ".join(problems[:40]), file=sys.stderr)
             return 1

@@ -9,6 +9,9 @@
   Validate button stays);
 - ``ctxlab-learner-VERSION.zip``, the **self-study** kit: ``course/`` (the self-study release,
   with the knowledge check's key beside lesson 09, so the quiz judges every answer at once);
+  both kits' ``course/`` is a release generated afresh from ``solutions/`` into a scratch folder
+  (:func:`ctxlab.grading.release.fresh_release`), never the checkout's ``course/``, where
+  ``make lab`` lets a learner work;
 - ``ctxlab-learner-graded-VERSION.zip``, the **graded** kit for a workshop on laptops: the
   course of ``ctxlab release --graded`` (no key in any form, no notes, no explanations; the
   quiz only records answers), with a wheel of its own in which the exercises' library twins that
@@ -38,6 +41,8 @@ import tempfile
 import tomllib
 import zipfile
 from pathlib import Path
+
+from ctxlab.api.client import ROOT_MARKER
 
 ROOT = Path(__file__).resolve().parent.parent
 #: requirements.txt lines no learner needs (tests, browser tests, lesson authoring, the grading sandbox)
@@ -79,18 +84,28 @@ for name in fused:
 print(json.dumps(out))
 """
 
+#: measured by installing a kit's requirements.txt into a fresh venv (Python 3.11, Linux x86-64; docs/benchmarks.md
+#: "The learner kit's install"); はじめに.txt and README.md quote them: a test checks they agree
+INSTALL = {"download_mb": 177, "venv_mb": 777, "install_s": 295}
+
 README = """RAG か ロングコンテキストか — 受講者用の一式（{kind}）
 
-Python 3.11 以上で、この zip を展開したフォルダで次を実行します（ネットワークと API キーは不要です）。
+このフォルダ（{top}）が一式の最上位です。Python 3.11 以上で、このフォルダで次を実行します。
 
   python3 -m venv .venv
   . .venv/bin/activate            # Windows: .venv\\Scripts\\activate
   pip install -r requirements.txt {wheel}
   jupyter lab course/
 
+インストール（pip install）には一度だけネットワークが要ります: PyPI から約 {download_mb} MB をダウンロードし、
+.venv は約 {venv_mb} MB になります（日本語の辞書 unidic-lite だけで約 250 MB）。開発用の PC で測ったときは、ダウンロードを含めて
+約 {install_min} 分かかりました（回線と PC で変わります）。インストールが済めば、レッスンはネットワークも API キーもなしで動きます
+（API キーがなければ、オフラインの sandbox が答えます）。
+
 course/README.md に、どこから始めるかとレッスンの進め方があります。00_start_here から順に開いてください。
 {note}
-API キーを使う場合は、course/ の隣に .env を置き ANTHROPIC_API_KEY=... と書きます（ノートブックのセルには書かないでください）。
+実際の API を使う場合は、このフォルダ（course/ の隣）に .env というファイルを置き、ANTHROPIC_API_KEY=... と 1 行書きます
+（ノートブックのセルには書かないでください）。レッスンはこのフォルダの .env を探します。
 """
 NOTES = {
     "self-study": "確認問題（09_knowledge_check）は答えるとすぐに正誤と解説が出ます。",
@@ -206,7 +221,7 @@ def check(bundle: Path) -> None:
             parts = name.split("/")
             if "solutions" in parts or "tools" in parts or "tests" in parts:
                 raise SystemExit(f"{where}: {name} must not be in the learner bundle")
-            if name.startswith("course/") and name.endswith(".py"):
+            if "course" in parts and name.endswith(".py"):
                 raise SystemExit(f"{where}: {name} is a lesson source")
             data = zf.read(name)
             if name.endswith(".whl"):
@@ -221,16 +236,30 @@ def check(bundle: Path) -> None:
         scan(zf, bundle.name)
 
 
-def _stage(kind: str, course: Path, wheel: Path, stage: Path) -> None:
+#: files of the kit's top folder that start with a dot and go into the zip (the rest, e.g. .wheel/, stay out)
+KIT_DOTFILES = (ROOT_MARKER, ".gitignore")
+
+
+def readme(kind: str, top: str, wheel: str) -> str:
+    """はじめに.txt of the ``kind`` kit unpacked into the folder ``top``."""
+    return README.format(kind={"self-study": "自習用", "graded": "採点つきの講座用"}[kind], top=top, wheel=wheel,
+                         note=NOTES[kind], download_mb=INSTALL["download_mb"], venv_mb=INSTALL["venv_mb"],
+                         install_min=max(1, round(INSTALL["install_s"] / 60)))
+
+
+def _stage(kind: str, course: Path, wheel: Path, stage: Path, top: str) -> None:
     """The kit's files in ``stage``: course/, the wheel (and, to search it, its files unpacked
-    under .wheel/, which the zip leaves out), requirements.txt, はじめに.txt."""
+    under .wheel/, which the zip leaves out), requirements.txt, はじめに.txt, the root marker that
+    lessons look for to find the kit's .env (kernels run in course/NN/) and a .gitignore naming .env."""
     shutil.copytree(course, stage / "course", ignore=_SKIP)
     shutil.copy(wheel, stage / wheel.name)
     with zipfile.ZipFile(wheel) as zf:
         zf.extractall(stage / ".wheel")
     (stage / "requirements.txt").write_text(learner_requirements(), encoding="utf-8")
-    (stage / "はじめに.txt").write_text(README.format(kind={"self-study": "自習用", "graded": "採点つきの講座用"}[kind],
-                                                   wheel=wheel.name, note=NOTES[kind]), encoding="utf-8")
+    (stage / "はじめに.txt").write_text(readme(kind, top, wheel.name), encoding="utf-8")
+    (stage / ROOT_MARKER).write_text("# RAG か ロングコンテキストか: 受講者用の一式の最上位（.env はこのフォルダに置きます）\n",
+                                     encoding="utf-8")
+    (stage / ".gitignore").write_text(".env\n.venv/\n", encoding="utf-8")
 
 
 def _search(kind: str, stage: Path) -> list[str]:
@@ -240,11 +269,17 @@ def _search(kind: str, stage: Path) -> list[str]:
     return hits if kind == "graded" else [h for h in hits if not h.startswith("the knowledge check's key")]
 
 
+def kit_folder(target: Path) -> str:
+    """The one top-level folder of the kit ``target`` (the zip's name without .zip)."""
+    return Path(target).name.removesuffix(".zip")
+
+
 def write_kit(kind: str, course: Path, wheel: Path, target: Path) -> Path:
     """Stage, search, then write the ``kind`` kit's zip (nothing is written when the search finds an answer)."""
     with tempfile.TemporaryDirectory(prefix=f"ctxlab-kit-{kind}-") as tmp:
         stage = Path(tmp)
-        _stage(kind, course, wheel, stage)
+        top = kit_folder(target)
+        _stage(kind, course, wheel, stage, top)
         hits = _search(kind, stage)
         if hits:
             raise SystemExit(f"the {kind} learner kit would hold answers; {target.name} was not written:\n  - "
@@ -253,8 +288,9 @@ def write_kit(kind: str, course: Path, wheel: Path, target: Path) -> Path:
         with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as zf:
             for path in sorted(stage.rglob("*")):
                 rel = path.relative_to(stage)
-                if path.is_file() and not any(p.startswith(".") or p == "__pycache__" for p in rel.parts):
-                    zf.write(path, rel.as_posix())
+                if path.is_file() and (rel.as_posix() in KIT_DOTFILES or not any(
+                        p.startswith(".") or p == "__pycache__" for p in rel.parts)):
+                    zf.write(path, f"{top}/{rel.as_posix()}")   # one folder: the zip unpacks into it
         check(partial)
         partial.replace(target)
     return target
@@ -267,19 +303,21 @@ def build(dist: Path = ROOT / "dist", graded_course: Path | None = None) -> tupl
     ``graded_course``: an already written graded release to pack (default: ``ctxlab release
     --graded`` of this checkout into a scratch folder).
     """
-    from ctxlab.grading.release import release_graded
+    from ctxlab.grading.release import fresh_release
 
     dist = Path(dist)
     dist.mkdir(parents=True, exist_ok=True)
     for old in list(dist.glob("ctxlab-*.whl")) + list(dist.glob("ctxlab-learner-*.zip")):
         old.unlink()
     wheel = build_wheel(dist, lab_settings=True)
-    self_study = write_kit("self-study", ROOT / "course", wheel, dist / f"ctxlab-learner-{version()}.zip")
+    with tempfile.TemporaryDirectory(prefix="ctxlab-self-study-") as tmp:
+        course = Path(tmp) / "course"   # generated now from solutions/: never what a learner left in course/
+        fresh_release(course, ROOT)
+        self_study = write_kit("self-study", course, wheel, dist / f"ctxlab-learner-{version()}.zip")
     with tempfile.TemporaryDirectory(prefix="ctxlab-graded-") as tmp:
         if graded_course is None:
             graded_course = Path(tmp) / "course"
-            release_graded(graded_course)
-            shutil.copy(ROOT / "course" / "README.md", graded_course / "README.md")
+            fresh_release(graded_course, ROOT, graded=True)
         (Path(tmp) / "wheel").mkdir()
         graded_wheel = build_wheel(Path(tmp) / "wheel", lab_settings=True, answers=False)
         graded = write_kit("graded", graded_course, graded_wheel, dist / f"ctxlab-learner-graded-{version()}.zip")

@@ -72,9 +72,15 @@ def _parse_env_file(path: Path) -> dict[str, str]:
     return {k: v for k, v in values.items() if v is not None}
 
 
+#: the file at the top of a learner kit (tools/learner_bundle.py): the kit's root, where its .env goes
+ROOT_MARKER = ".ctxlab-course"
+
+
 def _repo_root(start: Path) -> Path | None:
+    """The nearest folder at or above ``start`` that is a checkout (.git, pyproject.toml) or a learner
+    kit (:data:`ROOT_MARKER`): lessons run in course/NN/, and the .env sits at that root."""
     for d in (start, *start.parents):
-        if (d / ".git").exists() or (d / "pyproject.toml").exists():
+        if (d / ".git").exists() or (d / "pyproject.toml").exists() or (d / ROOT_MARKER).is_file():
             return d
     return None
 

@@ -291,6 +291,11 @@ STUB = "raise NotImplementedError()"
 PENDING = "raise ctxlab.Unsolved({exercise!r})"
 #: JupyterLab, the classic notebook and nbclient go on past an error in a cell with this tag
 RUN_ON = "raises-exception"
+#: an answer cell with this tag loses its stub instead (its released lines already do the exercise's
+#: step, e.g. 09's ``answers = quiz.write_answers()``, which a raise would stop)
+NO_STUB = "no-stub"
+#: the comment nbgrader's ClearSolutions puts above the stub (its default ``code_stub``)
+STUB_COMMENT = "# YOUR CODE HERE"
 _EXERCISE = re.compile(r"^#{2,4}\s*(演習\s*\d+)", re.M)
 
 
@@ -304,7 +309,10 @@ class LearnerRunAll(NbGraderPreprocessor):
     each answer cell and each autograded test cell gets the ``raises-exception`` tag, so Run All
     in JupyterLab goes on past an unsolved exercise instead of stopping there. Grading is
     unchanged: nbgrader executes every cell anyway and scores a test cell by its error (Unsolved is
-    a NotImplementedError, so the test cell still fails).
+    a NotImplementedError, so the test cell still fails). An answer
+    cell tagged :data:`NO_STUB` loses the stub instead: its released lines are the exercise's step
+    (09's ``answers = quiz.write_answers()``), and a raise after them would stop JupyterLab from
+    applying what that line asks for (it replaces the cell's text only after a cell that succeeded).
     """
 
     def preprocess(self, nb, resources):
@@ -318,7 +326,10 @@ class LearnerRunAll(NbGraderPreprocessor):
             meta = cell.metadata.get("nbgrader", {})
             if cell.cell_type != "code" or not (meta.get("solution") or meta.get("grade")):
                 continue
-            if meta.get("solution") and STUB in cell.source:
+            if meta.get("solution") and STUB in cell.source and NO_STUB in cell.metadata.get("tags", []):
+                lines = cell.source.split("\n")
+                cell.source = "\n".join(x for x in lines if x.strip() not in (STUB, STUB_COMMENT))
+            elif meta.get("solution") and STUB in cell.source:
                 cell.source = cell.source.replace(STUB, PENDING.format(exercise=exercise or "この演習"))
             tags = list(cell.metadata.get("tags", []))
             if RUN_ON not in tags:

@@ -23,6 +23,7 @@ beside them differs):
 from __future__ import annotations
 
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -55,9 +56,23 @@ def generate(root: Path, out: Path, names: list[str], graded: bool = False) -> N
             shutil.copytree(scratch / RELEASE_DIR / name, target)
             if not graded:
                 for key in sorted((Path(root) / SOURCE_DIR / name).glob(SELF_STUDY_ONLY)):
-                    shutil.copy(key, target / key.name)
+                    learner_key(key, target / key.name)
                 for source in sorted((Path(root) / SOURCE_DIR / name).glob("*.ipynb")):
                     written.write_key(source, target)
+
+
+#: the self-study key file's first lines, in place of the instructor's (English, about nbgrader)
+LEARNER_KEY_HEADER = """\
+# 確認問題（09）の正解と解説です。自習版にだけ入っていて、クイズが答え合わせに使います。
+# 答える前に開くと練習になりません。消すとクイズは答えを記録するだけになります（正誤と解説が出なくなります）。
+"""
+
+
+def learner_key(key: Path, target: Path) -> None:
+    """Copy a key file for the self-study release: the instructor's comment header becomes a learner's one."""
+    lines = key.read_text(encoding="utf-8").splitlines(keepends=True)
+    body = lines[next((i for i, line in enumerate(lines) if not line.startswith("#")), len(lines)):]
+    target.write_text(LEARNER_KEY_HEADER + "".join(body), encoding="utf-8")
 
 
 def _names(root: Path, names: list[str] | None) -> list[str]:
@@ -87,6 +102,46 @@ def release(root: Path = REPO_ROOT, assignments: list[str] | None = None) -> lis
     with tempfile.TemporaryDirectory(prefix="ctxlab-out-") as tmp:
         generate(root, Path(tmp), names)
         return _write(Path(tmp), root / RELEASE_DIR, names)
+
+
+#: what course/ holds beside the lessons, written by hand (not generated from solutions/)
+COURSE_README = "README.md"
+COURSE_GLOSSARY = "glossary.md"
+COURSE_FILES = (COURSE_README, COURSE_GLOSSARY)
+
+
+def committed_file(root: Path, name: str) -> str:
+    """course/``name`` as committed (``git show HEAD:course/NAME``): a learner who worked in
+    ``course/`` may have edited the file on disk. Outside a git checkout, the file on disk."""
+    root = Path(root)
+    proc = subprocess.run(["git", "show", f"HEAD:{RELEASE_DIR}/{name}"], cwd=root,
+                          capture_output=True) if (root / ".git").exists() else None
+    if proc is not None and proc.returncode == 0:
+        return proc.stdout.decode("utf-8")
+    return (root / RELEASE_DIR / name).read_text(encoding="utf-8")
+
+
+def committed_readme(root: Path) -> str:
+    """course/README.md as committed (:func:`committed_file`)."""
+    return committed_file(root, COURSE_README)
+
+
+def fresh_release(out: Path, root: Path = REPO_ROOT, graded: bool = False) -> list[str]:
+    """A learner release generated now from ``root``'s solutions/ into ``out`` (a new folder), with
+    the committed course/README.md and glossary.md: what kits and the site are built from. ``course/`` itself is the
+    folder ``make lab`` opens for work, so whatever a learner left there (answers, outputs, files) is
+    never read."""
+    root, out = Path(root).resolve(), Path(out).resolve()
+    if out in (root / RELEASE_DIR, root / SOURCE_DIR) or out == root:
+        raise InputError(f"write a fresh release to a folder of its own, not {out}")
+    if graded:
+        names = release_graded(out, root)
+    else:
+        names = _names(root, None)
+        generate(root, out, names)
+    for name in COURSE_FILES:
+        (out / name).write_text(committed_file(root, name), encoding="utf-8")
+    return names
 
 
 def graded_bank(root: Path) -> quiz.Bank | None:

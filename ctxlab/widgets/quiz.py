@@ -3,6 +3,7 @@
     from ctxlab.widgets.quiz import Quiz
     quiz = Quiz(quiz_bank) # a bank: a lesson's check questions, or the knowledge check
     quiz                   # shows it; quiz.answers holds {question id: chosen choice id}
+    answers = quiz.write_answers()   # lesson 09: the cell becomes answers = {...}, what grading re-runs
 
 Two modes, chosen by the bank. A bank with its key (a lesson's check, or the knowledge check in
 the self-study release) is *judged*: after 「回答」 the widget says right or wrong and shows
@@ -26,10 +27,15 @@ the final screen asks first (「答えを消して最初から」 or 「やめ�
 widget in the learner's namespace (``check`` in the lessons, ``quiz`` in the knowledge check). The widget checks an answer
 with :meth:`ctxlab.quiz.Question.is_correct`, so the bank never holds the key in plain text.
 A front end that cannot draw widgets shows :meth:`Quiz.as_text` (the text/plain of the display).
+
+Above a question the widget shows its lesson, never its ``topic`` (topics name the idea the right
+choice rests on; they come with the feedback). Grading re-runs lesson 09 in a fresh kernel where
+nobody clicks, so :meth:`Quiz.write_answers` writes the clicks into the answer cell itself.
 """
 from __future__ import annotations
 
 import html
+import json
 import re
 
 import ipywidgets as widgets
@@ -51,6 +57,37 @@ def _html(text: str) -> str:
 
 
 RECORDED_NOTE = "正誤と解説は、採点のあとフィードバックに出ます（提出するまで答えは変えられます）。"
+#: under the choices when they are not shown in a-b-c-d order
+ORDER_NOTE = "a〜d は選択肢の名前です。並びは問題ごとに入れ替えてあります（何度開いても同じ並びです）。"
+#: where the knowledge check's answers go to be graded (lesson 09, 演習 1)
+WRITE_LINE = "answers = quiz.write_answers()"
+
+
+def shown_topic(q: qz.Question) -> str:
+    """What the widget shows above a question before it is answered: the lesson it checks.
+
+    Never the question's ``topic``: topics name the idea the right choice rests on (issue 41), so
+    they appear only with the feedback, after answering.
+    """
+    return f"{q.lesson} の範囲"
+
+
+def _reordered(order) -> bool:
+    ids = [c.id for c in order]
+    return ids != sorted(ids)
+
+
+def answers_source(bank: qz.Bank, answers: dict) -> str:
+    """The Python source of lesson 09's answer cell holding ``answers`` (question id -> choice id).
+
+    Only the bank's question ids and each question's own choice ids are written, in the bank's order;
+    anything else in ``answers`` is left out (the cell is code the grader runs).
+    """
+    rows = [f"    {json.dumps(q.id)}: {json.dumps(answers[q.id])},\n" for q in bank
+            if isinstance(answers.get(q.id), str) and answers[q.id] in q.choice_ids]
+    return ("# クイズの答え（quiz.write_answers() が書き込みました）。保存してから提出します。\n"
+            f"# 答えを足したり変えたりしたら、このセルを {WRITE_LINE} の 1 行に戻して実行し直します（手で直しても構いません）。\n"
+            + ("answers = {\n" + "".join(rows) + "}\n" if rows else "answers = {}\n"))
 
 
 def progress_text(position: int, total: int) -> str:
@@ -130,11 +167,14 @@ class Quiz(TextFallback):
             return
         self.progress.value = (f"<span style='font-family:monospace;font-size:1.1em'>"
                                f"{progress_text(self.position, len(self.bank))}</span>"
-                               f"　<span style='color:#666'>{html.escape(q.topic)}（{q.lesson}）</span>")
+                               f"　<span style='color:#666'>{html.escape(shown_topic(q))}</span>")
         self.prompt.value = _html(q.text)
         order = q.shuffled()
         items = "".join(f"<li style='margin:0.2em 0'><b>{c.id}</b>　{html.escape(c.text)}</li>" for c in order)
-        self.choice_list.value = f"<ul style='list-style:none;padding-left:0.5em;margin:0.3em 0'>{items}</ul>"
+        self.choice_list.value = (f"<ul style='list-style:none;padding-left:0.5em;margin:0.3em 0'>{items}</ul>"
+                                  + (f"<p style='color:#666;font-size:0.9em;margin:0.2em 0'>{ORDER_NOTE}</p>"
+                                     if _reordered(order) else ""))
+        self.choices.layout.display = None
         self.choices.unobserve(self._on_select, names="value")
         self.choices.options = [(c.id, c.id) for c in order]
         self.choices.index = None
@@ -172,7 +212,8 @@ class Quiz(TextFallback):
             f"<li style='margin:0.2em 0'><b>{c.id}</b>{'（正解）' if c.id == right else ''}"
             f"{'（あなたの答え）' if c.id == chosen and c.id != right else ''}　{html.escape(c.note)}</li>"
             for c in q.shuffled())
-        return box.format(f"{head}<ul style='list-style:none;padding-left:0.5em;margin:0.3em 0'>{notes}</ul>"
+        return box.format(f"{head}<p style='color:#666;margin:0.3em 0'>この問の要点: {html.escape(q.topic)}</p>"
+                          f"<ul style='list-style:none;padding-left:0.5em;margin:0.3em 0'>{notes}</ul>"
                           f"<p style='margin:0.3em 0'><b>なぜ</b>　</p>{_html(q.explanation)}")
 
     def _show_final(self) -> None:
@@ -191,21 +232,32 @@ class Quiz(TextFallback):
                 mark = "" if ok == n else "　← 見直す"
                 rows.append(f"<li>{lesson}: {ok} / {n}{mark}</li>")
         self.choice_list.value = "<ul style='margin:0.3em 0'>" + "".join(rows) + "</ul>"
-        self.choices.options = []
-        self.choices.disabled = True
-        self.buttons.children = (self.restart_button,)
-        self.feedback.value = (f"<p style='margin:0.3em 0'>答えは <code>{self._answers_name()}</code> に入っています。"
+        self._hide_choices()
+        self.feedback.value = (f"<p style='margin:0.3em 0'>{self._where_answers_go()}"
                                "正解の数より、なぜそう判断できるかを自分の言葉で説明できることが合格の条件です。</p>")
 
     def _show_recorded(self) -> None:
         self.prompt.value = f"<p style='font-size:1.2em'><b>{html.escape(self._recorded_text())}</b></p>"
         rows = "".join(f"<li>{q.id}: {html.escape(self.answers.get(q.id, '（未回答）'))}</li>" for q in self.bank)
         self.choice_list.value = f"<ul style='margin:0.3em 0'>{rows}</ul>"
+        self._hide_choices()
+        self.feedback.value = f"<p style='margin:0.3em 0'>{self._where_answers_go()}{RECORDED_NOTE}</p>"
+
+    def _hide_choices(self) -> None:
+        """The final screen: no radio buttons (their 「答え」 label would stand alone), only 「最初から」."""
         self.choices.options = []
         self.choices.disabled = True
+        self.choices.layout.display = "none"
         self.buttons.children = (self.restart_button,)
-        self.feedback.value = (f"<p style='margin:0.3em 0'>答えは <code>{self._answers_name()}</code> に入っています。"
-                               f"{RECORDED_NOTE}</p>")
+
+    def _where_answers_go(self) -> str:
+        """The final screen's sentence on the answers: lesson 09's are written into 演習 1's cell to be graded."""
+        name = self._answers_name()
+        if self.bank.id != qz.KNOWLEDGE_CHECK:
+            return f"答えは <code>{html.escape(name)}</code> に入っています。"
+        line = WRITE_LINE.replace("quiz.", name.removesuffix("answers")) if name.endswith(".answers") else WRITE_LINE
+        return (f"採点されるのは演習 1 のセルの <code>answers</code> です。そのセルで <code>{html.escape(line)}</code> を実行すると、"
+                "答えがそのセルに書き込まれます（保存してから提出）。")
 
     def _answers_name(self) -> str:
         """``<variable>.answers``, with the name this widget has in the learner's namespace."""
@@ -287,6 +339,36 @@ class Quiz(TextFallback):
         self._show()
         self._focus(self.choices)
 
+    def write_answers(self) -> dict[str, str]:
+        """Lesson 09's submission: write :attr:`answers` into the cell that runs this, and return them.
+
+        A grader re-runs the notebook in a fresh kernel where nobody clicks, so the answers must be
+        in the notebook itself. Run in JupyterLab (or the classic notebook), the cell's text is
+        replaced by ``answers = {...}`` (IPython's ``set_next_input(..., replace=True)``, what ``%load``
+        uses); the learner saves and submits, and the grader runs that dict. Elsewhere (a front end
+        that ignores the request, nbclient, nbgrader) only the return value counts, and the text to
+        paste is printed. With no answer yet nothing is written and ``{}`` is returned.
+        """
+        answered = {q.id: self.answers[q.id] for q in self.bank
+                    if isinstance(self.answers.get(q.id), str) and self.answers[q.id] in q.choice_ids}
+        if not answered:
+            print(f"クイズにまだ答えていません（{len(self.bank)} 問とも未回答）。上のクイズで答えてから、このセルを実行し直してください。")
+            return {}
+        text = answers_source(self.bank, answered)
+        try:
+            from IPython import get_ipython
+            shell = get_ipython()
+        except Exception:  # no IPython
+            shell = None
+        if shell is not None:
+            shell.set_next_input(text, replace=True)
+        left = len(self.bank) - len(answered)
+        print(f"{len(answered)} 問の答えをこのセルに書き込みました（{'未回答 ' + str(left) + ' 問。' if left else ''}"
+              "JupyterLab ではこのセルが answers = {...} に変わります）。保存（Ctrl+S）してから提出してください。\n"
+              "セルが変わらない画面では、次の行をこのセルに貼り付けてください:\n"
+              + "answers = " + json.dumps(answered, ensure_ascii=False))
+        return answered
+
     def as_text(self) -> str:
         """The screen as plain text (question and choices in display order, or the result).
 
@@ -297,7 +379,7 @@ class Quiz(TextFallback):
         q = self.question
         if q is None:
             return f"{self.bank.title}: {self._recorded_text() if self.recording else self.score()}"
-        lines = [f"{progress_text(self.position, len(self.bank))}  {q.topic}（{q.lesson}）", q.text, ""]
+        lines = [f"{progress_text(self.position, len(self.bank))}  {shown_topic(q)}", q.text, ""]
         lines += [f"  {c.id}) {c.text}" for c in q.shuffled()]
         chosen = self.answers.get(q.id)
         if chosen is None:
@@ -307,7 +389,7 @@ class Quiz(TextFallback):
         else:
             right = q.correct_id()
             lines += ["", f"回答済み: {chosen}（{'正解' if chosen == right else f'不正解。正解は {right}'}）"]
-            lines += [f"  {c.id}) {c.note}" for c in q.shuffled()]
+            lines += [f"この問の要点: {q.topic}"] + [f"  {c.id}) {c.note}" for c in q.shuffled()]
             lines += ["なぜ: " + " ".join(q.explanation.split())]
         return "\n".join(lines)
 

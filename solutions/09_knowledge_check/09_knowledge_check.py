@@ -22,7 +22,7 @@ ctxlab.show_cost("09_knowledge_check", client)   # モードと、実 API で動
 # %% [markdown]
 # ## 1. 進め方
 #
-# 問題は `quizzes/knowledge_check.yaml` にあります。1 問ずつ表示され、選択肢を選んで「回答」を押します。配られた版によって、答えたあとが違います。
+# 9 問は `ctxlab` に入っていて、下のセルで読み込みます。1 問ずつ表示され、選択肢を選んで「回答」を押します。配られた版によって、答えたあとが違います。
 #
 # - **自習版**（リポジトリの `course/`）: すぐに正誤が出て、選んだ選択肢だけでなく、すべての選択肢について「なぜ成り立つか／成り立たないか」が表示されます。
 # - **採点版**（ワークショップで講師が配る版）: 答えは記録されるだけで、正誤は表示されません。採点のあと、フィードバックに正解とすべての選択肢の解説が出ます。
@@ -30,7 +30,7 @@ ctxlab.show_cost("09_knowledge_check", client)   # モードと、実 API で動
 #
 # - 選択肢の並びは問題ごとに決まった順に並べ替えてあります（何度開いても同じ順です）。選択肢の id（a〜d）は並び順ではなく、選択肢そのものに付いた名前です。
 # - 自習版で記録されるのは**最初の答え**です。答えた問題の選択肢は変えられません。最後の画面の「最初から」で全部やり直せます。
-# - 答えはカーネルの中の `quiz.answers`（問題 id → 選んだ選択肢の id）に入ります。
+# - 答えはカーネルの中の `quiz.answers`（問題 id → 選んだ選択肢の id）に入ります。採点に届けるには、演習 1 のセルでノートブックに書き込みます。
 #
 # **キーボードだけで操作する場合**: Tab で選択肢を 1 つずつ移り、選びたい選択肢で Space を押します。Tab で「回答」に移って Enter を押すと、
 # フォーカスが「次へ」に移るので、もう一度 Enter で次の問題に進みます（フォーカスは次の問題の最初の選択肢に戻ります。Shift + Tab で前に戻れます）。
@@ -63,29 +63,29 @@ quiz
 # %% [markdown] nbgrader={"grade": false, "grade_id": "answers-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ### 演習 1（9 点・1 問 1 点）: 答えを提出する
 #
-# 変数 `answers` に、問題 id（`"q1"`〜`"q9"`）から選んだ選択肢の id（`"a"`〜`"d"`）への辞書を入れてください。
-# 上のクイズで答えたなら `answers = dict(quiz.answers)` で足ります。手で書いても構いません（採点版のクイズは正誤を表示しないので、
-# どちらで答えても、採点されるのは自分の判断です）。
+# 採点されるのは、下のセルの変数 `answers`（問題 id `"q1"`〜`"q9"` から、選んだ選択肢の id `"a"`〜`"d"` への辞書）です。
+# 採点（と Validate）はノートブックを新しいカーネルで上から実行し直すので、クイズで押した答えは、ノートブックに書き込んでおかないと届きません。
+#
+# - **クイズで答えたとき**: 下のセルの `answers = quiz.write_answers()` を実行します。セルの中身が `answers = {...}` の辞書に書き換わるので、
+#   **保存してから**提出します。あとで答えを変えたら、セルをこの 1 行に戻して実行し直します。
+# - **手で書くとき**: セルの中身を、9 問ぶんの辞書 `answers = {"q1": "選択肢の id", ...}` に書き換えます。
+#
+# 採点版のクイズは正誤を表示しないので、どちらで答えても、採点されるのは自分の判断です。
 # 正解を引くライブラリの関数は使わずに、自分の判断で答えてください（採点の環境には正解のファイルがないので、使うとエラーになります）。
-# 採点のセルは 1 問に 1 つです。答えのない問のセルは通りませんが、答えた問はそれぞれ採点され、その問の解説がフィードバックに出ます。
+# 採点のセルは 1 問に 1 つです。答えのない問のセルは「q1 に答えがありません」のように失敗し、その問は 0 点です。答えた問はそれぞれ採点され、
+# その問の解説がフィードバックに出ます。
 
-# %% nbgrader={"grade": false, "grade_id": "answers", "locked": false, "schema_version": 3, "solution": true, "task": false}
-# クイズの答えをそのまま使う:       answers = dict(quiz.answers)
-# 手で書く: 問題 id → 選択肢の id の辞書（9 問ぶん）
-answers = {}  # 書き換えるまでは空（未回答）: 下のセルは未回答として進みます
+# %% nbgrader={"grade": false, "grade_id": "answers", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["no-stub"]
+# 上のクイズで答えてから実行します。このセルが answers = {...} に書き換わります（保存してから提出）。
 ### BEGIN SOLUTION
-answers = {
-    "q1": "c",
-    "q2": "d",
-    "q3": "b",
-    "q4": "a",
-    "q5": "d",
-    "q6": "c",
-    "q7": "b",
-    "q8": "c",
-    "q9": "a",
-}
+# 学習者がマウスで押すのと同じ操作を、クイズのボタンで行う（1 問に 1 つ、順に）
+quiz.restart()
+for choice in ("c", "d", "b", "a", "d", "c", "b", "c", "a"):
+    quiz.select(choice)
+    quiz.submit_button.click()
+    quiz.next_button.click()
 ### END SOLUTION
+answers = quiz.write_answers()
 
 # %% [markdown]
 # <details><summary>ヒント（開くと表示）</summary>
@@ -195,7 +195,7 @@ from ctxlab.plots import quiz as quiz_plots
 
 if bank.graded:
     for q in bank:
-        print(f"  {q.id} {q.topic}（{q.lesson}）: {'回答済み' if q.id in answers else '未回答'}")
+        print(f"  {q.id}（{q.lesson}）: {'回答済み' if q.id in answers else '未回答'}")
 else:
     result = qz.score(bank, answers)
     quiz_plots.by_lesson(bank, answers)
