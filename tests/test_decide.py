@@ -299,3 +299,9 @@ def test_online_budget_too_small_for_one_call(tmp_path):
         assert s.messages() == 0
     assert r.returncode == 2 and "Traceback" not in r.stderr and "予算" in r.stderr, r.stderr[-1000:]
     assert not (tmp_path / "memo").exists()
+
+
+def test_readme_first_screen_shows_decide_beside_make_lab():
+    first = "\n".join((ROOT / "README.md").read_text(encoding="utf-8").splitlines()[:40])
+    assert "make lab" in first and "ctxlab decide --docs" in first
+    assert "docs/images/decide_memo.png" in first and (ROOT / "docs" / "images" / "decide_memo.png").is_file()
