@@ -305,3 +305,19 @@ def test_readme_first_screen_shows_decide_beside_make_lab():
     first = "\n".join((ROOT / "README.md").read_text(encoding="utf-8").splitlines()[:40])
     assert "make lab" in first and "ctxlab decide --docs" in first
     assert "docs/images/decide_memo.png" in first and (ROOT / "docs" / "images" / "decide_memo.png").is_file()
+
+
+@pytest.mark.parametrize("per_day", [2.5, 20, 64])
+def test_flip_is_the_whole_number_a_scan_finds(per_day):
+    from ctxlab.decide import _costs
+
+    n, files = 169_659, 48
+    flip, now, to = _costs.flip_per_day(n, files, "claude-opus-5-5", per_day, db_monthly=70, filter_files=5)
+
+    def side(d):
+        return _costs.model_month(n, files, "claude-opus-5-5", _costs.Traffic(d), db_monthly=70, filter_files=5).cost_side
+
+    assert now == side(per_day) and to != now and side(flip) == to
+    # every whole number strictly between today and the flip is still on today's side
+    between = range(flip + 1, int(per_day) + 1) if flip < per_day else range(int(per_day) + 1, flip)
+    assert all(side(d) == now for d in between)

@@ -10,10 +10,10 @@ the decision memo (HTML and Markdown). The pieces: :mod:`~ctxlab.decide._documen
 """
 from __future__ import annotations
 
-from ctxlab.decide._core import Decision, Options, decide
+from ctxlab.decide._core import PER_DAY_GRID, Decision, Options, decide
 from ctxlab.decide._documents import Folder, UserDoc, read_folder
 from ctxlab.decide._traffic import Log, parse_time, read_log
 from ctxlab.decide._verdict import PATH_JA, REASON_JA, parse_duration
 
-__all__ = ["Decision", "Options", "decide", "Folder", "UserDoc", "read_folder", "Log", "parse_time", "read_log",
+__all__ = ["PER_DAY_GRID", "Decision", "Options", "decide", "Folder", "UserDoc", "read_folder", "Log", "parse_time", "read_log",
            "PATH_JA", "REASON_JA", "parse_duration"]

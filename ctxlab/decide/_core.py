@@ -26,7 +26,7 @@ from ctxlab.estimate import estimate_request
 ESTIMATE_BAND = 0.5
 MEASURED, ESTIMATED, SIMULATED, NOT_MEASURED = "実測", "推定", "シミュレーション", "未測定"
 #: questions a day on the memo's first figure
-PER_DAY_GRID = (1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 70, 100, 150, 200, 300)
+PER_DAY_GRID = _costs.FLIP_GRID
 
 
 @dataclass
@@ -78,6 +78,12 @@ class Decision:
     token_grid: list[float]
     warnings: list[str] = field(default_factory=list)
     spent_usd: float = 0.0
+
+    def side_at(self, per_day: float) -> str:
+        """The cost verdict ("long_context" or "rag") of these documents at ``per_day`` questions a day (04's synthetic traffic)."""
+        m = self.primary
+        return _costs.model_month(m.doc_tokens, self.n_files, m.model, _costs.Traffic(per_day),
+                                  db_monthly=self.options.db_monthly, filter_files=self.filter_files).cost_side
 
 
 def _documents(opts: Options) -> tuple[list, Folder | None, str, int | None, str]:
@@ -139,7 +145,8 @@ def _changes(d_tokens: int, mm: _costs.ModelMonth, flip: tuple[int | None, str, 
     at, now, to = flip
     side = {"long_context": "ロングコンテキスト", "rag": "RAG"}
     if at is None:
-        out.append(f"質問数: 1 日 1〜{_costs.FLIP_MAX} 問のどこでも料金の判定は {side[now]} のまま（合成トラフィック）")
+        out.append(f"質問数: 1 日 {_costs.FLIP_GRID[0]}〜{_costs.FLIP_GRID[-1]} 問の目盛り（{'・'.join(map(str, _costs.FLIP_GRID))}）"
+                   f"のどこでも料金の判定は {side[now]} のまま（04 の合成トラフィックで計算）")
     else:
         out.append(f"質問数: 1 日 {at} 問{'以上' if at > per_day else '以下'}で料金の判定が {side[now]} → {side[to]} に変わる"
                    "（04 の合成トラフィックで計算）")

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ctxlab.costs import compare, crossover, pricing
 from ctxlab.costs.compare import DAYS_PER_MONTH
 
 PATH_LABELS = {"long_context": "ロングコンテキスト", "filter": "メタデータで絞る", "rag": "RAG（DB 込み）"}
-#: how far the flip is looked for (questions a day)
-FLIP_MAX = 300
 
 
 @dataclass(frozen=True)
@@ -123,26 +122,46 @@ def months(doc_tokens: int, n_files: int, models: list[str], traffic: Traffic, *
             for mid in models]
 
 
+#: the questions a day at which the flip is looked for first (then bisected between neighbours)
+FLIP_GRID = (1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 70, 100, 150, 200, 300)
+
+
 def flip_per_day(doc_tokens: int, n_files: int, model: str, per_day: float, *, db_monthly: float,
-                 filter_files: int | None, limit: int = FLIP_MAX) -> tuple[int | None, str, str]:
+                 filter_files: int | None, grid: tuple[int, ...] = FLIP_GRID) -> tuple[int | None, str, str]:
     """The nearest whole questions a day at which the cost verdict (long context or RAG) changes.
 
-    Priced with lesson 04's synthetic traffic at every level (a log says only its own level).
-    Returns (questions a day or None within 1..limit, the side now, the side it flips to).
+    Priced with lesson 04's synthetic traffic at every level (a log says only its own level). The
+    side is computed at today's level and on ``grid`` (1 to 300 a day); between the grid point nearest
+    today on the other side and its neighbour, the whole number where it changes is found by bisection
+    (one change between two neighbouring grid points is assumed). Returns (questions a day or None when
+    no grid point is on the other side, the side now, the side it flips to).
     """
-    def cheapest(d: float) -> str:
+    @lru_cache(maxsize=None)
+    def side(d: float) -> str:
         return model_month(doc_tokens, n_files, model, Traffic(d), db_monthly=db_monthly,
                            filter_files=filter_files).cost_side
 
-    now = cheapest(per_day)
-    start = max(1, round(per_day))
-    for step in range(1, limit + 1):
-        for d in (start + step, start - step):
-            if 1 <= d <= limit:
-                other = cheapest(d)
-                if other != now:
-                    return d, now, other
-    return None, now, now
+    now = side(per_day)
+    others = [g for g in grid if side(g) != now]
+    if not others:
+        return None, now, now
+    target = min(others, key=lambda g: (abs(g - per_day), g))
+    # every grid point between today and the target is on today's side (the target is the nearest other)
+    if target > per_day:
+        lo, hi = max([g for g in grid if per_day <= g < target] + [per_day]), target
+        while hi - lo > 1:   # lo: today's side, hi: the other; the smallest whole number on the other side
+            mid = math.floor((lo + hi) / 2)
+            if mid <= lo:
+                break
+            lo, hi = (lo, mid) if side(mid) != now else (mid, hi)
+        return hi, now, side(hi)
+    lo, hi = target, min([g for g in grid if target < g <= per_day] + [per_day])
+    while hi - lo > 1:       # lo: the other side, hi: today's; the largest whole number on the other side
+        mid = math.ceil((lo + hi) / 2)
+        if mid >= hi:
+            break
+        lo, hi = (mid, hi) if side(mid) != now else (lo, mid)
+    return lo, now, side(lo)
 
 
 def curve_per_day(doc_tokens: int, n_files: int, model: str, grid: list[float], *, db_monthly: float,
