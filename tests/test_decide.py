@@ -321,3 +321,12 @@ def test_flip_is_the_whole_number_a_scan_finds(per_day):
     # every whole number strictly between today and the flip is still on today's side
     between = range(flip + 1, int(per_day) + 1) if flip < per_day else range(int(per_day) + 1, flip)
     assert all(side(d) == now for d in between)
+
+
+def test_lesson_11s_own_inputs_give_the_verdicts_its_prose_compares(rules_memo):
+    """Lesson 11 section 6 says the rules at 20 a day end elsewhere than its FAQ with the log: check with its inputs."""
+    d_rules, _ = rules_memo
+    lesson = decide(Options(docs=CAPSTONE / "docs", log=CAPSTONE / "requests.csv", questions=CAPSTONE / "questions.jsonl",
+                            update_every="1d", reindex_every="7d", progress=False))
+    assert lesson.path != d_rules.path and lesson.path == "long_context"
+    assert len(lesson.plan) == len([m for m in lesson.months if m.fits]) and all(n > 0 for _, n, _ in lesson.plan)
