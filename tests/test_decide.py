@@ -330,3 +330,22 @@ def test_lesson_11s_own_inputs_give_the_verdicts_its_prose_compares(rules_memo):
                             update_every="1d", reindex_every="7d", progress=False))
     assert lesson.path != d_rules.path and lesson.path == "long_context"
     assert len(lesson.plan) == len([m for m in lesson.months if m.fits]) and all(n > 0 for _, n, _ in lesson.plan)
+
+
+def test_lesson_11_online_with_the_default_budget_runs_on_without_an_error(tmp_path):
+    """With $0.05 the measurements do not fit: the lesson says so and goes on (simulation and plan), nothing over budget."""
+    import shutil
+
+    from standin import StandIn, online_env, run_online
+
+    src = ROOT / "solutions" / "11_decide" / "11_decide.ipynb"
+    shutil.copy(src, tmp_path / src.name)
+    with StandIn() as s:
+        run = run_online(tmp_path / src.name, online_env(s, 0.05), stand_in=s, allow_errors=True)
+        billed = s.billed_usd()
+    errors = [o for c in run.notebook.cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if o.get("output_type") == "error"]
+    assert not errors, [(e["ename"], e["evalue"][:200]) for e in errors]
+    assert billed <= 0.05 and run.ledger["spent_usd"] <= 0.05
+    text = "".join(o.get("text", "") for c in run.notebook.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    assert "予算に収まらないので測らず" in text and "実 API" in text

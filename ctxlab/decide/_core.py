@@ -19,7 +19,7 @@ from ctxlab.costs import compare, crossover, pricing, traffic as traffic_model
 from ctxlab.decide import _costs, _measure, _verdict
 from ctxlab.decide._documents import Folder, UserDoc, read_folder
 from ctxlab.decide._traffic import Log, read_log, replay
-from ctxlab.errors import InputError
+from ctxlab.errors import BudgetExceeded, InputError
 from ctxlab.estimate import estimate_request
 
 #: the offline estimate's known error band (ctxlab.estimate: "can be off by half")
@@ -42,6 +42,9 @@ class Options:
     reindex_every: str | None = None
     budget_usd: float | None = None
     progress: bool = True
+    #: online, when a measurement does not fit the budget: "raise" (the CLI: one message, exit 2) or
+    #: "simulate" (a lesson: say so, keep the simulated latency and the accuracy plan, go on)
+    over_budget: str = "raise"
 
 
 @dataclass
@@ -187,6 +190,8 @@ def _assumptions(opts: Options, dec_traffic: _costs.Traffic, token_how: str, pri
 
 def decide(opts: Options, client=None) -> Decision:
     """Run the procedure (see the module docstring); InputError / DocumentError / SchemaError for bad input."""
+    if opts.over_budget not in ("raise", "simulate"):
+        raise InputError(f"over_budget must be 'raise' or 'simulate', got {opts.over_budget!r}")
     if opts.db_monthly < 0 or opts.rag_budget_monthly < 0:
         raise InputError("--db-monthly と --rag-budget-monthly は 0 以上にしてください。")
     update_s = _verdict.parse_duration(opts.update_every) if opts.update_every else None
@@ -224,8 +229,15 @@ def decide(opts: Options, client=None) -> Decision:
 
     # latency
     lat = None
+    warnings_budget: list[str] = []
     if online and primary.fits:
-        lat = _measure.latency(texts, doc_tokens, client, primary_id)
+        try:
+            lat = _measure.latency(texts, doc_tokens, client, primary_id)
+        except BudgetExceeded as exc:
+            if opts.over_budget != "simulate":
+                raise
+            warnings_budget.append(f"待ち時間は予算に収まらないので測らず、シミュレーションの値を使います（{exc}）")
+    if lat is not None:
         latency_how, ttft = MEASURED, lat.cached_s
     else:
         latency_how, ttft = SIMULATED, primary.ttft_cached_s
@@ -234,8 +246,13 @@ def decide(opts: Options, client=None) -> Decision:
     acc, plan = None, []
     with_filter = filter_files is not None and folder is not None
     if questions and online:
-        acc = _measure.accuracy(docs, questions, client, primary_id, with_filter)
-    elif questions:
+        try:
+            acc = _measure.accuracy(docs, questions, client, primary_id, with_filter)
+        except BudgetExceeded as exc:
+            if opts.over_budget != "simulate":
+                raise
+            warnings_budget.append(f"正答率は予算に収まらないので測らず、測定の計画だけを出します（{exc}）")
+    if questions and acc is None:
         plan = _measure.plan(docs, questions, [m.model for m in months if m.fits], with_filter)
 
     cost_how = "計算（API で数えたトークンと価格表）" if online else ESTIMATED
@@ -253,7 +270,9 @@ def decide(opts: Options, client=None) -> Decision:
         verdict += (f" なお、メタデータで絞る（月 ${primary.filter:,.0f}）がいちばん安い: キーで正解のファイルを 90% 以上拾えるなら"
                     "（06 の絞り込みの再現率）、中間の選択肢として検討します。")
     grid = _token_grid(doc_tokens, primary)
-    warnings = ([note] if note else []) + (folder.notes if folder else [])
+    warnings = ([note] if note else []) + (folder.notes if folder else []) + warnings_budget
+    for w in warnings_budget:
+        print(w)
     if log is not None and log.bad:
         warnings.append(log.bad_report())
     return Decision(

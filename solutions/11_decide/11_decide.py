@@ -66,7 +66,8 @@ for note in folder.notes:
 # %%
 MODEL = lesson_model()   # 結論を出すモデル（CTXLAB_MODEL で変えられる。料金の表は全モデル）
 opts = decide.Options(docs=DOCS, log=LOG, questions=QUESTIONS, models=(MODEL,),
-                      questions_per_day=None if LOG else PER_DAY, update_every="1d", reindex_every="7d", progress=False)
+                      questions_per_day=None if LOG else PER_DAY, update_every="1d", reindex_every="7d", progress=False,
+                      over_budget="simulate")   # 予算に収まらない測定は、シミュレーションと計画のままにする
 result = decide.decide(opts, client=client)
 print("トークンの数え方:", result.token_how)
 for m in result.months:
@@ -159,8 +160,8 @@ print("書いたファイル:", ", ".join(p.name for p in written), "（memo_11/
 # 同じ手順を、みなと計測の規程に 1 日 20 問で当てると、結論が変わります。違いを生んだのがどの数字かを見比べてください。
 
 # %%
-rules_result = decide.decide(decide.Options(docs=DATA_DIR / "rules", questions_per_day=20, models=(MODEL,), progress=False),
-                             client=client)
+rules_result = decide.decide(decide.Options(docs=DATA_DIR / "rules", questions_per_day=20, models=(MODEL,), progress=False,
+                                            over_budget="simulate"), client=client)
 for name, r in (("FAQ（この節）", result), ("みなと計測の規程", rules_result)):
     print(f"{name}: {r.primary.doc_tokens:,} tokens・1 日 {r.traffic.per_day:.1f} 問 → "
           f"{decide.PATH_JA[r.path]}（決め手: {decide.REASON_JA[r.reason]}）")
