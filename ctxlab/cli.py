@@ -14,6 +14,7 @@ from pathlib import Path
 from ctxlab.costs import pricing, traffic
 from ctxlab.costs.compare import TTL_CHOICES, Profile, compare, format_table
 from ctxlab.corpus.documents import DocumentError, load_folder
+from ctxlab.errors import CtxlabError
 
 
 def _positive_int(s: str) -> int:
@@ -187,6 +188,22 @@ def cmd_eval_grader(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_decide(args: argparse.Namespace) -> int:
+    from ctxlab.decide import Options, decide
+    from ctxlab.decide import memo
+
+    opts = Options(docs=args.docs, questions=args.questions, log=args.log, questions_per_day=args.questions_per_day,
+                   models=tuple(args.model or ()), db_monthly=args.db_monthly, rag_budget_monthly=args.rag_budget_monthly,
+                   update_every=args.update_every, reindex_every=args.reindex_every, budget_usd=args.budget,
+                   progress=not args.quiet)
+    d = decide(opts)
+    written = memo.write(d, args.out) if args.out is not None else []
+    print(memo.summary(d))
+    for p in written:
+        print(f"書きました: {p}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="ctxlab", description="RAG か ロングコンテキストか: course tools")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -214,6 +231,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="estimate offline (default) or call count_tokens (needs ANTHROPIC_API_KEY)")
     c.add_argument("--json", action="store_true", help="print JSON")
     c.set_defaults(func=cmd_compare)
+
+    d = sub.add_parser("decide", help="自社の文書とトラフィックで 4 つの数字を出し、方式を決めて意思決定メモを書く（11）")
+    d.add_argument("--docs", type=Path, required=True, help="文書のフォルダ（.md / .txt / .pdf / .docx、サブフォルダ = 部署）")
+    d.add_argument("--questions", type=Path, help="質問の CSV か JSONL（question, answer, key_facts, gold_files）")
+    d.add_argument("--log", type=Path, help="リクエストのログ（1 行に 1 時刻、または timestamp 列のある CSV）")
+    d.add_argument("--questions-per-day", type=_nonneg_float, help="ログがないときの 1 日の質問数（04 の合成トラフィック）")
+    d.add_argument("--model", action="append", help="主に見るモデル（繰り返し可。既定: 価格表の既定モデル）")
+    d.add_argument("--db-monthly", type=_nonneg_float, default=70.0, help="ベクトル DB の月額ドル（既定 70）")
+    d.add_argument("--rag-budget-monthly", type=_nonneg_float, default=0.0,
+                   help="RAG を作って運用するために毎月かけてよい額（料金の差がこれを上回れば RAG。既定 0）")
+    d.add_argument("--update-every", help="文書が更新される間隔（例: 1d, 12h, 2w）")
+    d.add_argument("--reindex-every", help="RAG の再インデックスの周期（例: 7d）")
+    d.add_argument("--budget", type=_nonneg_float, help="オンラインで使ってよい額（ドル。CTXLAB_BUDGET_USD の代わり）")
+    d.add_argument("--out", type=Path, help="意思決定メモ（memo.html と memo.md）を書くフォルダ")
+    d.add_argument("--quiet", action="store_true", help="進み具合のバーを出さない")
+    d.set_defaults(func=cmd_decide)
 
     r = sub.add_parser("release", help="regenerate course/ (self-study) or a graded release from solutions/ with nbgrader")
     r.add_argument("assignment", nargs="*", help="assignment ids (default: all)")
@@ -251,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (DocumentError, ValueError) as exc:
+    except (DocumentError, ValueError, CtxlabError) as exc:
         print(f"ctxlab: エラー: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

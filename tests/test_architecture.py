@@ -25,6 +25,7 @@ LAYERS = [
     {"plots"},
     {"widgets"},
     {"grading"},
+    {"decide"},
     {"cli", "__init__", "__main__"},
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}

@@ -152,6 +152,35 @@ def choose_placement(runs, model):
 """
 
 
+
+_CHOOSE11 = """
+def choose(company):
+    c = company
+    if c["doc_tokens"] / c["context_window"] > 0.5:
+        return ("filter_or_rag", "premise")
+    lc = min(c["lc_cached_monthly"], c["lc_no_cache_monthly"])
+    reasons = []
+    if lc - c["rag_monthly"] > c["rag_budget_monthly"]:
+        reasons.append("cost")
+    if c["ttft_cached_s"] > 3.0:
+        reasons.append("latency")
+    acc = c["accuracy"]
+    if acc is not None and acc["long_context"] < acc["rag"]:
+        reasons.append("accuracy")
+    if not reasons:
+        return ("long_context", "all_clear")
+    if c["update_hours"] is not None and c["reindex_hours"] is not None and c["reindex_hours"] > c["update_hours"]:
+        return ("long_context", "freshness")
+    return ("rag", reasons[0])
+"""
+_HOLDS = """
+def holds(side_at, low, high):
+    if low < 1 or low > high:
+        raise ValueError("need 1 <= low <= high")
+    first = side_at(low)
+    return all(side_at(d) == first for d in range(int(low), int(high) + 1))
+"""
+
 WRONG: dict[str, dict[str, list[Wrong]]] = {
     "00_start_here": {
         "choose_path-tests": [
@@ -1017,6 +1046,32 @@ def one_minus_recall_at_k(rankings, questions, texts, files, k=20):
 def one_minus_recall_at_k(rankings, questions, texts, files, k=20):
     return 1 - lab.recall("bm25_articles", k)
 '''),
+        ],
+    },
+    "11_decide": {
+        "choose-tests": [
+            Wrong("the unmeasured accuracy (None) counted as a reason to move",
+                  _CHOOSE11.replace('if acc is not None and acc["long_context"] < acc["rag"]:',
+                                    'if acc is None or acc["long_context"] < acc["rag"]:')),
+            Wrong("the premise skipped: a document set over half the window still compared on the numbers",
+                  _CHOOSE11.replace('if c["doc_tokens"] / c["context_window"] > 0.5:', "if False:")),
+            Wrong("the cached month only, never the cheaper uncached one",
+                  _CHOOSE11.replace('lc = min(c["lc_cached_monthly"], c["lc_no_cache_monthly"])', 'lc = c["lc_cached_monthly"]'),
+                  passes="the visible cases have the cached month as the cheaper one or far over RAG either way; "
+                         "the hidden test with a dear cache and a cheap uncached month catches it"),
+            Wrong("exactly 3 s counted as too slow", _CHOOSE11.replace("> 3.0", ">= 3.0"),
+                  passes="the visible cases are far from 3 s; the hidden test at exactly 3.0 s catches it"),
+        ],
+        "holds-tests": [
+            Wrong("no ValueError for low < 1 or low > high",
+                  _HOLDS.replace('    if low < 1 or low > high:\n        raise ValueError("need 1 <= low <= high")\n', "")),
+            Wrong("returns a word instead of True / False", _HOLDS.replace("return all(", "return 'yes' if all(")
+                  .replace("int(high) + 1))", "int(high) + 1)) else 'no'")),
+            Wrong("looks only at the two ends of the range",
+                  _HOLDS.replace("return all(side_at(d) == first for d in range(int(low), int(high) + 1))",
+                                 "return side_at(high) == first"),
+                  passes="the visible cases change once and stay changed, so the ends tell; the hidden test that "
+                         "changes and changes back catches it"),
         ],
     },
 }

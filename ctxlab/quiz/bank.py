@@ -50,6 +50,7 @@ INSTRUCTOR_KEY = REPO_ROOT / "solutions" / "09_knowledge_check" / KEY_FILE
 LESSONS = (
     "00_start_here", "01_count_tokens", "02_pricing", "03_prompt_caching", "04_ttl", "05_crossover",
     "06_metadata_filtering", "07_citations", "08_measure", "09_knowledge_check", "10_rag_lab",
+    "11_decide",
 )
 MIN_CHOICES, MAX_CHOICES = 3, 5
 _QID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
