@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from ctxlab.grading import isolation
-from tests import attacks
+import attacks
 
 sandboxed = pytest.mark.skipif(isolation.unavailable_reason() is not None, reason="bubblewrap is not usable here")
 class _NonRootOs:
@@ -30,7 +30,7 @@ def _run_as_grader(tmp_path: Path, code: str, non_root: bool, monkeypatch) -> st
     ordinary one builds it. A root test process builds the non-root sandbox (isolation.py told
     it is not root: a user namespace, no uid change, the kernel owning /dev); the test's
     interpreter under /root is out of an ordinary account's reach, so it cannot run as one."""
-    from tests.test_attacks import _run_in_kernel
+    from test_attacks import _run_in_kernel
 
     if non_root and os.geteuid() == 0:
         monkeypatch.setattr(isolation, "os", _NonRootOs())
@@ -57,7 +57,7 @@ def test_socket_families_a_kernel_has_no_use_for_are_refused(tmp_path):
     """AF_VSOCK sockets could be created in the sandbox (vsock is not isolated by the network
     namespace). The seccomp filter refuses every family but Unix, IPv4/6 and netlink, also when
     the family's unused high bits are set; the kernel's own families still work."""
-    from tests.test_attacks import _run_in_kernel
+    from test_attacks import _run_in_kernel
 
     out = _run_in_kernel(tmp_path, attacks.SOCKETS, isolate=True)
     for name in ("AF_VSOCK", "AF_PACKET", "AF_ALG", "AF_KEY", "AF_TIPC", "AF_CAN", "AF_BLUETOOTH", "AF_RDS"):
