@@ -155,3 +155,21 @@ def test_same_tree_compares_bytes_and_ignores_what_it_is_told(tmp_path):
     (b / "sub" / "x.ipynb").write_text("{ }", encoding="utf-8")
     assert not _nbgrader.same_tree(a, b)
     assert not _nbgrader.same_tree(a, tmp_path / "missing")
+
+
+def test_the_cap_per_submission_is_a_command_line_option(monkeypatch, tmp_path):
+    """``ctxlab grade --max-seconds N`` reaches the grading run as Caps(seconds=N); the default is Caps'."""
+    from ctxlab.grading import workflow
+    from ctxlab.grading._caps import Caps
+
+    seen = []
+
+    def fake_grade(*args, **kw):
+        seen.append(kw["caps"])
+        raise workflow.GradeError("stop here")
+
+    monkeypatch.setattr(workflow, "grade", fake_grade)
+    (tmp_path / "x.zip").write_bytes(b"")
+    assert workflow.main([str(tmp_path / "x.zip"), "--max-seconds", "90"]) == 2
+    assert workflow.main([str(tmp_path / "x.zip")]) == 2
+    assert seen == [Caps(seconds=90), Caps()]
