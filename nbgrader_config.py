@@ -95,6 +95,8 @@ c.ExchangeFactory.collect = "ctxlab.grading.exchange.SafeExchangeCollect"
 # formgrader's submission pages a Content-Security-Policy (formgrader loads this file in the
 # instructor's Jupyter server).
 c.HTMLExporter.preprocessors = ["ctxlab.grading.safe_html.SanitizeLearnerHTML"]
+# the feedback page carries a Content-Security-Policy of its own: no script, nothing from another host
+c.GenerateFeedback.exporter_class = "ctxlab.grading.safe_html.FeedbackHTMLExporter"
 import ctxlab.grading.safe_html  # noqa: E402
 
 ctxlab.grading.safe_html.install()

@@ -249,6 +249,51 @@ for _ in range(100):
 print("ATTACK flood done")
 '''
 
+#: fill /dev/shm and /dev in 16 MB files (below the file-size limit: the tmpfs's own size must stop it);
+#: without the fix a non-root kernel wrote 3 GB into each (bwrap's /dev, a tmpfs of half the host's memory)
+SHM = r'''
+import os
+for folder in ("/dev/shm", "/dev"):
+    mb = 0
+    try:
+        for i in range(192):
+            with open(f"{folder}/{mark}{i}", "wb") as fh:
+                for _ in range(16):
+                    fh.write(b"\0" * 2**20)
+                    fh.flush()
+                    mb += 1
+        print(f"ATTACK {folder} took {mb} MB")
+    except OSError as exc:
+        print(f"ATTACK {folder} stopped at {mb} MB: {exc}")
+for name in os.listdir("/dev/shm"):
+    os.remove(f"/dev/shm/{name}")
+import multiprocessing
+with multiprocessing.Lock():   # an honest use of /dev/shm (a POSIX semaphore) still works
+    print("HONEST semaphore ok")
+'''
+
+#: socket families a kernel has no use for (vsock reaches a virtual machine's host past the network
+#: namespace), and the ones it needs (its own ZeroMQ sockets, loopback, getaddrinfo's netlink)
+SOCKETS = r'''
+import socket
+for name in ("AF_VSOCK", "AF_PACKET", "AF_ALG", "AF_KEY", "AF_TIPC", "AF_CAN", "AF_BLUETOOTH", "AF_RDS"):
+    family = getattr(socket, name, {"AF_BLUETOOTH": 31}.get(name))
+    try:
+        socket.socket(family, socket.SOCK_DGRAM if name != "AF_VSOCK" else socket.SOCK_STREAM).close()
+        print(f"ATTACK {name} created")
+    except OSError as exc:
+        print(f"ATTACK {name} {exc}")
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.syscall(41, ctypes.c_long((1 << 32) | 40), 1, 0)   # socket(AF_VSOCK) with high bits set in the family
+print(f"ATTACK AF_VSOCK+high bits {'created' if fd >= 0 else 'errno ' + str(ctypes.get_errno())}")
+for name in ("AF_UNIX", "AF_INET", "AF_INET6", "AF_NETLINK"):
+    socket.socket(getattr(socket, name), socket.SOCK_DGRAM).close()
+    print(f"HONEST {name} ok")
+a, b = socket.socketpair()
+print("HONEST socketpair ok")
+'''
+
 #: the attacks whose cell the grader holds for review (tamper.py: it names the shell's hooks, forks or
 #: imports ``site``), so their tests score 0 until an instructor looks; the others score as the solution
 HELD = {"atk_write", "atk_hidden", "atk_fork"}

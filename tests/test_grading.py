@@ -1,4 +1,4 @@
-"""Grading's parts without an nbgrader process: one generate_assignment for all, sharding,
+"""Grading's parts without an nbgrader process: one generate_assignment for all, submission caps,
 nbgrader's failure log, the gradebook merge, tree comparison (fast).
 
 The nbgrader round trip itself (the solution as a submission gets full autograded marks,
@@ -43,13 +43,33 @@ def test_some_assignments_are_generated_one_by_one_and_without_db_on_request(tmp
     assert calls == [("generate_assignment", n, "--force", "--log-level=WARN", "--no-db") for n in ("a", "c")]
 
 
-def test_shard_deals_every_submission_once_with_the_same_mix():
-    pairs = [(f"s{i}", a) for i in range(5) for a in ("a1", "a2")]
-    shards = parallel.shard(pairs, 3)
-    assert sorted(p for s in shards for p in s) == sorted(pairs)
-    assert [len(s) for s in shards] == [4, 3, 3]
-    assert all({a for _, a in s} == {"a1", "a2"} for s in shards)  # light and heavy in every worker
-    assert parallel.shard(pairs[:2], 8) == [[pairs[0]], [pairs[1]]]  # no empty worker
+def _notebook(folder, cells: int, pad: int = 0):
+    import json
+
+    folder.mkdir(parents=True, exist_ok=True)
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": "x = 1"}
+    nb = {"cells": [cell] * cells, "metadata": {"pad": "x" * pad}, "nbformat": 4, "nbformat_minor": 5}
+    (folder / "a1.ipynb").write_text(json.dumps(nb, indent=1), encoding="utf-8")
+
+
+def test_a_submission_over_the_caps_says_which_cap_and_what_to_do(tmp_path):
+    """Issue 42 item 4: a notebook of 100,000 cells took 17 worker-minutes; caps on cells and
+    size are checked before anything is graded, in words that say which cap and what to do."""
+    from ctxlab.grading._caps import Caps, over_caps, over_time
+
+    caps = Caps(cells=50, notebook_mb=20)   # the 100,000-cell notebook is 14.4 MB, as the issue's 15 MB
+    _notebook(tmp_path / "ok", 50)
+    assert over_caps(tmp_path / "ok", caps) == ""
+    _notebook(tmp_path / "many", 100_000)
+    why = over_caps(tmp_path / "many", caps)
+    assert "セルが 100,000 個（上限 50 個）" in why and "出し直して" in why, why
+    _notebook(tmp_path / "big", 1, pad=21 * 2**20)
+    assert "（1 ノートブックの上限 20 MB）" in over_caps(tmp_path / "big", caps)
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "a1.ipynb").write_text("{not json", encoding="utf-8")
+    assert over_caps(tmp_path / "broken", caps) == ""   # nbgrader reports a notebook it cannot read
+    assert "1,800 秒" in over_time(Caps().seconds)
+    assert Caps().cells >= 10 * 85   # the largest lesson has 85 cells
 
 
 def test_failure_reasons_are_the_last_line_of_each_traceback():
@@ -135,3 +155,21 @@ def test_same_tree_compares_bytes_and_ignores_what_it_is_told(tmp_path):
     (b / "sub" / "x.ipynb").write_text("{ }", encoding="utf-8")
     assert not _nbgrader.same_tree(a, b)
     assert not _nbgrader.same_tree(a, tmp_path / "missing")
+
+
+def test_the_cap_per_submission_is_a_command_line_option(monkeypatch, tmp_path):
+    """``ctxlab grade --max-seconds N`` reaches the grading run as Caps(seconds=N); the default is Caps'."""
+    from ctxlab.grading import workflow
+    from ctxlab.grading._caps import Caps
+
+    seen = []
+
+    def fake_grade(*args, **kw):
+        seen.append(kw["caps"])
+        raise workflow.GradeError("stop here")
+
+    monkeypatch.setattr(workflow, "grade", fake_grade)
+    (tmp_path / "x.zip").write_bytes(b"")
+    assert workflow.main([str(tmp_path / "x.zip"), "--max-seconds", "90"]) == 2
+    assert workflow.main([str(tmp_path / "x.zip")]) == 2
+    assert seen == [Caps(seconds=90), Caps()]

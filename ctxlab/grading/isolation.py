@@ -9,12 +9,15 @@ and used by :func:`~ctxlab.grading._nbgrader.validate`) makes that manager an
   and ctxlab's package, ``data/`` and ``quizzes/``, all read-only, and nothing else of the
   machine: no repository (no ``.env``, ``solutions/``, ``tests/``), no course root (no
   gradebook, no other learner, not even its own autograded copy with the hidden tests),
-  no home. Its working folder and ``/tmp`` are empty private tmpfs folders of a fixed size,
-  thrown away with the kernel: nothing it writes reaches ``autograded/`` or ``feedback/``;
+  no home. Its working folder, ``/tmp`` and ``/dev/shm`` are empty private tmpfs folders of a
+  fixed size (:class:`Limits`), thrown away with the kernel: nothing it writes reaches
+  ``autograded/`` or ``feedback/``; ``/dev`` (bwrap's own, a few device nodes) is read-only,
+  so what a kernel can store in memory-backed files is bounded by its limits for any user id;
 - no network: a network namespace of its own (a loopback nobody listens on); the client
   talks to it over ZeroMQ's ``ipc`` transport, sockets in a private folder bound in;
 - a scrubbed environment (only the variables in :data:`KEEP_ENV` and the sandbox's own);
-- a seccomp filter (:mod:`~ctxlab.grading._seccomp`): no keyrings, no new namespaces or sessions;
+- a seccomp filter (:mod:`~ctxlab.grading._seccomp`): no keyrings, no new namespaces or sessions,
+  no socket families but Unix, IPv4/6 and netlink (no ``AF_VSOCK``);
 - limits (:class:`Limits`): memory (``RLIMIT_AS``, every mapping, and ``RLIMIT_DATA``),
   processes, file size, CPU time and open files, set by a small launcher before the kernel
   starts (as root it also takes a user id of its own: root is exempt from the process
@@ -72,6 +75,7 @@ class Limits:
     processes: int = 256       # RLIMIT_NPROC: processes and threads
     file_mb: int = 64          # RLIMIT_FSIZE: the largest file it may write
     tmp_mb: int = 128          # size of each private tmpfs (working folder, /tmp)
+    shm_mb: int = 64           # size of /dev/shm (POSIX shared memory and semaphores)
     open_files: int = 256      # RLIMIT_NOFILE
     wall_seconds: int = 1200   # whole kernel, enforced from outside; also RLIMIT_CPU
 
@@ -213,10 +217,13 @@ def sandbox_command(kernel_cmd: list[str], workdir: Path, rundir: Path, limits: 
             args += ["--ro-bind", str(host), str(host)]
     for f in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/fonts"):
         args += ["--ro-bind-try", f, f]
+    # bwrap's /dev is a tmpfs of half the host's memory (owned by the kernel's uid without root):
+    # /dev/shm gets a small tmpfs of its own and /dev turns read-only (its device nodes still work)
     args += ["--ro-bind", str(fonts), str(fonts), "--proc", "/proc", "--dev", "/dev",
+             "--perms", "1777", "--size", str(limits.shm_mb * 2**20), "--tmpfs", "/dev/shm",
              "--bind", str(rundir), str(rundir),
              "--perms", "0777", "--size", size, "--tmpfs", str(workdir),
-             "--remount-ro", "/", "--chdir", str(workdir), "--clearenv"]
+             "--remount-ro", "/", "--remount-ro", "/dev", "--chdir", str(workdir), "--clearenv"]
     venv_bin = str(Path(sys.executable).parent)
     clean = {k: v for k, v in env.items() if k in KEEP_ENV}
     clean.update(PATH=f"{venv_bin}:/usr/local/bin:/usr/bin:/bin", HOME=home, TMPDIR="/tmp", MPLCONFIGDIR=mpl,
@@ -260,6 +267,7 @@ class IsolatedKernelManager(AsyncKernelManager):
     processes = Integer(Limits.processes, help="processes and threads").tag(config=True)
     file_mb = Integer(Limits.file_mb, help="largest file the kernel may write (MB)").tag(config=True)
     tmp_mb = Integer(Limits.tmp_mb, help="size of the working folder and of /tmp (MB each)").tag(config=True)
+    shm_mb = Integer(Limits.shm_mb, help="size of /dev/shm (MB)").tag(config=True)
     wall_seconds = Integer(Limits.wall_seconds, help="wall time of the whole kernel (s)").tag(config=True)
 
     _rundir: Path | None = None
@@ -267,8 +275,8 @@ class IsolatedKernelManager(AsyncKernelManager):
     _timer: threading.Timer | None = None
 
     def limits(self) -> Limits:
-        return Limits(self.memory_mb, self.processes, self.file_mb, self.tmp_mb,
-                      Limits.open_files, self.wall_seconds)
+        return Limits(memory_mb=self.memory_mb, processes=self.processes, file_mb=self.file_mb,
+                      tmp_mb=self.tmp_mb, shm_mb=self.shm_mb, wall_seconds=self.wall_seconds)
 
     async def _async_pre_start_kernel(self, **kw):
         if self.isolate:

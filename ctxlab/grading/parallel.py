@@ -1,9 +1,14 @@
-"""Parallel autograde: submissions sharded across worker course roots, merged into one gradebook.
+"""Parallel autograde: submissions handed out to worker course roots, merged into one gradebook.
 
 nbgrader grades one notebook after another (jupyter/nbgrader#174). :func:`grade_parallel`
-shards the submissions across N worker course roots, each a copy of ``nbgrader_config.py``,
-the source and release folders and the master ``gradebook.db``; runs ``nbgrader autograde``
-and ``nbgrader generate_feedback`` in every worker at the same time (subprocesses); then
+makes N worker course roots, each a copy of ``nbgrader_config.py``, the source and release
+folders and the master ``gradebook.db``, and hands the submissions out from one queue: a
+worker that is done takes the next one, copies it in and runs ``nbgrader autograde`` and
+``nbgrader generate_feedback`` for it alone (subprocesses), so a slow submission holds one
+worker, never the submissions queued behind it (:mod:`~ctxlab.grading._worker`: one nbgrader
+process per worker, restarted only after a failure). A submission over the caps of
+:mod:`~ctxlab.grading._caps` (cells, notebook size) is not graded; one that runs past
+:attr:`~ctxlab.grading._caps.Caps.seconds` is stopped there (both say why). Then it
 merges the workers' results into the master gradebook one after another with the nbgrader
 :class:`~nbgrader.api.Gradebook` API and copies the ``autograded/`` and ``feedback/``
 folders. Only the merge writes to the master gradebook, so SQLite never sees two writers.
@@ -13,18 +18,18 @@ compares it with the copy the worker started from, and the merge copies only wha
 sets for that worker's submissions (automatic scores within ``[0, max]``, flags, automatic
 comments, late penalty, timestamp). Anything else it finds is discarded and reported on the
 outcome (``discarded``) or the run (``GradeRun.discarded``). One submission cannot take its
-worker's others down: where nbgrader stops its whole run at one, that one is retried alone
-and the rest graded in a new run (:func:`_run_worker`). Each outcome also says what the
-sandbox refused or limited in the notebook (``limits``) and why feedback failed.
+worker's others down: each is graded by nbgrader runs of its own (:func:`_run_worker`). Each
+outcome also says what the sandbox refused or limited in the notebook (``limits``), why
+feedback failed, and when its grading ended (``finished``).
 """
 from __future__ import annotations
 
+import collections
 import json
 import os
 import re
 import shutil
 import sqlite3
-import subprocess
 import threading
 import time
 import warnings
@@ -34,7 +39,9 @@ from pathlib import Path
 
 from ctxlab._progress import progress as progress_bar
 from ctxlab.grading._audit import audit, notebook_scores
-from ctxlab.grading._nbgrader import CONFIG, RELEASE_DIR, SOURCE_DIR, gradebook_url, grading_env, nbgrader_command, rmtree
+from ctxlab.grading._caps import Caps, over_caps, over_time
+from ctxlab.grading._nbgrader import CONFIG, RELEASE_DIR, SOURCE_DIR, gradebook_url, rmtree
+from ctxlab.grading._worker import Worker
 from ctxlab.grading.isolation import WALL_MARK, denials
 from ctxlab.grading.tamper import review_of
 
@@ -53,6 +60,7 @@ class Outcome:
     feedback_error: str = ""                            # why feedback could not be made
     discarded: list[str] = field(default_factory=list)  # gradebook changes autograde does not make
     review: list[str] = field(default_factory=list)     # why it is held for review (tamper.py), not autograded
+    finished: float = 0.0    # seconds from the start of the run to the end of its grading
 
 
 @dataclass
@@ -67,10 +75,8 @@ class GradeRun:
     discarded: list[str] = field(default_factory=list)
 
 
-_DONE = "Setting destination file permissions"
 _FAILED = "There was an error processing assignment:"
 _LOG_RECORD = re.compile(r"^\[\w+App \| (\w+)\]")
-_CONVERTING = re.compile(r"Converting notebook (.+\.ipynb)\s*$", re.MULTILINE)
 
 
 def submitted_pairs(root: Path) -> list[tuple[str, str]]:
@@ -91,33 +97,14 @@ def copy_db(src: Path, dst: Path) -> None:
         d.close()
 
 
-def _make_worker_root(master: Path, wroot: Path, pairs: list[tuple[str, str]]) -> Path:
+def _make_worker_root(master: Path, wroot: Path) -> Path:
     wroot.mkdir(parents=True)
     shutil.copy(master / CONFIG, wroot / CONFIG)
     for folder in (SOURCE_DIR, RELEASE_DIR):
         if (master / folder).exists():
             shutil.copytree(master / folder, wroot / folder)
     copy_db(master / "gradebook.db", wroot / "gradebook.db")
-    for student, assignment in pairs:
-        shutil.copytree(master / "submitted" / student / assignment, wroot / "submitted" / student / assignment)
     return wroot
-
-
-def _autograde(wroot: Path, config_args: list[str], log, tick) -> int:
-    """One ``nbgrader autograde`` of everything in ``wroot/submitted``, logged; its exit code."""
-    cmd = nbgrader_command(wroot, "autograde", "*", "--force", "--create", "--log-level=INFO", *config_args)
-    log.flush()
-    proc = subprocess.Popen(cmd, cwd=wroot, env=grading_env(), stdout=log,
-                            stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace")
-    assert proc.stderr is not None
-    for line in proc.stderr:
-        log.write(line)
-        if _DONE in line or _FAILED in line:
-            tick()
-    rc = proc.wait()
-    log.write(f"\n[ctxlab] nbgrader autograde exited with {rc}\n")
-    log.flush()
-    return rc
 
 
 def _move(wroot: Path, pairs, src: str, dst: str) -> None:
@@ -128,50 +115,24 @@ def _move(wroot: Path, pairs, src: str, dst: str) -> None:
             a.rename(b)
 
 
-def _run_worker(wroot: Path, pairs: list[tuple[str, str]], config_args: list[str], feedback: bool,
-                tick) -> dict[tuple[str, str], str]:
-    """nbgrader autograde (and generate_feedback) for everything submitted in a worker root.
-
-    Some errors stop nbgrader's whole run (``SchemaTooOldError`` from broken nbgrader
-    metadata: every later submission of the worker is left ungraded). Then the submission
-    it stopped at is retried alone, and the ones after it are graded in a new run; returns
-    the submissions that stop nbgrader even alone, with nbgrader's reason."""
-    stopped: dict[tuple[str, str], str] = {}
+def _grade_one(worker: Worker, wroot: Path, pair: tuple[str, str], feedback: bool, caps: Caps) -> str:
+    """Autograde (and make feedback for) the one submission in a worker root's ``submitted/``;
+    why it was stopped, or empty. It stops at ``caps.seconds`` (:func:`~ctxlab.grading._caps.over_time`).
+    Some errors stop nbgrader's whole run (``SchemaTooOldError`` from broken nbgrader metadata):
+    one submission per run, they stop that submission only; the worker process starts afresh after."""
     log_path = wroot / "autograde.log"
-    with open(log_path, "w", encoding="utf-8") as log:
-        rc = _autograde(wroot, config_args, log, tick)
-        for _ in range(len(pairs)):
-            text = log_path.read_text(encoding="utf-8", errors="replace")
-            reasons = _failure_reasons(text)
-            left = [p for p in pairs if p not in stopped and not _graded(wroot, p)
-                    and _key(wroot, p) not in reasons]
-            if rc == 0 or not left:
-                break
-            at = _stopped_at(text, wroot)
-            if at is None:   # it stopped before any submission: nothing to single out
-                break
-            culprit = at if at in left else min(left, key=lambda p: _key(wroot, p))
-            _move(wroot, pairs, "submitted", ".held")
-            _move(wroot, [culprit], ".held", "submitted")
-            log.write(f"\n[ctxlab] nbgrader stopped the whole run at {culprit[0]} {culprit[1]}: retried alone\n")
-            log.flush()
-            mark = log_path.stat().st_size
-            _autograde(wroot, config_args, log, tick)
-            alone = log_path.read_bytes()[mark:].decode("utf-8", errors="replace")
-            if not _graded(wroot, culprit) and _key(wroot, culprit) not in _failure_reasons(alone):
-                stopped[culprit] = ("この提出物で nbgrader の採点全体が止まりました（単独で再試行しても同じ）: "
-                                    + _first_error(alone))
-            _move(wroot, [culprit], "submitted", ".held")
-            _move(wroot, [p for p in left if p != culprit], ".held", "submitted")
-            log.write("\n[ctxlab] the submissions after it, in a new run\n")
-            rc = _autograde(wroot, config_args, log, tick)
-        _move(wroot, pairs, ".held", "submitted")
-    if feedback:
-        cmd = nbgrader_command(wroot, "generate_feedback", "*", "--force", "--log-level=WARN", *config_args)
-        with open(wroot / "feedback.log", "w", encoding="utf-8") as log:
-            rc = subprocess.run(cmd, cwd=wroot, env=grading_env(), stdout=log, stderr=subprocess.STDOUT).returncode
-            log.write(f"\n[ctxlab] nbgrader generate_feedback exited with {rc}\n")
-    return stopped
+    mark = log_path.stat().st_size if log_path.exists() else 0
+    reply = worker.grade(feedback, time.monotonic() + caps.seconds if caps.seconds > 0 else None)
+    if reply is None:
+        with open(log_path, "a", encoding="utf-8") as log:
+            log.write(f"\n[ctxlab] {pair[0]} {pair[1]} stopped at the cap of {caps.seconds} s per submission\n")
+        return over_time(caps.seconds)
+    if reply["autograde"] != 0:
+        worker.stop()
+        this = log_path.read_bytes()[mark:].decode("utf-8", errors="replace")
+        if not _graded(wroot, pair) and _key(wroot, pair) not in _failure_reasons(this):
+            return "この提出物で nbgrader の採点全体が止まりました: " + _first_error(this)
+    return ""
 
 
 def _key(wroot: Path, pair: tuple[str, str]) -> str:
@@ -182,18 +143,6 @@ def _key(wroot: Path, pair: tuple[str, str]) -> str:
 def _graded(wroot: Path, pair: tuple[str, str]) -> bool:
     ag = wroot / "autograded" / pair[0] / pair[1]
     return ag.exists() and any(ag.glob("*.ipynb"))
-
-
-def _stopped_at(log_text: str, wroot: Path) -> tuple[str, str] | None:
-    """The submission nbgrader was converting when its log ends (where a whole run stopped)."""
-    found = _CONVERTING.findall(log_text)
-    if not found:
-        return None
-    try:
-        rel = Path(os.path.normpath(found[-1].strip())).parent.relative_to(wroot / "submitted")
-    except ValueError:
-        return None
-    return (rel.parts[0], rel.parts[1]) if len(rel.parts) == 2 else None
 
 
 def _first_error(log_text: str) -> str:
@@ -260,7 +209,7 @@ def _collect(wroot: Path, pairs: list[tuple[str, str]], worker: int,
             except MissingEntry:
                 in_db = False
             key = os.path.normpath(str(wroot / "submitted" / student / assignment))
-            graded = bool(notebooks) and in_db and key not in reasons
+            graded = bool(notebooks) and in_db and key not in reasons and (student, assignment) not in (stopped or {})
             error = "" if graded else (stopped or {}).get((student, assignment)) or reasons.get(
                 key, "nbgrader autograde produced no graded notebook (see the log)")
             fb = wroot / "feedback" / student / assignment
@@ -335,57 +284,71 @@ def forget_submission(root: Path, student: str, assignment: str) -> None:
         rmtree(Path(root) / folder / student / assignment)
 
 
-def shard(pairs: list[tuple[str, str]], n: int) -> list[list[tuple[str, str]]]:
-    """Split submissions across n workers: sorted by assignment then learner and dealt out
-    in turn, so each worker gets the same mix of (light and heavy) assignments."""
-    ordered = sorted(pairs, key=lambda p: (p[1], p[0]))
-    return [s for s in (ordered[i::n] for i in range(n)) if s]
-
-
 def grade_parallel(root: Path, pairs: list[tuple[str, str]] | None = None, workers: int | None = None,
                    config_args: list[str] | tuple[str, ...] = (), feedback: bool = True,
-                   progress: bool = True, desc: str = "採点") -> GradeRun:
+                   progress: bool = True, desc: str = "採点", caps: Caps | None = None) -> GradeRun:
     """Autograde (and generate feedback for) submissions already placed in ``root/submitted``.
 
     ``pairs`` (student, assignment) defaults to everything submitted; ``workers`` to
     ``os.cpu_count()``. ``config_args`` are extra nbgrader command-line settings (for
-    example ``--ExecutePreprocessor.timeout=10``). Every pair gets an :class:`Outcome`:
+    example ``--ExecutePreprocessor.timeout=10``); ``caps`` those of one submission
+    (:class:`~ctxlab.grading._caps.Caps`). Every pair gets an :class:`Outcome`:
     a submission nbgrader cannot grade is reported with the reason, never dropped.
     """
     root = Path(root).resolve()
+    caps = caps or Caps()
     pairs = sorted(set(pairs if pairs is not None else submitted_pairs(root)))
     t0 = time.perf_counter()
     if not pairs:
         return GradeRun([], 0, 0.0)
-    n = max(1, min(workers or os.cpu_count() or 1, len(pairs)))
-    shards = shard(pairs, n)
+    refused = {p: why for p in pairs if (why := over_caps(root / "submitted" / p[0] / p[1], caps))}
+    # one queue, by assignment then learner; an idle worker takes the next submission
+    queue = collections.deque(sorted((p for p in pairs if p not in refused), key=lambda p: (p[1], p[0])))
+    n = max(1, min(workers or os.cpu_count() or 1, len(queue)))
     base = root / ".workers" / f"run-{os.getpid()}-{time.strftime('%Y%m%d-%H%M%S')}"
     rmtree(base)
     base.mkdir(parents=True)
     pristine = base / "pristine.db"   # what every worker starts from, to audit what it changed
     copy_db(root / "gradebook.db", pristine)
-    wroots = [_make_worker_root(root, base / f"w{i}", s) for i, s in enumerate(shards)]
+    wroots = [_make_worker_root(root, base / f"w{i}") for i in range(n)]
     bar = progress_bar(total=len(pairs), desc=desc, unit="件", enabled=progress)
+    bar.update(len(refused))
     lock = threading.Lock()
-    counts = [0] * len(shards)
-    stopped: list[dict[tuple[str, str], str]] = [{} for _ in shards]
+    taken: list[list[tuple[str, str]]] = [[] for _ in range(n)]
+    stopped: list[dict[tuple[str, str], str]] = [{} for _ in range(n)]
+    finished: dict[tuple[str, str], float] = {p: time.perf_counter() - t0 for p in refused}
 
     def run(i: int) -> None:
-        def tick() -> None:
+        wroot = wroots[i]
+        worker = Worker(wroot, list(config_args))
+        while True:
             with lock:
-                if counts[i] < len(shards[i]):
-                    counts[i] += 1
+                if not queue:
+                    break
+                pair = queue.popleft()
+                taken[i].append(pair)
+            shutil.copytree(root / "submitted" / pair[0] / pair[1], wroot / "submitted" / pair[0] / pair[1])
+            try:
+                why = _grade_one(worker, wroot, pair, feedback, caps)
+                if why:
+                    stopped[i][pair] = why
+            except BaseException:
+                worker.stop()
+                raise
+            finally:
+                _move(wroot, [pair], "submitted", ".done")   # the next autograde "*" sees the next one only
+                for folder in ("autograded", "feedback"):
+                    _move(wroot, [pair], folder, f".done-{folder}")
+                with lock:
+                    finished[pair] = time.perf_counter() - t0
                     bar.update(1)
+        worker.close()
+        _move(wroot, taken[i], ".done", "submitted")
+        for folder in ("autograded", "feedback"):
+            _move(wroot, taken[i], f".done-{folder}", folder)
 
-        try:
-            stopped[i] = _run_worker(wroots[i], shards[i], list(config_args), feedback, tick)
-        finally:
-            with lock:
-                bar.update(len(shards[i]) - counts[i])
-                counts[i] = len(shards[i])
-
-    with ThreadPoolExecutor(max_workers=len(shards)) as ex:
-        for f in [ex.submit(run, i) for i in range(len(shards))]:
+    with ThreadPoolExecutor(max_workers=n) as ex:
+        for f in [ex.submit(run, i) for i in range(n)]:
             f.result()
     bar.close()
 
@@ -395,8 +358,11 @@ def grade_parallel(root: Path, pairs: list[tuple[str, str]] | None = None, worke
     logs = []
     stamp = time.strftime("%Y%m%d-%H%M%S")
     discarded: list[str] = []
-    for i, (wroot, spairs) in enumerate(zip(wroots, shards)):
+    outcomes += [Outcome(s, a, False, why, finished=finished[(s, a)]) for (s, a), why in refused.items()]
+    for i, (wroot, spairs) in enumerate(zip(wroots, taken)):
         got = _collect(wroot, spairs, i, stopped[i])
+        for o in got:
+            o.finished = finished[(o.student, o.assignment)]
         outcomes += got
         ok = [(o.student, o.assignment) for o in got if o.graded]
         own, other = audit(pristine, wroot / "gradebook.db", spairs)  # a failed one's rows are not merged
@@ -426,5 +392,8 @@ def grade_parallel(root: Path, pairs: list[tuple[str, str]] | None = None, worke
         (root / ".workers").rmdir()
     except OSError:
         pass
-    return GradeRun(sorted(outcomes, key=lambda o: (o.student, o.assignment)), len(shards),
+    for o in outcomes:
+        if not o.graded and (o.student, o.assignment) in refused:
+            forget_submission(root, o.student, o.assignment)
+    return GradeRun(sorted(outcomes, key=lambda o: (o.student, o.assignment)), n,
                     time.perf_counter() - t0, logs, feedback, discarded)

@@ -26,6 +26,11 @@ feedback HTML (sent back through the LMS). Both are rendered by nbconvert's
    server or ``data:``, so a tracking image cannot reach another host. Files of a
    submission served by formgrader (``/formgrader/submissions/<id>/<file>``) get a
    ``sandbox`` policy: a learner's ``.html`` file opened from there runs no script.
+3. The feedback HTML (a file the learner opens from the LMS, anywhere) is made by
+   :class:`FeedbackHTMLExporter` (``GenerateFeedback.exporter_class``), which puts
+   :data:`FEEDBACK_POLICY` in a ``<meta http-equiv="Content-Security-Policy">`` at the top of
+   its ``<head>``: the page is static, so no script runs and nothing loads from another
+   host (a learner's ``<img src="https://…">`` that the sanitizer kept as an image loads nothing).
 """
 from __future__ import annotations
 
@@ -37,6 +42,7 @@ from html import escape as html_escape
 
 import bleach
 import nbformat
+from nbconvert.exporters import HTMLExporter
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbconvert.preprocessors.sanitize import SanitizeHTML
 from traitlets import List, Unicode
@@ -241,3 +247,21 @@ def install() -> None:
         self.set_header("X-Content-Type-Options", "nosniff")
 
     handlers.SubmissionFilesHandler.set_default_headers = set_default_headers
+
+
+#: the feedback page's policy: styles and images of its own (inline, data:), nothing else at all
+FEEDBACK_POLICY = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; "
+                   "base-uri 'none'; form-action 'none'")
+_HEAD = re.compile(r"<head[^>]*>", re.IGNORECASE)
+
+
+class FeedbackHTMLExporter(HTMLExporter):
+    """nbconvert's ``HTMLExporter`` (nbgrader's feedback template) with :data:`FEEDBACK_POLICY` as
+    the first element of the page's ``<head>`` (the template's own, before any learner text)."""
+
+    def from_notebook_node(self, nb, resources=None, **kw):
+        html, resources = super().from_notebook_node(nb, resources=resources, **kw)
+        meta = f'<meta http-equiv="Content-Security-Policy" content="{FEEDBACK_POLICY}">'
+        head = _HEAD.search(html)
+        html = html[:head.end()] + meta + html[head.end():] if head else meta + html
+        return html, resources

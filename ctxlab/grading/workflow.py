@@ -31,7 +31,7 @@ from ctxlab.grading._nbgrader import SOURCE_DIR, gradebook_url, place_submission
 from ctxlab.grading.lms import (Issue, Person, check_notebook, copy_tree, extract_zip, key_learners, load_issues,
                                 newest, read_roster, save_issues, save_lms_ids, scan, scan_zips)
 from ctxlab.grading.isolation import INSTALL_HINT, limits_config_args, sandbox_tool, unavailable_reason
-from ctxlab.grading.parallel import grade_parallel
+from ctxlab.grading.parallel import Caps, grade_parallel
 from ctxlab.grading.release import assignments as all_assignments
 from ctxlab.grading.report import Report, exit_reasons, export_csv, format_summary
 
@@ -239,7 +239,7 @@ def grade(upload: Path | None, root: Path, course: Path = REPO_ROOT, workers: in
           force: bool = False, progress: bool = True, config_args: list[str] | None = None,
           assignments: list[str] | None = None, roster: Path | None = None,
           sandbox: bool = True, groups: bool = False, release_answers: bool = False,
-          same_class: bool = False, canvas_assignments: list[str] | None = None) -> Report:
+          same_class: bool = False, canvas_assignments: list[str] | None = None, caps: Caps | None = None) -> Report:
     """The whole run: course root, intake, parallel autograde with feedback, CSV, LMS files.
 
     Every kernel runs in the grading sandbox (:mod:`~ctxlab.grading.isolation`); where none
@@ -282,7 +282,7 @@ def grade(upload: Path | None, root: Path, course: Path = REPO_ROOT, workers: in
             report.sandbox = sandbox
             report.sandbox_tool = sandbox_tool() if sandbox else None
             report.run = grade_parallel(root, report.placed, workers=workers, config_args=args,
-                                        feedback=feedback is not False, progress=progress)
+                                        feedback=feedback is not False, progress=progress, caps=caps)
             keep_manual_grades(root, report.manual_kept)
             record_feedback(root, {(o.student, o.assignment) for o in report.run.outcomes if o.feedback},
                             auto_only=True)
@@ -315,6 +315,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"並列に採点する数（既定: CPU 数 = {os.cpu_count()}）")
     p.add_argument("--timeout", type=int, default=None,
                    help="セル 1 つの制限時間（秒、既定は nbgrader_config.py の 120）")
+    p.add_argument("--max-seconds", type=int, default=Caps.seconds, help=f"提出 1 件の採点時間の上限（秒、既定 {Caps.seconds}、0 で上限なし。"
+                   f"セル {Caps.cells:,} 個・1 冊 {Caps.notebook_mb} MB を超える提出は採点しない）")
     p.add_argument("--assignment", action="append", help="この課題だけ採点する（繰り返し可）")
     p.add_argument("--roster", type=Path,
                    help="名簿 CSV（id, name, email）: LMS の id を人に対応させる（Moodle の id は課題ごとに違う）")
@@ -389,7 +391,8 @@ def run(args: argparse.Namespace) -> int:
                    workers=args.workers, timeout=args.timeout, feedback=args.feedback, csv_path=args.csv,
                    force=args.force, progress=not args.quiet, assignments=args.assignment, roster=args.roster,
                    sandbox=args.sandbox, groups=args.groups, release_answers=args.release_answers,
-                   same_class=args.same_class, canvas_assignments=args.canvas_assignment)
+                   same_class=args.same_class, canvas_assignments=args.canvas_assignment,
+                   caps=Caps(seconds=max(0, args.max_seconds)))
     print(format_summary(report))
     reasons = exit_reasons(report)
     if reasons:
