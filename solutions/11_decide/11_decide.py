@@ -1,11 +1,11 @@
 # %% [markdown]
 # # 11 自社の数字で決める: 同じ手順を自分の文書とトラフィックで回す
 #
-# ここまでの 10 節は、架空の会社（みなと計測）の規程で判断の手順を学びました。この節では同じ手順を、**あなたが選んだフォルダ**と
+# ここまでの 10 のレッスンは、架空の会社（みなと計測）の規程で判断の手順を学びました。この節では同じ手順を、**あなたが選んだフォルダ**と
 # リクエストのログで回し、最後に意思決定メモ（`ctxlab decide` が書くもの）を作ります。既定では、コースに付いている
 # もう 1 つの小さな文書セット（タブレットのレジアプリ「こもれびレジ」のサポート FAQ）で、オフラインのまま最後まで動きます。
 #
-# **この節で身につくこと**
+# **このレッスンで身につくこと**
 #
 # - 自分の文書フォルダ（.md・.txt・PDF・Word）を数え、読めなかったファイルと重複を確かめてから数字を出せる
 # - リクエストのログを 04 の規則で再生し、TTL ごとのヒット率と 1 日の質問数を自分のトラフィックから出せる
@@ -13,11 +13,6 @@
 # - 結論が変わる条件（質問数・文書量・価格）を言える形で、意思決定メモに残せる
 #
 # **所要時間** 約 45 分　**前提** 00（4 つの数字と判断の順序）、02（料金）、04（TTL とログ）、05（交点）、08（正答率の測り方）
-#
-# **進め方** 上から順にセルを実行します（Run All でも構いません）。演習を解く前でも Run All は最後まで進み、解いていない演習は
-# その確認のセルが「演習 N はまだ解かれていません」と 1 行で知らせます（採点では、ここにない非公開のテストも実行されます）。
-# カーネルを再起動したときや、保存したノートブックを開き直したときは、変数もウィジェットも消えています
-# （`NameError` や「model not found」と出ます）: 最初のセルから実行し直してください。
 
 # %%
 import ctxlab
@@ -28,13 +23,12 @@ from ctxlab.costs import pricing, traffic
 from ctxlab.decide import memo
 
 client = ctxlab.make_client()
-print(ctxlab.mode_line(client))
-ctxlab.show_cost("11_decide", client)   # what this lesson costs on the real API
+ctxlab.show_cost("11_decide", client)   # モードと、実 API で動かしたときの料金（1 行。詳しくは ▸ を開く）
 
 # %% [markdown]
 # ## 1. フォルダを選ぶ
 #
-# 下の `DOCS` を自社の文書のフォルダに書き換えると、この節のすべてのセルがその文書で動きます。サブフォルダは部署として扱い、
+# 下の `DOCS` を自社の文書のフォルダに書き換えると、このレッスンのすべてのセルがその文書で動きます。サブフォルダは部署として扱い、
 # メタデータで絞る方式のキーにします（06）。既定は、コースに付いている FAQ です。みなと計測の規程（50 ファイル近い社内規程）とは
 # 形が違い、ファイルが少なく短い、製品のサポート窓口の文書です。
 #
@@ -162,7 +156,7 @@ print("書いたファイル:", ", ".join(p.name for p in written), "（memo_11/
 # %%
 rules_result = decide.decide(decide.Options(docs=DATA_DIR / "rules", questions_per_day=20, models=(MODEL,), progress=False,
                                             over_budget="simulate"), client=client)
-for name, r in (("FAQ（この節）", result), ("みなと計測の規程", rules_result)):
+for name, r in (("FAQ（このレッスン）", result), ("みなと計測の規程", rules_result)):
     print(f"{name}: {r.primary.doc_tokens:,} tokens・1 日 {r.traffic.per_day:.1f} 問 → "
           f"{decide.PATH_JA[r.path]}（決め手: {decide.REASON_JA[r.reason]}）")
 
@@ -262,7 +256,7 @@ _check(dict(doc_tokens=900_000, update_hours=1, reindex_hours=24), "filter_or_ra
 # 質問数は見込みでしかありません。`side_at(per_day)` は 1 日の質問数を受け取り、料金の判定（`"long_context"` か `"rag"`）を返す関数です。
 # 1 日 `low` 問から `high` 問までの**すべての整数**で判定が同じなら `True`、どこかで変わるなら `False` を返す関数
 # `holds(side_at, low, high)` を書いてください。`low` が 1 未満か、`low > high` なら `ValueError` です。
-# 下のセルは、この節の文書とトラフィックから作った `side_at` で試します。
+# 下のセルは、このレッスンの文書とトラフィックから作った `side_at` で試します。
 
 # %% nbgrader={"grade": false, "grade_id": "holds", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def holds(side_at, low, high):
@@ -296,7 +290,7 @@ for _bad in [(0, 5), (6, 5)]:
     except ValueError:
         continue
     raise AssertionError(f"low={_bad[0]}, high={_bad[1]} では ValueError を投げてください")
-print(f"この節の文書で、1 日 10〜40 問の見込みなら結論は保つか: {holds(side_here, 10, 40)}")
+print(f"このレッスンの文書で、1 日 10〜40 問の見込みなら結論は保つか: {holds(side_here, 10, 40)}")
 ### BEGIN HIDDEN TESTS
 # a change and a change back inside the range: the ends agree, the middle does not
 assert holds(lambda d: "rag" if 5 <= d <= 6 else "long_context", 1, 10) is False
@@ -327,6 +321,12 @@ assert holds(lambda d: _calls.append(d) or "rag", 3, 9) is True and sorted(set(_
 # ### END RUBRIC
 # ### END SOLUTION
 
+# %%
+# 自分の答えを書いて保存してから、採点基準と解答例を開けます（自習用の配布だけ。採点される版ではフィードバックで届きます）
+from ctxlab.widgets.written import Reveal
+
+Reveal("own-memo")
+
 # %% [markdown]
 # ## まとめ
 #
@@ -346,7 +346,7 @@ assert holds(lambda d: _calls.append(d) or "rag", 3, 9) is True and sorted(set(_
 # %% [markdown]
 # ## 確認問題
 #
-# この節の判断を確かめる問題です（採点はされません）。答えるとすぐに正誤と、**すべての選択肢**について、なぜ成り立つか／成り立たないかが出ます。
+# このレッスンの判断を確かめる問題です（採点はされません）。答えるとすぐに正誤と、**すべての選択肢**について、なぜ成り立つか／成り立たないかが出ます。
 # ウィジェットを描けない画面では、問題が文字で表示されます。`check.select("b")` → `check.submit()` → `check.next()` で答え、
 # `print(check.as_text())` で解説を読めます。
 
