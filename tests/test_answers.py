@@ -181,7 +181,8 @@ def test_the_widget_and_the_grader_agree_on_the_30_gold_answers():
     graded = [Graded(x, "gold", x.answer, measure.grade(x.answer, x)) for x in QUESTIONS]
     gr = Grader(graded)
     for _ in graded:
-        gr._buttons["correct"].click()       # a person marks every gold answer 正しい
+        gr._buttons["correct"].click()       # a person marks every gold answer 正しい ...
+        gr._next.click()                     # ... reads the reveal, then moves on
     assert len(gr.human) == 30 and set(gr.human.values()) == {"correct"}
     a = gr.agreement()
     assert (a.n, a.agree) == (30, 30)

@@ -117,3 +117,23 @@ def test_the_site_holds_nothing_a_learner_left_in_course(built_site, tmp_path, m
     assert hits == []
     assert (out / "lessons" / "03_prompt_caching.html").exists()   # control: the lesson is published
     assert build_site.answer_leaks(out, work / "release") == []
+
+
+def test_each_lesson_states_the_time_the_learner_time_model_gives(built_site):
+    """The time in each lesson's header, and the course map's total, come from the learner-time model
+    (tools/learner_time.py) on the lessons the site executed (build/site/executed: no second execution)."""
+    import learner_time as lt
+
+    executed = ROOT / "build" / "site" / "executed"
+    off, total = [], 0.0
+    for src in sorted((ROOT / "solutions").glob("*/*.ipynb")):
+        model = lt.lesson_time(src, executed / src.name)
+        said = lt.stated(src)
+        total += model.total_min
+        assert said is not None, f"{src.parent.name}: no 「**所要時間** 約 N 分」 in its header"
+        if abs(said[0] - model.core_min) > lt.TOLERANCE * model.core_min:
+            off.append(f"{src.parent.name}: states {said[0]} min, the model gives {model.core_min:.0f}")
+    assert not off, "\n".join(off)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    m = re.search(r"合計は約 (\d+) 分", readme)
+    assert m and abs(int(m.group(1)) - total) <= lt.TOLERANCE * total, (m and m.group(0), total)

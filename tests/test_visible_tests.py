@@ -76,8 +76,10 @@ def verdicts(name: str) -> dict[str, dict[str, tuple[str, str]]]:
     finally:
         os.environ.clear()
         os.environ.update(env_before)
-    found = [json.loads(line[len(MARK):]) for c in nb.cells for o in c.get("outputs", [])
-             if o.get("name") == "stdout" for line in o.text.splitlines() if line.startswith(MARK)]
+    # a cell's stdout can arrive in several stream outputs (split anywhere, also inside a line): join them first
+    found = [json.loads(line[len(MARK):]) for c in nb.cells
+             for line in "".join(o.text for o in c.get("outputs", []) if o.get("name") == "stdout").splitlines()
+             if line.startswith(MARK)]
     return dict(zip(WRONG[name], found))
 
 

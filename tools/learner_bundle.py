@@ -263,10 +263,12 @@ def _stage(kind: str, course: Path, wheel: Path, stage: Path, top: str) -> None:
 
 
 def _search(kind: str, stage: Path) -> list[str]:
-    """What the kit must not hold: the self-study kit carries the key on purpose (beside lesson 09),
-    so its search is for solutions and hidden tests; the graded kit's is the graded release's."""
+    """What the kit must not hold: the self-study kit carries the key (beside lesson 09) and the written answers'
+    rubrics and model answers on purpose, so its search is for solutions and hidden tests; the graded kit's is the
+    graded release's."""
     hits = answers_in(stage, package=stage / ".wheel" / "ctxlab")
-    return hits if kind == "graded" else [h for h in hits if not h.startswith("the knowledge check's key")]
+    on_purpose = ("the knowledge check's key", "a written answer's rubric")
+    return hits if kind == "graded" else [h for h in hits if not h.startswith(on_purpose)]
 
 
 def kit_folder(target: Path) -> str:

@@ -7,6 +7,7 @@ from typing import Mapping, Sequence
 import matplotlib.pyplot as plt
 
 import ctxlab.plots  # noqa: F401  (Japanese font)
+from ctxlab.plots import LABEL_BOX
 
 LABELS = {"long_context": "ロングコンテキスト（安いほうのキャッシュ設定）", "long_context_no_cache": "ロングコンテキスト（キャッシュなし）",
           "filter": "メタデータで絞る", "rag": "RAG（DB 込み）"}
@@ -47,11 +48,11 @@ def crossover(grid: Sequence[float], curves: Mapping[str, Sequence[float | None]
     _series(ax, [g / 1000 for g in grid], curves)
     ax.axvline(now_tokens / 1000, color="grey", lw=1)
     ax.annotate("今の文書量", (now_tokens / 1000, 0), xycoords=("data", "axes fraction"), xytext=(4, 6),
-                textcoords="offset points", fontsize=9)
+                textcoords="offset points", fontsize=9, zorder=6, bbox=LABEL_BOX)
     if math.isfinite(cross_tokens) and 0 < cross_tokens <= max(grid):
         ax.axvline(cross_tokens / 1000, color="tab:red", lw=1, ls="--")
         ax.annotate(f"交点 {cross_tokens / 1000:,.0f}k", (cross_tokens / 1000, 1), xycoords=("data", "axes fraction"),
-                    xytext=(4, -14), textcoords="offset points", fontsize=9, color="tab:red")
+                    xytext=(4, -14), textcoords="offset points", fontsize=9, color="tab:red", zorder=6, bbox=LABEL_BOX)
     ax.set_xlabel("文書のトークン数（千）")
     ax.set_ylabel("月額（ドル）")
     ax.set_title(title, fontsize=11)

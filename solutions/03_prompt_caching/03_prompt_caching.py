@@ -15,7 +15,7 @@
 # - 自動キャッシュ（リクエスト最上位の `cache_control`）・明示の区切り・併用のどれが安いかを、リクエストの形（単発の質問、会話、エージェントの会話）から選び、`usage` から求めたドルで示せる
 # - キャッシュありとなしを、正しい基準線とドルで比べられる
 #
-# **所要時間** 約 85 分（1〜7 節が約 65 分、8 節の会話とエージェントが約 20 分）　**前提** 01（トークンを数える）、02（料金）
+# **所要時間** 約 130 分　**前提** 01（トークンを数える）、02（料金）
 
 # %%
 import json
@@ -851,6 +851,7 @@ for p in prompt_caching.PLACEMENTS:
     first_turn = second_runs[p][0].usage
     print(f"2 人目のターン 1（{p}）: 読み出し {first_turn.cache_read_input_tokens:,} / 書き込み {first_turn.cache_creation_input_tokens:,}")
 display(prompt_caching.comparison_table(two_users, CACHE_MODEL, "2 人の会話（6 + 3 ターン）の合計"))
+
 
 # %% [markdown]
 # どれを選ぶかは、リクエストの形で決まります。

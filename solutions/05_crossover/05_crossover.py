@@ -13,7 +13,7 @@
 # - ウィンドウの 50% と 100% の線を、料金の交点と同じ図の上で読める
 # - 「何を送るか（ρ）」と「使い回すか（k）」の 2 軸の図で、全文・キャッシュ・検索・検索＋固定部分のキャッシュのどれが 1 回あたり最も安いかを判断し、ドルの試算と対応づけられる
 #
-# **所要時間** 約 60 分　**前提** 02（料金）、03（損益分岐と使い回し回数 k）、04（ヒット率）
+# **所要時間** 約 95 分　**前提** 02（料金）、03（損益分岐と使い回し回数 k）、04（ヒット率）
 
 # %%
 import math
@@ -284,7 +284,7 @@ for m in pricing.current_models().values():
                      for t in m.prompt_tiers) or "なし"
     print(f"  {m.display_name:17s} ${m.input_usd_per_mtok:g} / ${m.output_usd_per_mtok:g}  読み出し {m.cache_read_multiplier:g} 倍"
           f"  長さの段階: {tiers}")
-    if m.prompt_tiers:   # which tokens count, and what the higher rate prices: a stated assumption of the table
+    if m.prompt_tiers:   # どのトークンを数え、高い単価が何に掛かるか: 価格表が置いた前提
         edge = m.prompt_tiers[0].over_prompt_tokens
         print(f"    {'前提（公式のページは「プロンプトの長さ」としか書かず、第三者の価格情報による）' if m.tier_rule.assumption else '規則'}: "
               f"数えるのは{'・'.join(COUNTED[t] for t in m.tier_rule.counted_tokens)}の合計、超えたら"
@@ -518,7 +518,7 @@ assert m80[0]["long_context"] <= m80[0]["rag"] and m80[1]["long_context"] > m80[
 _said = {n: compare.cheaper_path(doc_tokens, 50, replace(base, questions_per_month=n * crossover.DAYS_PER_MONTH))
          for n in range(1, q + 8)}
 _ties = [n for n, v in _said.items() if v == "tie"]
-if _ties and min(_ties) <= q + 1:   # the boundary lies inside the noise of the simulated hit rate: show the band
+if _ties and min(_ties) <= q + 1:   # 入れ替わる点がヒット率のシミュレーションの精度の内にある: 幅を示す
     print(f"題材の規程（{doc_tokens:,} tokens）では、平均のヒット率で数えると 1 日 {q} 問まで。ただし 1 日 {min(_ties)}"
           f"{'' if min(_ties) == max(_ties) else f'〜{max(_ties)}'} 問は"
           f"シミュレーションしたヒット率の精度の内で同額圏なので、言えるのは「1 日 {min(_ties) - 1} 問まではロングコンテキスト、"
@@ -581,7 +581,7 @@ for k, limit in rk.result["rho_limit"].items():
 print(f"k を大きくした極限: ρ < r − s = {rk.result['asymptote']:.3f}"
       f"（30 万トークンの規程なら 1 回 {rk.result['asymptote'] * 300_000:,.0f} tokens まで）")
 print("図の中で最も安い面積:", "、".join(f"{crossover.METHOD_LABELS[m]} {v:.2%}" for m, v in rk.result["share"].items()))
-A = COST_ARTICLE   # the cost article's own multiples (its date's model)
+A = COST_ARTICLE   # コストの記事の倍率（記事の時点のモデル）
 print(f"コストの記事の倍率（r = {A['r']:g}、s = {A['s']:g}）では極限 r − s = {A['r'] - A['s']:.3f}"
       f"（30 万トークンなら {(A['r'] - A['s']) * 300_000:,.0f} tokens）。{pricing.get_model(base.model).display_name} は"
       f"読み出しが r = {R:g} に下がったぶん、検索が勝てる範囲も狭い")

@@ -12,7 +12,7 @@
 # - 現場の 30 問で filter recall（要るファイルが絞り込み後に残った割合）を測り、9 割の線で判定できる
 # - 固定セットならキャッシュが効き、質問ごとに選んだファイル集合では効かないことを sandbox で確かめ、差額を出せる
 #
-# **所要時間** 約 40 分　**前提** 00（3 つの方式）、02（料金）、03（プロンプトキャッシュの前方一致）
+# **所要時間** 約 85 分　**前提** 00（3 つの方式）、02（料金）、03（プロンプトキャッシュの前方一致）
 
 # %%
 import ctxlab
@@ -301,7 +301,7 @@ print(f"{len(usage)} 種のセットに分かれた。ヒット率 {fixed.hit_ra
 # %%
 from ctxlab.costs import compare
 
-article_profile = compare.Profile(model=pricing.ARTICLE_MODEL, ttl=compare.ARTICLE_TTL)   # the article's model and 5m
+article_profile = compare.Profile(model=pricing.ARTICLE_MODEL, ttl=compare.ARTICLE_TTL)   # 記事のモデルと 5 分 TTL
 article_rows = compare.compare(197_000, 50, article_profile).rows
 miss, hit = article_rows["filter_write"].cost, article_rows["filter_cached"].cost
 implied = (600 * miss - 58) / (600 * (miss - hit))

@@ -13,7 +13,7 @@
 # - 全ファイルを 1 つの文書に連結すると何が失われるかを、実際の応答で示せる
 # - 引用と構造化出力が同時に使えないときに、番号による出典へ切り替え、その弱さを説明できる
 #
-# **所要時間** 約 35 分　**前提** 00、03（キャッシュの区切り）。06 を読んでいると、固定セットの話がつながります。
+# **所要時間** 約 75 分　**前提** 00、03（キャッシュの区切り）。06 を読んでいると、固定セットの話がつながります。
 
 # %%
 import json
@@ -209,7 +209,7 @@ print(f"ずれは {len(shifts)} 通り（{'・'.join(map(str, shifts))}）: 決�
 import json as _json
 
 start = telework.text.index("第11条")
-chunk_text = telework.text[start:start + 80]   # one article, as a retrieved chunk
+chunk_text = telework.text[start:start + 80]   # 条文 1 つを、検索で引いたチャンクとして
 search_block = {"type": "search_result", "source": telework.file, "title": telework.label,
                 "content": [{"type": "text", "text": chunk_text}], "citations": {"enabled": True}}
 print(_json.dumps(search_block, ensure_ascii=False, indent=1))

@@ -13,7 +13,7 @@
 # - 更新の反映までの時間が、ロングコンテキストと RAG でどう違うか（と「起動時に一度だけ読み込む」作りの落とし穴）を説明できる
 # - Lost in the Middle の公表値を読み、自分の文書で位置の影響を測る手順を知る
 #
-# **所要時間** 約 55 分　**前提** 00（4 つの数字と判断の順序）、02（料金）、06（メタデータで絞る）
+# **所要時間** 約 135 分　**前提** 00（4 つの数字と判断の順序）、02（料金）、06（メタデータで絞る）
 
 # %%
 import ctxlab
@@ -198,7 +198,7 @@ parts = labelled.measure_parts(measure.grade, questions)
 print(labelled.format_parts(parts))
 print()
 print(labelled.format_before_after(parts))
-rules_on_labels = parts["heldout"]      # the held-out figure widens the intervals below
+rules_on_labels = parts["heldout"]      # 下の区間は検証用の数字で広げる
 print("\nルール採点が検証用でまだ取り違える種類:", "、".join(labelled.KIND_JA[k] for k in rules_on_labels.still_missed()))
 shown = []
 for a, level in rules_on_labels.misses():

@@ -13,7 +13,7 @@
 # - BM25・文脈付き BM25・順位の融合（RRF）を同じ表で比べ、公表値との違いを説明できる
 # - 上位 k 件を返す検索では答えられない質問を見分けられる
 #
-# **所要時間** 約 50 分　**前提** 02（料金）、03（プロンプトキャッシュ）、08（30 問と key facts）
+# **所要時間** 約 95 分　**前提** 02（料金）、03（プロンプトキャッシュ）、08（30 問と key facts）
 
 # %%
 import ctxlab
@@ -47,7 +47,7 @@ for s in lab.sets.values():
     print(f"  {s.label}: {len(sizes)} チャンク、平均 {sum(sizes) / len(sizes):.0f} トークン、最大 {max(sizes)}")
 print(f"記事の目安（公表値）: 知識ベースが {whole_limit:,} トークン未満なら、RAG を作らず全体をプロンプトに入れられる"
       f" → この規程集は {doc_tokens / whole_limit:.0%}")
-for name in ("claude-haiku-4-5", pricing.DEFAULT_MODEL):   # a 200K window (legacy Haiku 4.5) and the course's default
+for name in ("claude-haiku-4-5", pricing.DEFAULT_MODEL):   # 200K のウィンドウ（旧世代の Haiku 4.5）と、コースの既定のモデル
     window = pricing.get_model(name).context_window
     print(f"  このコースの前提（使用率はウィンドウの半分まで）: {name} のウィンドウ {window:,} → {window // 2:,} トークンまで"
           f" → この規程集は使用率 {doc_tokens / window:.0%}（{'前提を満たす' if doc_tokens <= window / 2 else '前提を超える'}）")

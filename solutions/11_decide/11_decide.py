@@ -12,7 +12,7 @@
 # - 4 つの数字（料金・待ち時間・正答率・更新頻度）を、実測・推定・シミュレーションの区別を付けて並べ、方式を決められる
 # - 結論が変わる条件（質問数・文書量・価格）を言える形で、意思決定メモに残せる
 #
-# **所要時間** 約 45 分　**前提** 00（4 つの数字と判断の順序）、02（料金）、04（TTL とログ）、05（交点）、08（正答率の測り方）
+# **所要時間** 約 50 分　**前提** 00（4 つの数字と判断の順序）、02（料金）、04（TTL とログ）、05（交点）、08（正答率の測り方）
 
 # %%
 import ctxlab
@@ -212,16 +212,16 @@ def choose(company):
 # </details>
 
 # %% nbgrader={"grade": true, "grade_id": "choose-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-# three companies the lesson has not shown (figures made up for the exercise)
+# レッスンで見せていない 3 社（数字は演習のための作りもの）
 _base = dict(doc_tokens=40_000, context_window=1_000_000, lc_cached_monthly=30.0, lc_no_cache_monthly=25.0,
              rag_monthly=80.0, rag_budget_monthly=0.0, ttft_cached_s=0.8, accuracy=None,
              update_hours=None, reindex_hours=None)
 got = choose(_base)
 assert type(got) is tuple and len(got) == 2, f"(方式, 決め手) のタプルを返してください: {got!r}"
 assert got == ("long_context", "all_clear"), f"小さな FAQ で、移る理由がひとつもありません: {got!r}"
-# a manual set that fills 60% of the window
+# ウィンドウの 60% を埋めるマニュアル一式
 assert choose({**_base, "doc_tokens": 600_000}) == ("filter_or_rag", "premise"), "使用率 60% は前提を満たしません"
-# expensive long context, and RAG keeps up with the updates
+# ロングコンテキストが高く、RAG は更新に追いつく
 assert choose({**_base, "lc_cached_monthly": 400.0, "lc_no_cache_monthly": 900.0, "update_hours": 168,
                "reindex_hours": 24}) == ("rag", "cost"), "差 320 ドルが RAG にかけてよい 0 ドルを上回り、再インデックスは間に合います"
 ### BEGIN HIDDEN TESTS
@@ -278,7 +278,7 @@ def holds(side_at, low, high):
 
 # %% nbgrader={"grade": true, "grade_id": "holds-tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 def side_here(d):
-    return result.side_at(d)   # the cost verdict of this lesson's documents at d questions a day (synthetic traffic)
+    return result.side_at(d)   # このレッスンの文書で、1 日 d 問のときの料金の結論（合成トラフィック）
 
 
 got = holds(lambda d: "rag", 1, 5)
@@ -332,7 +332,7 @@ Reveal("own-memo")
 #
 # - 手順は同じ: 数える → 料金（全モデル・自社のトラフィック）→ 待ち時間 → 正答率 → 更新頻度 → 決める。
 # - 数字には出どころを付ける。推定やシミュレーションで決めた結論は、実測で確かめるまで仮の結論として扱う。
-# - 結論より「何が変われば結論が変わるか」のほうが長く役に立つ。質問数・文書量・価格の境目をメモに残す。
+# - 結論より「何が変われば結論が変わるか」のほうが長く役に立つ。結論が入れ替わる質問数・文書量・価格（交点）をメモに残す。
 #
 # ## 自社で試す
 #
