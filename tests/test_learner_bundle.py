@@ -173,6 +173,8 @@ def test_the_bundle_holds_no_solution_hidden_test_or_lesson_source(bundle, kit):
     leaks = []
     for lesson, kind, lines in regions:
         for where, text in files.items():
+            if kit == "self-study" and where.endswith("/" + written.KEY_FILE):
+                continue   # the written answers' model answers: the self-study kit carries them on purpose
             held = [ln for ln in lines if ln in text]
             if (kind == "hidden test" and held) or len(held) * 3 >= len(lines) * 2:
                 leaks.append((lesson, kind, where.rsplit("/", 1)[-1], held))

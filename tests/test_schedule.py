@@ -24,7 +24,7 @@ def _lessons(table: str) -> dict[str, int]:
 
 def test_schedule_matches_the_notebooks():
     guide = (ROOT / "docs" / "instructor.md").read_text(encoding="utf-8")
-    rows = _lessons(guide.split("### 2 日間")[1].split("###")[0])
+    rows = _lessons(guide.split("### 3 日間")[1].split("###")[0])
     headers = _header_minutes()
     assert rows == headers, "docs/instructor.md's schedule and the notebooks' 所要時間 differ"
     total = int(re.search(r"レッスンの合計は (\d+) 分", guide).group(1))
@@ -35,8 +35,7 @@ def test_one_day_schedule_uses_the_notebooks_times():
     guide = (ROOT / "docs" / "instructor.md").read_text(encoding="utf-8")
     one_day = guide.split("### 1 日（")[1].split("###")[0]
     rows, headers = _lessons(one_day), _header_minutes()
-    # 03 is taught without its section 8 (20 minutes, as in the half-day plan)
-    assert rows == {n: headers[n] - (20 if n == "03_prompt_caching" else 0) for n in rows}, rows
+    assert rows == {n: headers[n] for n in rows}, rows
     assert set(rows) >= {"00_start_here", "09_knowledge_check"}
     assert int(re.search(r"1 日版のレッスンは (\d+) 分", guide).group(1)) == sum(rows.values())
     clock = [int(h) * 60 + int(m) for h, m in re.findall(r"^\| (\d\d):(\d\d) \|", one_day, re.M)]
