@@ -35,7 +35,9 @@ def _cells():
 @pytest.fixture(scope="module")
 def section():
     before, answer, test = _cells()
-    ns = {"client": make_client(offline=True)}
+    from IPython.display import display   # a notebook's builtin; the section shows its tables with it
+
+    ns = {"client": make_client(offline=True), "display": display}
     for src in before:
         exec(compile(src, "<lesson 03>", "exec"), ns)
     return ns, answer, test
