@@ -41,7 +41,8 @@ def main() -> None:
     args = ap.parse_args()
     os.environ.update(CTXLAB_OFFLINE="1", CTXLAB_TIME_SCALE="0", MPLBACKEND="Agg")
     os.environ.pop("ANTHROPIC_API_KEY", None)
-    paths = [p for p in sorted((ROOT / "solutions").glob("*/*.ipynb")) if p.parent.name.startswith(tuple(args.lessons))]
+    paths = [p for p in sorted((ROOT / "solutions").glob("*/*.ipynb")) 
+             if not args.lessons or p.parent.name.startswith(tuple(args.lessons))]
     print(f"model: prose and printed output {lt.READ:g} chars/min, code {lt.CODE:g} s/line, figure {lt.FIGURE:g} s, "
           f"widget {lt.WIDGET:g} s, autograded {lt.AUTO:g} min/point, written {lt.WRITTEN:g} min/point; "
           f"execution measured (the run of median length of {args.runs})")
