@@ -90,8 +90,8 @@ def traffic_table(days: Mapping[str, Sequence[float]], doc_tokens: float, *, mod
     rows = [[name, f"{share_within(days[name], 300):.0%}", f"{c['5m']['hit_rate']:.0%}", f"{c['1h']['hit_rate']:.0%}",
              *(f"${c[k]['cost_usd']:.2f}" for k in ("none", "5m", "1h")), TTL_LABELS[cheapest(c)]]
             for name, c in costs.items()]
-    table = _table.Table(["トラフィック", "5 分未満の間隔", "ヒット率 5 分", "ヒット率 1 時間", "1 日の料金 キャッシュなし",
-                          "5 分", "1 時間", "最安"], rows,
+    table = _table.Table(["トラフィック", "5 分未満の間隔", "ヒット率 5 分", "ヒット率 1 時間", "1 日の料金（キャッシュなし）",
+                          "1 日の料金（5 分）", "1 日の料金（1 時間）", "最安"], rows,
                          caption=f"出典: 合成トラフィックの 1 日ずつ（シミュレーション）。{pricing.get_model(model).display_name}、"
                                  f"文書は規程まるごと、質問 {QUESTION_TOKENS}・回答 {OUTPUT_TOKENS} トークン（使い分けの記事の前提）")
     return costs, table

@@ -27,10 +27,7 @@ ctxlab.show_cost("02_pricing", client)   # モードと、実 API で動かし�
 # 単価は `data/pricing.json` にあり、日付と出典が付いています。キャッシュの倍率は「キャッシュを使わない入力単価」に対する倍率です。
 
 # %%
-print(f"価格表の日付: {pricing.price_table_date()}")
-for m in pricing.models().values():
-    print(f"{m.display_name:18s} 入力 ${m.input_usd_per_mtok:>4} / 出力 ${m.output_usd_per_mtok:>4}（100 万トークン） "
-          f"書き込み 5m {m.cache_write_5m_multiplier}x・1h {m.cache_write_1h_multiplier}x  読み出し {m.cache_read_multiplier}x")
+compare.price_list()   # 表の下に出典と日付、注（▸）に価格の段の前提
 
 # %% [markdown]
 # ## 2. 1 回あたりの料金
