@@ -59,9 +59,10 @@ Markdown("| 項目 | 値 | 根拠 |\n|---|---|---|\n"
 
 # %%
 now = crossover.situation(doc_tokens, base, n_files=len(docs))
-for key, label in crossover.PATHS.items():
-    print(f"{label:22s} 月 ${now['monthly_' + key]:>8,.2f}")
-print(f"（ロングコンテキストをキャッシュなしで送ると月 ${now['monthly_long_context_no_cache']:,.2f}）")
+display(Markdown("| 方式 | 月額 |\n|---|---:|\n"
+         + "\n".join(f"| {label} | \\${now['monthly_' + key]:,.2f} |" for key, label in crossover.PATHS.items())
+         + f"\n| （ロングコンテキストをキャッシュなしで） | \\${now['monthly_long_context_no_cache']:,.2f} |"
+         + f"\n\n出典: 価格表（{pricing.price_table_date()} 時点）の単価と、04 の合成トラフィックのヒット率（シミュレーション）で計算"))
 for note in compare.compare(doc_tokens, len(docs), base).notes:
     print("注:", note)
 
