@@ -385,7 +385,8 @@ got = first_line(crossover.profile(20, rag_chunks=0, db_monthly=0.0))
 assert got == ("cost", 0.0), (f"チャンク 0・DB $0 の RAG は文書 0 から安い（交点 0.0）ので ('cost', 0.0) のはずです"
                               f"（0.0 を「交わらない」と取り違えていませんか）: {got!r}")
 _line, _at = first_line(base)
-print(f"題材の規程の前提（1 日 20 問）で最初に当たる線: {_line}（文書 {_at:,.0f} tokens）")
+_names = {"cost": "料金の交点", "half_window": "ウィンドウの 50%", "latency": "待ち時間の線"}
+print(f"題材の規程の前提（1 日 20 問）で最初に当たる線: {_names.get(_line, _line)}（文書 {_at:,.0f} tokens）")
 ### BEGIN HIDDEN TESTS
 def _truth(p, lim=crossover.TTFT_LIMIT_S):
     cands = [("half_window", pricing.get_model(p.model).context_window * crossover.HALF_WINDOW),
