@@ -196,3 +196,80 @@ def test_compare_labels_the_write_ttl_the_tier_assumption_a_fixed_rate_and_a_che
     assert "ヒット率 80% は指定した固定値" in out and "キャッシュを付けないほうが" not in out
     c = compare.compare(169_659, 48, compare.Profile(questions_per_month=600))
     assert f"TTL {c.ttl}" in c.rows["lc_write"].label and f"TTL {c.ttl}" in c.rows["filter_write"].label
+
+
+# ------------------------------------------------------------------ the checks that were asserts in 00's and 05's cells
+
+def test_05_section_4_reading_holds_on_the_articles_models():
+    """Section 4's three bullets: fewer questions and a cheaper input price move the crossing right (5-20 a day),
+    and some article model meets its half window before the crossing."""
+    per_days = [5, 10, 20, 50, 100]
+    cross = {m.id: {q: _far(crossover.crossover_tokens(replace(BASE, model=m.id, questions_per_month=q * 30)))
+                    for q in per_days} for m in pricing.article_models().values()}
+    few = [q for q in per_days if q <= 20]
+    assert all(c[a] > c[b] or c[a] == float("inf") for c in cross.values() for a, b in zip(few, few[1:]))
+    by_price = sorted(pricing.article_models().values(), key=lambda m: m.input_usd_per_mtok)
+    assert all(cross[a.id][q] > cross[b.id][q] or cross[a.id][q] == float("inf")
+               for q in per_days for a, b in zip(by_price, by_price[1:]))
+    assert any(x > m.context_window / 2 for m in pricing.article_models().values() for x in cross[m.id].values())
+
+
+def test_05_section_9_todays_models_bring_the_crossing_back_at_many_questions():
+    """Optional section 9: on some of today's models the crossing moves right again as questions grow."""
+    per_days = [5, 10, 20, 50, 100]
+    back = [m.id for m in pricing.current_models().values()
+            if any(b > a for a, b in zip(*[[_far(crossover.crossover_tokens(replace(BASE, model=m.id, questions_per_month=q * 30)))
+                                            for q in qs] for qs in (per_days[:-1], per_days[1:])]) if a != float("inf"))]
+    assert back
+
+
+def test_05_section_10_a_fixed_part_makes_the_hybrid_cheapest_somewhere():
+    opus = pricing.get_model(pricing.DEFAULT_MODEL)
+    w, r, s = opus.write_multiplier("5m"), opus.cache_read_multiplier, COST_ARTICLE["s"]
+    assert crossover.rho_k_map(w, r, s, m0=0.05).share("hybrid") > 0 == crossover.rho_k_map(w, r, s).share("hybrid")
+
+
+def test_05_exercise_2_the_course_profile_meets_the_cost_line_first():
+    """Exercise 2's visible test and section 5: at 20 a day the crossing comes before the half window and the
+    simulated 3-second line; a 1-second requirement at 2 a day meets the latency line first."""
+    half = pricing.get_model(BASE.model).context_window * crossover.HALF_WINDOW
+    ttft = crossover.max_tokens_for_ttft(crossover.TTFT_LIMIT_S, BASE.prompt_tokens)
+    assert crossover.crossover_tokens(BASE) < half < ttft
+    few = crossover.profile(2)
+    assert crossover.max_tokens_for_ttft(1.0, few.prompt_tokens) < min(crossover.crossover_tokens(few), half)
+
+
+def test_00_section_5_one_question_a_day_never_hits_and_no_cache_is_cheaper(doc_tokens):
+    one = compare.compare(doc_tokens, len(corpus.load()), compare.Profile(questions_per_month=30))
+    assert one.hit_rate == 0 and one.monthly["long_context"] > one.monthly["long_context_no_cache"]
+
+
+# ------------------------------------------------------------------ lesson 04 (the checks that were asserts in its cells)
+
+def test_04_section_2_reads_renew_a_five_minute_entry_for_an_hour():
+    """Section 2: questions 4 minutes apart for an hour: one write, then fifteen reads."""
+    import ctxlab
+    from ctxlab.api import messages
+    sb = ctxlab.Sandbox(realtime=False, time_scale=0)
+    lab = ctxlab.make_client(offline=True, sandbox=sb)
+    docs = corpus.load()
+    questions = [q.question for q in corpus.questions()]
+    kinds = []
+    for i in range(16):
+        if i:
+            sb.advance(4 * 60)
+        u = lab.messages.create(**messages.question_request(docs, questions[i % len(questions)], model=pricing.DEFAULT_MODEL,
+                                                            max_tokens=16, cache_ttl="5m")).usage
+        kinds.append("read" if u.cache_read_input_tokens else "write" if u.cache_creation_input_tokens else "none")
+    assert kinds == ["write"] + ["read"] * 15
+
+
+def test_04_section_9_meetings_want_five_minutes_a_batch_wants_no_cache_and_80_percent_needs_an_hour(doc_tokens):
+    from ctxlab.labs import ttl as traffic
+    days = {"meetings": traffic.office_day(30, seed=0, profile="meetings"), "batch": [i * 5400.0 for i in range(7)],
+            "bunched20": traffic.office_day(20, seed=0, profile="bunched")}
+    costs, table = traffic.traffic_table(days, doc_tokens)
+    assert traffic.cheapest(costs["meetings"]) == "5m" and traffic.cheapest(costs["batch"]) == "none"
+    assert costs["bunched20"]["5m"]["hit_rate"] < 0.8       # the 20-question day is not among the 80% rows at 5m
+    assert "シミュレーション" in table.caption and "<table>" in table._repr_html_()
+    assert traffic.hit_rate_stats(20, "5m").mean < compare.ARTICLE_HIT_RATE <= traffic.hit_rate_stats(20, "1h").mean

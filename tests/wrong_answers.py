@@ -112,6 +112,15 @@ def pick_model(doc_tokens, yearly_growth, years, candidates):
 """
 
 
+_FIRST_LINE = '''
+def first_line(profile, ttft_limit_s=crossover.TTFT_LIMIT_S):
+    lines = [("half_window", pricing.get_model(profile.model).context_window * crossover.HALF_WINDOW),
+             ("latency", crossover.max_tokens_for_ttft(ttft_limit_s, profile.prompt_tokens))]
+    x = crossover.crossover_tokens(profile)
+    if x is not None:
+        lines.append(("cost", x))
+    return min(lines, key=lambda line: line[1])
+'''
 _CROSSING = """
 def rag_crossover_tokens(profile, max_tokens):
     def gap(d):
@@ -566,41 +575,18 @@ def rag_crossover_tokens(profile, max_tokens):
     return crossover.crossover_tokens(profile, max_tokens=max_tokens)
 '''),
         ],
-        "max_questions_per_day-tests": [
-            Wrong("returns the first number of questions at which RAG is cheaper (one too many)", '''
-def max_questions_per_day(doc_tokens, profile, limit=300):
-    for per_day in range(1, limit + 1):
-        p = replace(profile, questions_per_month=per_day * crossover.DAYS_PER_MONTH)
-        m = compare.compare(doc_tokens, 50, p).monthly
-        if m["long_context"] > m["rag"]:
-            return per_day
-    return limit
-'''),
-            Wrong("a tie counted as RAG cheaper (>=, not 'no more than')", '''
-def max_questions_per_day(doc_tokens, profile, limit=300):
-    for per_day in range(1, limit + 1):
-        p = replace(profile, questions_per_month=per_day * crossover.DAYS_PER_MONTH)
-        m = compare.compare(doc_tokens, 50, p).monthly
-        if m["long_context"] >= m["rag"]:
-            return per_day - 1
-    return limit
-'''),
-            Wrong("a new Profile with only the number of questions (the given profile ignored)", '''
-def max_questions_per_day(doc_tokens, profile, limit=300):
-    for per_day in range(1, limit + 1):
-        p = compare.Profile(questions_per_month=per_day * crossover.DAYS_PER_MONTH)
-        m = compare.compare(doc_tokens, 50, p).monthly
-        if m["long_context"] > m["rag"]:
-            return per_day - 1
-    return limit
-'''),
-            Wrong("no return after the loop (None when RAG never gets cheaper)", '''
-def max_questions_per_day(doc_tokens, profile, limit=300):
-    for per_day in range(1, limit + 1):
-        p = replace(profile, questions_per_month=per_day * crossover.DAYS_PER_MONTH)
-        m = compare.compare(doc_tokens, 50, p).monthly
-        if m["long_context"] > m["rag"]:
-            return per_day - 1
+        "first_line-tests": [
+            Wrong("a crossing of 0.0 taken for 'never crosses' (x or inf)", _FIRST_LINE.replace(
+                "    if x is not None:\n        lines.append((\"cost\", x))",
+                "    if x:\n        lines.append((\"cost\", x))")),
+            Wrong("the whole window, not its 50%", _FIRST_LINE.replace(" * crossover.HALF_WINDOW", "")),
+            Wrong("ttft_limit_s ignored (always the article's 3 s)", _FIRST_LINE.replace(
+                "crossover.max_tokens_for_ttft(ttft_limit_s, profile.prompt_tokens)",
+                "crossover.max_tokens_for_ttft(crossover.TTFT_LIMIT_S, profile.prompt_tokens)")),
+            Wrong("only the cost line (None when it never crosses)", '''
+def first_line(profile, ttft_limit_s=crossover.TTFT_LIMIT_S):
+    x = crossover.crossover_tokens(profile)
+    return None if x is None else ("cost", x)
 '''),
         ],
     },

@@ -61,9 +61,10 @@ def count_text(text: str, client=None, model: str = pricing.DEFAULT_MODEL) -> To
 def count_documents(texts: Iterable[str], client=None, model: str = pricing.DEFAULT_MODEL) -> TokenCount:
     """Count a set of documents as one request with one text block per document."""
     texts = list(texts)
-    if client is None:
-        return TokenCount(sum(estimate_text(t) for t in texts), METHOD_ESTIMATE, model)
     content = [{"type": "text", "text": t} for t in texts if t]
+    if client is None:   # the same request the sandbox counts, so the CLI and the lessons give one number
+        return TokenCount(estimate_request({"messages": [{"role": "user", "content": content}]}) if content else 0,
+                          METHOD_ESTIMATE, model)
     if not content:
         return TokenCount(0, METHOD_SANDBOX if is_offline(client) else METHOD_API, model)
     return count_request({"messages": [{"role": "user", "content": content}]}, client, model)

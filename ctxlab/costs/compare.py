@@ -337,3 +337,64 @@ def table(c: Comparison) -> _table.Table:
 def format_table(c: Comparison) -> str:
     """:func:`table` as text for the terminal (``ctxlab compare``)."""
     return str(table(c))
+
+
+def price_list(models: dict | None = None) -> _table.Table:
+    """The price table (lesson 02 section 1): today's models and the article's, with their cache multiples."""
+    models = pricing.models() if models is None else models
+    article = set(pricing.article_models())
+    rows = [[m.display_name, "記事の時点（旧世代）" if m.id in article else "今日のモデル",
+             f"${m.input_usd_per_mtok:g}", f"${m.output_usd_per_mtok:g}", f"{m.cache_write_5m_multiplier:g} 倍",
+             f"{m.cache_write_1h_multiplier:g} 倍", f"{m.cache_read_multiplier:g} 倍", f"{m.context_window:,}"]
+            for m in models.values()]
+    notes = [f"{m.display_name}: {t.over_prompt_tokens:,} トークンを超えるプロンプトは ${t.input_usd_per_mtok:g} / "
+             f"${t.output_usd_per_mtok:g}（{'どのトークンを数え、何に高い単価が掛かるかは価格表が置いた前提: 公式には未確認' if m.tier_rule.assumption else '価格表の規則'}）"
+             for m in models.values() for t in m.prompt_tiers]
+    return _table.Table(["モデル", "区分", "入力", "出力", "書き込み 5 分", "書き込み 1 時間", "読み出し", "ウィンドウ（tokens）"],
+                        rows, caption=f"出典: 価格表 data/pricing.json（{pricing.price_table_date()} 時点。Anthropic の料金と"
+                                      "モデルのページ、数字ごとの出典は価格表に）。入力・出力は 100 万トークンあたりのドル、"
+                                      "キャッシュの倍率は入力単価に対する倍率",
+                        notes=notes)
+
+
+TOKENIZER_LABELS = {"newer": "新しい", "older": "古い（そのモデルで数え直す）"}
+
+
+def window_table(doc_tokens: int, models=None, *, tokenizer: bool = False) -> _table.Table:
+    """Each model's window usage for ``doc_tokens`` and whether it meets the 50% premise (lessons 00 and 01);
+    ``tokenizer`` adds the model's tokenizer generation (a count made on one generation is re-counted on the other)."""
+    models = list((pricing.models() if models is None else models).values()) if isinstance(models, dict) or models is None \
+        else [pricing.get_model(m) for m in models]
+    rows = []
+    for m in models:
+        usage = doc_tokens / m.context_window
+        rows.append([m.display_name, f"{m.context_window:,}", f"{usage:.1%}", "満たす" if usage <= 0.5 else "満たさない"]
+                    + ([TOKENIZER_LABELS[m.tokenizer_family]] if tokenizer else []))
+    return _table.Table(["モデル", "ウィンドウ（tokens）", "使用率", "前提（50% 以下）"] + (["トークナイザー"] if tokenizer else []),
+                        rows,
+                        caption=f"文書 {doc_tokens:,} tokens を各モデルのウィンドウで割った値。ウィンドウは価格表"
+                                f"（{pricing.price_table_date()} 時点）から")
+
+
+VERDICT_LABELS = {"long_context": "ロングコンテキスト", "rag": "RAG", "tie": "同額圏"}
+
+
+def verdict_table(doc_tokens: int, n_files: int, models, per_days) -> tuple[dict, _table.Table]:
+    """The month of long context (cached) and RAG (with its DB) for each model and questions a day, and which is
+    cheaper by :func:`cheaper_path` (lesson 00 section 5): ``({(model, per_day): verdict}, table)``."""
+    verdicts, rows = {}, []
+    for model in models:
+        for per_day in per_days:
+            p = Profile(model=model, questions_per_month=per_day * DAYS_PER_MONTH)
+            c = compare(doc_tokens, n_files, p)
+            verdicts[model, per_day] = cheaper_path(doc_tokens, n_files, p)
+            rows.append([pricing.get_model(model).display_name, f"{per_day}", c.ttl, f"{c.hit_rate:.0%}",
+                         f"${c.monthly['long_context']:,.2f}", f"${c.monthly['rag']:,.2f}",
+                         VERDICT_LABELS[verdicts[model, per_day]]])
+    table = _table.Table(["モデル", "1 日の質問数", "TTL", "ヒット率", "ロングコンテキスト（キャッシュ込み）", "RAG（DB 込み）",
+                          "安いのは"], rows,
+                         caption=f"出典: 価格表（{pricing.price_table_date()} 時点）の単価と、04 の合成トラフィックから出した"
+                                 "ヒット率（シミュレーションの平均）で計算した月額",
+                         summary=[f"同額圏: ヒット率を、シミュレーションした平均の ±{BAND_SE:g} 標準誤差の幅で動かすと、"
+                                  "安いほうが入れ替わる"])
+    return verdicts, table

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Sequence
 
-from ctxlab import corpus
+from ctxlab import _table, corpus
 from ctxlab.api import messages
 from ctxlab.costs import pricing
 from ctxlab.costs._checks import nonneg
@@ -78,6 +78,23 @@ def cheapest(costs: Mapping[str, Mapping[str, float] | float]) -> str:
         return v["cost_usd"] if isinstance(v, Mapping) else v
 
     return min(costs, key=lambda k: dollars(costs[k]))
+
+
+TTL_LABELS = {"none": "なし", "5m": "5 分", "1h": "1 時間"}
+
+
+def traffic_table(days: Mapping[str, Sequence[float]], doc_tokens: float, *, model: str = pricing.DEFAULT_MODEL
+                  ) -> tuple[dict[str, dict], _table.Table]:
+    """:func:`compare_ttls` for each named day, and the lesson's table of them (Japanese labels, source caption)."""
+    costs = {name: compare_ttls(ts, doc_tokens, model=model) for name, ts in days.items()}
+    rows = [[name, f"{share_within(days[name], 300):.0%}", f"{c['5m']['hit_rate']:.0%}", f"{c['1h']['hit_rate']:.0%}",
+             *(f"${c[k]['cost_usd']:.2f}" for k in ("none", "5m", "1h")), TTL_LABELS[cheapest(c)]]
+            for name, c in costs.items()]
+    table = _table.Table(["トラフィック", "5 分未満の間隔", "ヒット率 5 分", "ヒット率 1 時間", "1 日の料金（キャッシュなし）",
+                          "1 日の料金（5 分）", "1 日の料金（1 時間）", "最安"], rows,
+                         caption=f"出典: 合成トラフィックの 1 日ずつ（シミュレーション）。{pricing.get_model(model).display_name}、"
+                                 f"文書は規程まるごと、質問 {QUESTION_TOKENS}・回答 {OUTPUT_TOKENS} トークン（使い分けの記事の前提）")
+    return costs, table
 
 
 # ---------------------------------------------------------------- measurement through the SDK

@@ -14,7 +14,7 @@
 # %%
 import ctxlab
 from ctxlab import corpus
-from ctxlab.costs import pricing
+from ctxlab.costs import compare, pricing
 from ctxlab.api import tokens
 
 client = ctxlab.make_client()
@@ -108,14 +108,10 @@ plt.tight_layout()
 #
 # 数えた値（`count.tokens`）で、価格表にある各モデルの使用率を出します。ここでは 1 つの数をすべてのモデルに当てはめていますが、
 # 本当はトークナイザーがモデルの世代で違います（旧世代の Haiku 4.5 は古いトークナイザー）。この数は新しいトークナイザーの
-# モデルで数えたものなので、下の出力で「古いトークナイザー」と出るモデルは、そのモデルの `count_tokens` で数え直してから判断します。
+# モデルで数えたものなので、下の表のトークナイザーの列に「古い」と出るモデルは、そのモデルの `count_tokens` で数え直してから判断します。
 
 # %%
-FAMILY = {"newer": "新しいトークナイザー", "older": "古いトークナイザー（数え直す）"}
-for m in models:
-    u = tokens.window_usage(count.tokens, m.id)
-    print(f"{m.display_name:18s} {m.context_window:>9,} tokens  使用率 {u:6.1%}  {'OK' if u <= 0.5 else '前提を満たさない':8s}"
-          f"  {FAMILY[m.tokenizer_family]}")
+compare.window_table(count.tokens, models, tokenizer=True)
 
 # %% [markdown]
 # ## 4. 文書が 10 倍になったら
@@ -127,9 +123,7 @@ for m in models:
 big = corpus.scaled(10)
 big_count = tokens.count_documents([text for _, text in big], client=client)
 print(f"{len(big)} ファイル → {big_count}")
-for m in models:
-    u = tokens.window_usage(big_count.tokens, m.id)
-    print(f"{m.display_name:18s} 使用率 {u:7.1%}  {'OK' if u <= 0.5 else '前提を満たさない → 06 の絞り込みか RAG'}")
+compare.window_table(big_count.tokens, models)   # 満たさないモデルでは、06 の絞り込みか RAG を検討する
 
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "verdict-task", "locked": true, "schema_version": 3, "solution": false, "task": false}

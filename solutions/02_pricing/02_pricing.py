@@ -27,10 +27,7 @@ ctxlab.show_cost("02_pricing", client)   # モードと、実 API で動かし�
 # 単価は `data/pricing.json` にあり、日付と出典が付いています。キャッシュの倍率は「キャッシュを使わない入力単価」に対する倍率です。
 
 # %%
-print(f"価格表の日付: {pricing.price_table_date()}")
-for m in pricing.models().values():
-    print(f"{m.display_name:18s} 入力 ${m.input_usd_per_mtok:>4} / 出力 ${m.output_usd_per_mtok:>4}（100 万トークン） "
-          f"書き込み 5m {m.cache_write_5m_multiplier}x・1h {m.cache_write_1h_multiplier}x  読み出し {m.cache_read_multiplier}x")
+compare.price_list()   # 表の下に出典と日付、注（▸）に価格の段の前提
 
 # %% [markdown]
 # ## 2. 1 回あたりの料金
@@ -59,8 +56,14 @@ print(f"{MODEL.display_name}（価格表 {pricing.price_table_date()} 時点）�
 no_cache = pricing.call_cost(MODEL, input_tokens=doc_tokens + QUESTION, output_tokens=ANSWER)
 first = pricing.call_cost(MODEL, input_tokens=QUESTION, cache_write_5m_tokens=doc_tokens, output_tokens=ANSWER)
 cached = pricing.call_cost(MODEL, input_tokens=QUESTION, cache_read_tokens=doc_tokens, output_tokens=ANSWER)
-for name, c in [("キャッシュなし", no_cache), ("初回（書き込み・TTL 5 分）", first), ("2 回目以降（読み出し）", cached)]:
-    print(f"{name:14s} 入力 ${c.input:.4f} + 出力 ${c.output:.4f} = ${c.total:.3f}")
+from IPython.display import Markdown
+
+Markdown("| 呼び出し | 入力 | 出力 | 合計 |\n|---|---:|---:|---:|\n"
+         + "\n".join(f"| {name} | \\${c.input:.4f} | \\${c.output:.4f} | \\${c.total:.3f} |"
+                     for name, c in [("キャッシュなし", no_cache), ("初回（書き込み・TTL 5 分）", first),
+                                     ("2 回目以降（読み出し）", cached)])
+         + f"\n\n出典: 価格表（{pricing.price_table_date()} 時点）の {MODEL.display_name} の単価で計算。"
+           f"質問と指示 {QUESTION} トークン・回答 {ANSWER} トークン")
 
 # %% [markdown]
 # ## 3. 月額と、RAG 側の DB

@@ -9,11 +9,13 @@
 # **このレッスンで身につくこと**
 #
 # - 読み出しのたびに TTL が延びることを、sandbox の時計を動かして見せられる
-# - 間隔を「前の質問の開始から次の質問の開始まで」で測る理由と、同時に送った最初の質問が全部ミスになる理由を説明できる
+# - 間隔を「前の質問の開始から次の質問の開始まで」で測る理由を説明できる
 # - 1 日のリクエスト時刻を再生し、TTL 5 分と 1 時間のヒット率と料金を見積もれる
 # - 「ヒット率 ≈ 前の質問から TTL 以内に来た質問の割合」を使い、リクエストのログから TTL を選べる
 #
-# **所要時間** 約 80 分　**前提** 02（料金）、03（プロンプトキャッシュ）
+# **所要時間** 約 70 分（任意の部分を含めると約 80 分）　**前提** 02（料金）、03（プロンプトキャッシュ）
+#
+# **任意の部分** 最後の 11 節（同時に送った質問）と 12 節（質問数を動かしたときの TTL の図）は、演習には使いません。時間のあるときに読んでください。
 
 # %%
 import ctxlab
@@ -78,7 +80,6 @@ for i in range(16):                      # 08:00, 08:04, ..., 09:00
           f"書き込み {r.usage.cache_creation_input_tokens:>7,}  読み出し {r.usage.cache_read_input_tokens:>7,}  ${cost.total:.3f}")
 entry = sb.cache_entries()[0]            # sandbox だけで見られるキャッシュの中身
 print(f"エントリ: 読まれた回数 {entry['reads']}、あと {entry['expires_in_s']:.0f} 秒で期限切れ")
-assert kinds == ["書き込み"] + ["読み出し"] * 15   # 次のセルが言っていること
 
 # %% [markdown]
 # 最初の 1 回だけが書き込みで、残りはすべて読み出しです。書き込みから 1 時間たっても、エントリはまだ生きています。
@@ -121,24 +122,6 @@ for label, gap in [("送ってから 4 分 50 秒後に次", THINK), ("出終わ
 # %% [markdown]
 # 利用者にとっては同じ「4 分 50 秒」でも、回答が出終わってから数えると、開始から開始までは 5 分を超えてしまいます。
 # ログから間隔を測るときは、**リクエストを送った時刻どうし**の差を取ってください。
-#
-# ## 4. 同時に送った最初の質問は、全部ミスになる
-#
-# キャッシュのエントリは、それを書き込む応答が始まってから使えるようになります。したがって、キャッシュが空のときに
-# 同じ文書で質問を同時に送ると、どれも他方の書き込みを読めず、全部が書き込みになります。
-# sandbox の `sb.concurrent()` は、ブロックの中のリクエストを同時に送ったものとして扱います（sandbox だけの機能です）。
-
-# %%
-sb.clear_cache()
-with sb.concurrent():
-    burst = [ask(i) for i in range(3)]
-after = ask(3)
-for name, m in [("同時 1", burst[0]), ("同時 2", burst[1]), ("同時 3", burst[2]), ("その後", after)]:
-    print(f"{name}: {kind(m.usage)}  ${pricing.usage_cost(m.usage, MODEL).total:.3f}")
-
-# %% [markdown]
-# 一斉に投げるバッチや、朝いちばんに複数の人が同時に聞く場面では、この分だけ書き込みが重なります。
-# 避けたいときは、まず 1 本だけ送って応答が始まるのを待ち、残りをそのあとに送ります（ウォームアップ）。
 #
 # ## 5. 1 日の質問を作る
 #
@@ -419,15 +402,9 @@ profiles = [
     ("会議のときだけ・30 問", traffic.office_day(30, seed=0, profile="meetings")),
     ("90 分おきのバッチ・7 問", [i * 5400.0 for i in range(7)]),
 ]
-LABEL = {"none": "なし", "5m": "5 分", "1h": "1 時間"}
-print("間隔<5分  ヒット率 5m   1h  | 1 日の料金 なし      5m      1h | 最安    トラフィック")
-table = {}
-for name, ts in profiles:
-    c = traffic.compare_ttls(ts, doc_tokens, model=MODEL)
-    table[name] = c
-    print(f"{traffic.share_within(ts, 300):7.0%} {c['5m']['hit_rate']:11.0%} {c['1h']['hit_rate']:4.0%}  |"
-          + "".join(f" ${c[k]['cost_usd']:6.2f}" for k in ("none", "5m", "1h"))
-          + f" | {LABEL[traffic.cheapest(c)]:4s}  {name}")
+LABEL = traffic.TTL_LABELS
+table, shown = traffic.traffic_table(dict(profiles), doc_tokens, model=MODEL)
+shown
 
 # %% [markdown]
 # 表から読み取れることを、最安の列から出します（どれも合成トラフィックの 1 日ずつで、平均ではありません）。
@@ -438,11 +415,10 @@ office = [name for name in table if name.startswith(("朝夕", "終日"))]
 print("会議のときだけ（5 分以内に続き、途切れると 1 時間以上空く）:", LABEL[cheapest_of["会議のときだけ・30 問"]], "が最安")
 print("社内の問い合わせ（5〜60 分の間隔が混ざる）:", "、".join(f"{n} → {LABEL[cheapest_of[n]]}" for n in office))
 print("90 分おきのバッチ（間隔がいつも 1 時間超）:", LABEL[cheapest_of["90 分おきのバッチ・7 問"]], "が最安")
-assert cheapest_of["会議のときだけ・30 問"] == "5m" and cheapest_of["90 分おきのバッチ・7 問"] == "none"
 
 # %% [markdown]
 # - 質問が 5 分以内に続き、途切れると 1 時間以上空くなら、5 分 TTL で足ります。1 時間にしても増えるヒットがなく、書き込みの割増だけが増えます。
-# - 5〜60 分の間隔が混ざる社内の問い合わせでは、1 時間 TTL が割増に見合う日があります。ただし質問数と日によって入れ替わります（下の図と 10 節）。
+# - 5〜60 分の間隔が混ざる社内の問い合わせでは、1 時間 TTL が割増に見合う日があります。ただし質問数と日によって入れ替わります（10 節と、任意の 12 節の図）。
 # - 間隔がいつも 1 時間を超える定時のバッチでは、どちらの TTL でも一度も読まれません。キャッシュしないのがいちばん安く、キャッシュすると書き込みの割増だけを払います。
 #
 # 使い分けの記事は「利用が朝夕に固まる社内システムでは、ヒット率は 7 割から 9 割」とし、月額を「1 日 20 問・ヒット率 80%」と 5 分 TTL の書き込み単価で計算していました。
@@ -456,8 +432,6 @@ print("1 時間 TTL でヒット率 80% 以上:", ", ".join(n for n, c in table.
 five, hour = traffic.hit_rate_stats(20, "5m"), traffic.hit_rate_stats(20, "1h")
 for name, st in (("5 分", five), ("1 時間", hour)):
     print(f"1 日 20 問（朝夕に集中）・TTL {name}: {st.label()}。1 日ごとには {st.lowest:.0%}〜{st.highest:.0%}")
-mean, mean1 = five.mean, hour.mean
-assert "朝夕に集中・20 問" not in reach and mean < compare.ARTICLE_HIT_RATE <= mean1   # 次のセルが言っていること
 
 # %% [markdown]
 # この合成トラフィックでは、1 日 20 問でヒット率 80% に届くのは 1 時間 TTL のほうで、その場合の書き込みは 5 分 TTL より高い単価です。
@@ -465,53 +439,6 @@ assert "朝夕に集中・20 問" not in reach and mean < compare.ARTICLE_HIT_RA
 # 1 日ごとのヒット率は大きくばらつくので、平均の標準誤差が 0.5 ポイント未満になるまで日数を重ねます（`traffic.hit_rate_stats`。何日かはセルが表示します）。
 # 「ヒット率 80%」と「5 分 TTL の単価」を同時に置いて月額を出すなら、その前提が成り立つかを自社のログの間隔で確かめてください。
 # ここで使ったトラフィックは仮定した一例にすぎず、結論はログの形しだいで変わります。
-
-# %% [markdown]
-# 質問数を動かして、TTL ごとのヒット率と 1 問あたりの料金を描きます（朝夕に集中するプロファイル、00・02・05 と同じ平均）。
-
-# %%
-import matplotlib.pyplot as plt
-
-counts = [5, 10, 20, 40, 80, 160, 320]
-
-
-def mean_day_cost(n_q, ttl):
-    """A day's cost averaged over the same simulated days as the hit rate of that traffic and TTL."""
-    days = traffic.days_for(n_q, ttl or "5m")
-    return sum(traffic.day_cost(traffic.office_day(n_q, seed=s), ttl, doc_tokens, model=MODEL) for s in range(days)) / days
-
-
-rate = {ttl: [traffic.hit_rate_stats(n_q, ttl).mean for n_q in counts] for ttl in ("5m", "1h")}
-per_q = {ttl: [mean_day_cost(n_q, None if ttl == "none" else ttl) / n_q for n_q in counts] for ttl in ("none", "5m", "1h")}
-
-COLOR = {"none": "gray", "5m": "tab:blue", "1h": "tab:orange"}
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.4))
-for ttl in rate:
-    ax1.plot(counts, rate[ttl], marker="o", color=COLOR[ttl], label=f"TTL {LABEL[ttl]}")
-for ttl in per_q:
-    ax2.plot(counts, per_q[ttl], marker="o", color=COLOR[ttl],
-             label="キャッシュなし" if ttl == "none" else f"TTL {LABEL[ttl]}")
-ax1.set_ylabel("ヒット率")
-ax2.set_ylabel("1 問あたりの料金（ドル）")
-for ax in (ax1, ax2):
-    ax.set_xscale("log")
-    ax.set_xticks(counts, [str(c) for c in counts])
-    ax.set_xlabel("1 日の質問数")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-fig.suptitle("朝夕に集中する合成トラフィック（シミュレーション）: 質問数と TTL", fontsize=10)
-plt.tight_layout()
-
-# %% [markdown]
-# 図の数字を、5 分と 1 時間の 1 問あたりの差として並べます。差が正なら 1 時間が安く、差の大きさが割増に見合う度合いです。
-
-# %%
-gap = {n_q: per_q["5m"][i] - per_q["1h"][i] for i, n_q in enumerate(counts)}
-print("1 問あたり（5 分 − 1 時間）:", "  ".join(f"{n_q} 問 ${g:+.3f}" for n_q, g in gap.items()))
-widest = max(gap, key=gap.get)
-five_wins = [n_q for n_q, g in gap.items() if g < 0]
-print(f"1 時間の得がいちばん大きいのは 1 日 {widest} 問（質問が増えると 5 分のヒット率も上がって差が縮み、減ると 1 時間でもミスが増える）"
-      + (f"。5 分のほうが安いのは 1 日 {', '.join(map(str, five_wins))} 問" if five_wins else ""))
 
 # %% [markdown]
 # ## 10. ログから TTL を選ぶ
@@ -580,7 +507,7 @@ Reveal("choose-ttl")
 # ## まとめ
 #
 # - 読み出しは TTL を無料で延ばす。だから、ある質問がヒットするかは「直前の質問から TTL 以内に来たか」だけで決まる。
-# - 間隔はリクエストの**開始から開始まで**。回答を書いている時間も含まれる。キャッシュが空のときに同時に送った質問は全部ミスになる。
+# - 間隔はリクエストの**開始から開始まで**。回答を書いている時間も含まれる。キャッシュが空のときに同時に送った質問は全部ミスになる（任意の 11 節）。
 # - ヒット率 ≈ 間隔のうち TTL 未満の割合（正確には × (n − 1)/n。その日の最初の質問は必ずミス）。キャッシュを再生しなくても、ログの時刻の差から見積もれる。
 # - 5 分か 1 時間かは、5〜60 分の間隔の数と、1 時間でもミスする回数の比で決まる。間隔がいつも 1 時間を超えるなら、キャッシュしないのが最安。
 # - ヒット率は 1 日ごとにばらつく。月額に使うのは多くの日の平均で、00・02・05 と `ctxlab compare` はこの節の合成トラフィックで、標準誤差が 0.5 ポイント未満になる日数の平均を使う。
@@ -599,3 +526,71 @@ from ctxlab.widgets.quiz import Quiz
 
 check = Quiz(quiz.quiz_for("04_ttl"))
 check
+
+# %% [markdown]
+# ## 11.（任意） 同時に送った最初の質問は、全部ミスになる
+#
+# キャッシュのエントリは、それを書き込む応答が始まってから使えるようになります。したがって、キャッシュが空のときに
+# 同じ文書で質問を同時に送ると、どれも他方の書き込みを読めず、全部が書き込みになります。
+# sandbox の `sb.concurrent()` は、ブロックの中のリクエストを同時に送ったものとして扱います（sandbox だけの機能です）。
+
+# %%
+sb.clear_cache()
+with sb.concurrent():
+    burst = [ask(i) for i in range(3)]
+after = ask(3)
+for name, m in [("同時 1", burst[0]), ("同時 2", burst[1]), ("同時 3", burst[2]), ("その後", after)]:
+    print(f"{name}: {kind(m.usage)}  ${pricing.usage_cost(m.usage, MODEL).total:.3f}")
+
+# %% [markdown]
+# 一斉に投げるバッチや、朝いちばんに複数の人が同時に聞く場面では、この分だけ書き込みが重なります。
+# 避けたいときは、まず 1 本だけ送って応答が始まるのを待ち、残りをそのあとに送ります（ウォームアップ）。
+
+# %% [markdown]
+# ## 12.（任意） 質問数を動かしたときの TTL
+#
+# 9 節の表は 1 日ずつでした。質問数を動かして、TTL ごとのヒット率と 1 問あたりの料金を描きます（朝夕に集中するプロファイル、00・02・05 と同じ平均）。
+
+# %%
+import matplotlib.pyplot as plt
+
+counts = [5, 10, 20, 40, 80, 160, 320]
+
+
+def mean_day_cost(n_q, ttl):
+    """A day's cost averaged over the same simulated days as the hit rate of that traffic and TTL."""
+    days = traffic.days_for(n_q, ttl or "5m")
+    return sum(traffic.day_cost(traffic.office_day(n_q, seed=s), ttl, doc_tokens, model=MODEL) for s in range(days)) / days
+
+
+rate = {ttl: [traffic.hit_rate_stats(n_q, ttl).mean for n_q in counts] for ttl in ("5m", "1h")}
+per_q = {ttl: [mean_day_cost(n_q, None if ttl == "none" else ttl) / n_q for n_q in counts] for ttl in ("none", "5m", "1h")}
+
+COLOR = {"none": "gray", "5m": "tab:blue", "1h": "tab:orange"}
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.4))
+for ttl in rate:
+    ax1.plot(counts, rate[ttl], marker="o", color=COLOR[ttl], label=f"TTL {LABEL[ttl]}")
+for ttl in per_q:
+    ax2.plot(counts, per_q[ttl], marker="o", color=COLOR[ttl],
+             label="キャッシュなし" if ttl == "none" else f"TTL {LABEL[ttl]}")
+ax1.set_ylabel("ヒット率")
+ax2.set_ylabel("1 問あたりの料金（ドル）")
+for ax in (ax1, ax2):
+    ax.set_xscale("log")
+    ax.set_xticks(counts, [str(c) for c in counts])
+    ax.set_xlabel("1 日の質問数")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+fig.suptitle("朝夕に集中する合成トラフィック（シミュレーション）: 質問数と TTL", fontsize=10)
+plt.tight_layout()
+
+# %% [markdown]
+# 図の数字を、5 分と 1 時間の 1 問あたりの差として並べます。差が正なら 1 時間が安く、差の大きさが割増に見合う度合いです。
+
+# %%
+gap = {n_q: per_q["5m"][i] - per_q["1h"][i] for i, n_q in enumerate(counts)}
+print("1 問あたり（5 分 − 1 時間）:", "  ".join(f"{n_q} 問 ${g:+.3f}" for n_q, g in gap.items()))
+widest = max(gap, key=gap.get)
+five_wins = [n_q for n_q, g in gap.items() if g < 0]
+print(f"1 時間の得がいちばん大きいのは 1 日 {widest} 問（質問が増えると 5 分のヒット率も上がって差が縮み、減ると 1 時間でもミスが増える）"
+      + (f"。5 分のほうが安いのは 1 日 {', '.join(map(str, five_wins))} 問" if five_wins else ""))

@@ -10,10 +10,13 @@
 #
 # - 文書量に対する月額を 3 つの方式で描き、RAG のほうが安くなる文書量（交点）を、図から読むのではなく計算で求められる
 # - 質問数（とそれで決まるキャッシュヒット率）・モデル・ベクトル DB の月額が、交点をどちらへ動かすかを説明できる
-# - ウィンドウの 50% と 100% の線を、料金の交点と同じ図の上で読める
-# - 「何を送るか（ρ）」と「使い回すか（k）」の 2 軸の図で、全文・キャッシュ・検索・検索＋固定部分のキャッシュのどれが 1 回あたり最も安いかを判断し、ドルの試算と対応づけられる
+# - ウィンドウの 50% と 100% の線・待ち時間の線を料金の交点と並べ、文書が増えたとき最初に当たる線を判断できる
+# - 「何を送るか（ρ）」と「使い回すか（k）」の 2 軸の図で、全文・キャッシュ・検索のどれが 1 回あたり最も安いかを判断し、ドルの試算と対応づけられる
 #
-# **所要時間** 約 95 分　**前提** 02（料金）、03（損益分岐と使い回し回数 k）、04（ヒット率）
+# **所要時間** 約 70 分（任意の部分を含めると約 95 分）　**前提** 02（料金）、03（損益分岐と使い回し回数 k）、04（ヒット率）
+#
+# **任意の部分** 最後の 9 節（ヒット率を 80% に固定したときのずれと、今日のモデルでの計算し直し）と 10 節（固定部分もキャッシュする検索）は、
+# 演習には使いません。時間のあるときに読んでください。
 
 # %%
 import math
@@ -56,9 +59,10 @@ Markdown("| 項目 | 値 | 根拠 |\n|---|---|---|\n"
 
 # %%
 now = crossover.situation(doc_tokens, base, n_files=len(docs))
-for key, label in crossover.PATHS.items():
-    print(f"{label:22s} 月 ${now['monthly_' + key]:>8,.2f}")
-print(f"（ロングコンテキストをキャッシュなしで送ると月 ${now['monthly_long_context_no_cache']:,.2f}）")
+display(Markdown("| 方式 | 月額 |\n|---|---:|\n"
+         + "\n".join(f"| {label} | \\${now['monthly_' + key]:,.2f} |" for key, label in crossover.PATHS.items())
+         + f"\n| （ロングコンテキストをキャッシュなしで） | \\${now['monthly_long_context_no_cache']:,.2f} |"
+         + f"\n\n出典: 価格表（{pricing.price_table_date()} 時点）の単価と、04 の合成トラフィックのヒット率（シミュレーション）で計算"))
 for note in compare.compare(doc_tokens, len(docs), base).notes:
     print("注:", note)
 
@@ -184,149 +188,16 @@ half_first = [m.display_name for m in pricing.article_models().values()
 print("交点よりウィンドウの 50% が先に来る質問数があるモデル:", "、".join(half_first) or "なし")
 
 
-def fixed_80_side(q):
-    """Where the article's fixed 80% puts the crossing against the traffic's hit rate at q a day:
-    +1 further (more documents), -1 nearer, 0 tied within the simulated hit rate's band."""
-    p = replace(art, questions_per_month=q * crossover.DAYS_PER_MONTH)
-    fixed = far(crossover.crossover_tokens(replace(p, hit_rate=compare.ARTICLE_HIT_RATE)))
-    sides = {(fixed > far(crossover.crossover_tokens(b))) - (fixed < far(crossover.crossover_tokens(b)))
-             for b in compare.hit_rate_band(p)}
-    return sides.pop() if len(sides) == 1 else 0
-
-
-side = {q: fixed_80_side(q) for q in range(1, 121)}
-further_to = max(q for q, v in side.items() if v > 0)
-nearer_from = min(q for q, v in side.items() if v < 0)
-print(f"{pricing.get_model(art.model).display_name} でヒット率を記事の {compare.ARTICLE_HIT_RATE:.0%} に固定すると、交点を "
-      f"1 日 {further_to} 問までは文書の多い側に、{nearer_from} 問からは少ない側に見積もる"
-      + (f"（間の {nearer_from - further_to - 1} 問はシミュレーションしたヒット率の精度の内で決まらない）"
-         if nearer_from - further_to > 1 else ""))
-assert falls and cheaper_further and half_first   # 下の読み取りが言っていること
-
 # %% [markdown]
-# 同じことを図にします。横軸が 1 日の質問数、縦軸が交点の文書量です。線より上（文書が多い側）では RAG が安く、下ではロングコンテキストが安い。
-# 点線は各モデルのウィンドウの 50% です。Opus 5 には、使い分けの記事のようにヒット率を 80% に固定した場合も破線で重ねます。
-
-# %%
-qs = np.geomspace(1, 300, 40)
-fig, ax = plt.subplots(figsize=(6.6, 3.8))
-for model, color in zip(pricing.article_models().values(), ["#1f77b4", "#ff7f0e", "#2ca02c"]):
-    xs = [crossover.crossover_tokens(replace(base, model=model.id, questions_per_month=q * crossover.DAYS_PER_MONTH))
-          for q in qs]
-    ax.plot(qs, xs, color=color, label=f"{model.display_name}（ヒット率はトラフィックから）")
-    ax.axhline(model.context_window / 2, color=color, ls=":", lw=1)
-fixed = [crossover.crossover_tokens(replace(art, questions_per_month=q * crossover.DAYS_PER_MONTH,
-                                            hit_rate=compare.ARTICLE_HIT_RATE)) for q in qs]
-ax.plot(qs, fixed, color="#1f77b4", ls="--", lw=1,
-        label=f"{pricing.get_model(art.model).display_name}（記事の {compare.ARTICLE_HIT_RATE:.0%} に固定）")
-ax.axhline(doc_tokens, color="black", lw=1, ls="--", label=f"題材の規程 {doc_tokens:,} tokens")
-ax.plot([], [], color="gray", ls=":", lw=1, label="点線: 各モデルのウィンドウの 50%")
-ax.set_xscale("log")
-ax.set_yscale("log")
-ax.set_xlabel("1 日の質問数")
-ax.set_ylabel("RAG が安くなる文書量（tokens）")
-ax.set_title(f"交点は質問数とモデルで動く（RAG {base.rag_chunks} チャンク・DB ${base.db_monthly:g}/月）", fontsize=10)
-ax.legend(fontsize=8)
-ax.grid(alpha=0.3)
-plt.tight_layout()
-
-# %% [markdown]
-# 読み取れることは 4 つです（記事の 3 モデルの上で）。
+# 読み取れることは 3 つです（記事の 3 モデルの上で）。
 #
 # - **質問が少ないほど交点は右（文書が多い側）へ逃げます。** RAG の DB の月額は質問数によらない固定費なので、質問が少ないと 1 問あたりが重くなります。
 #   質問が多い側では、ヒット率も上がってロングコンテキストの傾きが小さくなるので、交点はあまり動かなくなります（上の Opus 5 の 2 つの値）。
-# - **ヒット率を 80% に固定したときのずれの向きは、質問数で変わります。** 質問が少ないと、このトラフィックのヒット率は低く、文書 1 トークンあたりの単価
-#   $(1-h)w + hr$ が記事の前提（80%・TTL 5 分）より高いので、固定すると交点を文書の多い側に見積もります。質問が多いと、1 時間 TTL のヒット率が
-#   高くなって単価が記事の前提より安くなるので、逆に少ない側に見積もります。
-#   入れ替わる質問数は上のセルの最後の行です（破線と実線が交わるところ）。破線と実線の差が、記事の前提と、このトラフィックの差です。
 # - **入力単価の安いモデルほど交点は右へ逃げます。** 単価が下がると、RAG の API の部分も安くなりますが、それは文書量によらない高さの一部で、DB 代は変わりません。
 #   文書量とともに伸びるロングコンテキストの傾きが小さくなるので、交点は右へ動きます。
 # - **ウィンドウの小さいモデルでは、交点より先にウィンドウの 50% に当たることがあります。** そのときは料金ではなく、載るかどうかで方式が決まります。
 #
-# ヒット率だけを固定して動かしても、交点は動きます。ヒット率を上げると、ロングコンテキストの傾きが書き込みの倍率から読み出しの倍率の側へ寄ります。
-# 最後の行は、1 日 20 問のトラフィックから出したヒット率です。
-
-# %%
-for h in (0.0, 0.5, compare.ARTICLE_HIT_RATE, 0.95, None):
-    p = replace(base, hit_rate=h)
-    print(f"{p.hit_rate_label():58s}: 文書 1 万トークンあたり月 ${crossover.line('long_context', p).slope * 10_000:6.2f}、"
-          f"交点 {crossover.crossover_tokens(p):>9,.0f} tokens")
-
-# %% [markdown]
-# ### 今日のモデルで計算し直す
-#
-# ここまでの表と読み取りは、使い分けの記事の 3 モデル（記事の日付の価格）の上のものでした。価格表には今日のモデルも入っています
-# （`pricing.current_models()`）。読み出しの倍率が 0.05 倍（Opus 5.5・Sonnet 5.5）や 0.025 倍（Fable）に下がり、
-# Haiku 5.5 はプロンプトの長さで単価が変わります（100,000 トークンまでと、それを超えるプロンプト）。どのトークンを長さに数えるかと、
-# 超えたときに出力まで高い単価になるかは、公式のページに書かれておらず、価格表が置いた前提です。倍率・単価・前提は下のセルが価格表から表示します。
-# 同じ計算を、記事の各モデルの後継（同じ系統の今日のモデル）でやり直し、どの結論が動いたかを確かめます。
-# 覚えるのは数字ではなく、価格が変わったら同じ計算で出し直す手順です。
-
-# %%
-def successor(m):
-    """The current model of the same family (Opus, Sonnet, Haiku) as the article's model ``m``."""
-    family = m.display_name.split()[1]
-    return next(c for c in pricing.current_models().values() if c.display_name.split()[1] == family)
-
-
-def verdict(p):
-    """Which path is cheaper for the course's documents under profile ``p`` (the premise first)."""
-    s = crossover.situation(doc_tokens, p, n_files=len(docs))
-    if not s["within_half_window"]:
-        return "前提外（ウィンドウの 50% 超）"
-    return {"long_context": "ロングコンテキスト", "rag": "RAG", "tie": "同額圏"}[compare.cheaper_path(doc_tokens, len(docs), p)]
-
-
-COUNTED = {"input_tokens": "入力", "cache_creation_input_tokens": "キャッシュの書き込み", "cache_read_input_tokens": "読み出し"}
-print(f"価格表 {pricing.price_table_date()} 時点")
-for m in pricing.current_models().values():
-    tiers = "・".join(f"{t.over_prompt_tokens:,} tokens 超は ${t.input_usd_per_mtok:g} / ${t.output_usd_per_mtok:g}"
-                     for t in m.prompt_tiers) or "なし"
-    print(f"  {m.display_name:17s} ${m.input_usd_per_mtok:g} / ${m.output_usd_per_mtok:g}  読み出し {m.cache_read_multiplier:g} 倍"
-          f"  長さの段階: {tiers}")
-    if m.prompt_tiers:   # どのトークンを数え、高い単価が何に掛かるか: 価格表が置いた前提
-        edge = m.prompt_tiers[0].over_prompt_tokens
-        print(f"    {'前提（公式のページは「プロンプトの長さ」としか書かず、第三者の価格情報による）' if m.tier_rule.assumption else '規則'}: "
-              f"数えるのは{'・'.join(COUNTED[t] for t in m.tier_rule.counted_tokens)}の合計、超えたら"
-              f"{'出力も含めて' if 'output included' in m.tier_rule.applies_to else ''}呼び出し全体が高い単価。"
-              f"題材の規程 {doc_tokens:,} tokens は料金の段の{'上' if doc_tokens > edge else '下'}")
-moved, rows = [], ["| 1 日の質問数 | 記事のモデル | 交点 | 題材の規程で安いのは | 今日のモデル | 交点 | 題材の規程で安いのは |",
-                   "|---" * 7 + "|"]
-for old in pricing.article_models().values():
-    new = successor(old)
-    for q in (5, 20, 100):
-        cells, said = [], []
-        for m in (old, new):
-            p = replace(base, model=m.id, questions_per_month=q * crossover.DAYS_PER_MONTH)
-            x = crossover.crossover_tokens(p)
-            said.append(verdict(p))
-            cells += [m.display_name, "なし" if x is None else f"{x:,.0f}", said[-1]]
-        if said[0] != said[1]:
-            moved.append((q, old.display_name, said[0], new.display_name, said[1]))
-            cells[-1] = f"**{cells[-1]}**"
-        rows.append(f"| {q} | " + " | ".join(cells) + " |")
-rows.append("\n太字: 記事のモデルから結論が入れ替わった組み合わせ（ヒット率と TTL は質問数ごとにトラフィックから）。"
-            f"同額圏: シミュレーションしたヒット率の精度（平均の ±{compare.BAND_SE:g} 標準誤差）の内で、安いほうが入れ替わる")
-Markdown("\n".join(rows))
-
-# %%
-for q, a, va, b, vb in moved:
-    print(f"1 日 {q} 問: {a} では {va} → {b} では {vb}")
-print(f"結論が入れ替わった組み合わせ: {len(moved)} / {3 * len(pricing.article_models())}")
-now_cross = {m.id: [far(crossover.crossover_tokens(replace(base, model=m.id, questions_per_month=q * crossover.DAYS_PER_MONTH)))
-                    for q in per_days] for m in pricing.current_models().values()}
-comes_back = [pricing.get_model(m).display_name for m, xs in now_cross.items()
-              if any(b > a for a, b in zip(xs, xs[1:]) if not math.isinf(a))]
-print(f"1 日 {per_days[0]}〜{per_days[-1]} 問で、質問が増えると交点が文書の多い側へ戻るモデル:", "、".join(comes_back) or "なし")
-assert comes_back   # 下の読み取り: 「質問が少ないほど交点は右へ」はどこでも成り立つわけではない
-
-# %% [markdown]
-# 記事の 3 モデルで成り立った「質問が少ないほど交点は文書の多い側」は、今日のモデルでは質問の多い側で崩れます（上のセルが該当するモデルを表示します）。
-# 交点は「RAG の月額 − 文書 0 のロングコンテキストの月額」を「文書 1 トークンあたりの月額」で割った値です。質問が増えると、
-# 分子の DB の固定費は薄まります（交点は左へ）。一方でヒット率が上がり、1 トークンあたりの単価 $(1-h)w + hr$ は下がり続けます（交点は右へ）。
-# 読み出しの倍率 $r$ が小さいほど後者が大きく効くので、読み出しが安くなった今日のモデルでは、質問の多い側で交点が右へ戻ります。
-# 表の太字は、題材の規程で安い方式が記事のモデルから入れ替わった組み合わせです（上のセルが一覧にします）。交点の列は、
-# 入れ替わらなかった組み合わせでも交点がどれだけ動いたかを示します。価格表の日付が変わったら、このセルを実行し直すだけで、どの結論が動いたかが出ます。
+# ヒット率を記事のように 80% に固定すると交点がどちらへずれるか、今日のモデルではこの 3 つのどれが崩れるかは、任意の 9 節で確かめます。
 
 # %% [markdown]
 # ## 5. 待ち時間の線
@@ -464,89 +335,83 @@ assert _none == [None, None], _none
 assert type(_zero) is float and _zero == 0.0, _zero
 ### END HIDDEN TESTS
 
-# %% [markdown] nbgrader={"grade": false, "grade_id": "max-questions-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
-# ### 演習 2（2 点）: ロングコンテキストが安いままでいられる質問数
+# %% [markdown] nbgrader={"grade": false, "grade_id": "first-line-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# ### 演習 2（2 点）: 文書が増えていくとき、最初に当たる線
 #
-# 文書量を固定して、質問数だけを動かします。利用が 1 日 1 問から少しずつ増えていくとき、何問までならロングコンテキスト（キャッシュ込み）の
-# 月額が RAG（DB 込み）**以下**のままでいられるかを返す関数 `max_questions_per_day(doc_tokens, profile, limit=300)` を書いてください。
+# 規程は年々増えます。質問数・モデル・DB の月額を決めた `profile` のもとで文書を 0 から増やしていくと、ロングコンテキストをやめる理由は、
+# 次の 3 本の線のうち**最初に当たった線**で決まります（2 節の図と 5 節で見た線です）。関数 `first_line(profile, ttft_limit_s=crossover.TTFT_LIMIT_S)` を書き、
+# `(線, 文書量)` のタプルを返してください。
 #
-# - 質問数は 1 日あたりの整数で数えます。1 日 1 問から `n` 問までのどれでもロングコンテキストが安いままである、最大の `n` を返す
-# - 1 日 1 問ですでに RAG のほうが安いなら `0`、`limit` 問まで一度も RAG が安くならないなら `limit`
-# - 月額は `compare.compare(doc_tokens, 50, p).monthly` の `"long_context"` と `"rag"`。`p` は `profile` の質問数だけを変えたもの
-#   （`replace(profile, questions_per_month=1 日の質問数 * crossover.DAYS_PER_MONTH)`）。ヒット率は `profile` に従います（既定ではトラフィックから、質問数で変わる）
+# - `"half_window"`: 文書がウィンドウの 50%（`context_window * crossover.HALF_WINDOW`）に達する。そこから先は前提を満たさない
+# - `"latency"`: キャッシュ時の TTFT が `ttft_limit_s` 秒を超える文書量 `crossover.max_tokens_for_ttft(ttft_limit_s, profile.prompt_tokens)`（シミュレーション）
+# - `"cost"`: RAG（DB 込み）のほうが安くなる文書量 `crossover.crossover_tokens(profile)`。ウィンドウの内側で交わらないときは `None` を返すので、その線には当たらない
+# - 文書量が最も小さい線を返す。同じ文書量で重なるときは、載るかどうか（`"half_window"`）、待ち時間（`"latency"`）、料金（`"cost"`）の順に優先する（00 の表で、前提をほかの数字より先に見たのと同じ順）
 
-# %% nbgrader={"grade": false, "grade_id": "max_questions_per_day", "locked": false, "schema_version": 3, "solution": true, "task": false}
-def max_questions_per_day(doc_tokens, profile, limit=300):
+# %% nbgrader={"grade": false, "grade_id": "first_line", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def first_line(profile, ttft_limit_s=crossover.TTFT_LIMIT_S):
     ### BEGIN SOLUTION
-    for per_day in range(1, limit + 1):
-        p = replace(profile, questions_per_month=per_day * crossover.DAYS_PER_MONTH)
-        m = compare.compare(doc_tokens, 50, p).monthly
-        if m["long_context"] > m["rag"]:
-            return per_day - 1
-    return limit
+    lines = [("half_window", pricing.get_model(profile.model).context_window * crossover.HALF_WINDOW),
+             ("latency", crossover.max_tokens_for_ttft(ttft_limit_s, profile.prompt_tokens))]
+    x = crossover.crossover_tokens(profile)
+    if x is not None:
+        lines.append(("cost", x))
+    # min keeps the first of equal volumes: the order above is the priority
+    return min(lines, key=lambda line: line[1])
     ### END SOLUTION
 
 
 # %% [markdown]
 # <details><summary>ヒント（開くと表示）</summary>
 #
-# ヒット率を固定すれば、月額は質問数の 1 次式です。ヒット率がトラフィックから決まるときもそうでしょうか。
-# そうでないなら、差の符号がいつ最初に変わるかを、式ではなく何で確かめればよいかを考えてください。
+# 3 本の線の文書量を並べて、小さいものを選ぶだけに見えます。気をつけるのは 2 つです。交わらない料金の線（`None`）は「0 で当たる」のでも
+# 「比べられない」のでもなく、当たらない線です。そして、RAG が文書 0 からすでに安い（交点 `0.0`）ときは、その線に文書 0 で当たっています。
 #
 # </details>
 
-# %% nbgrader={"grade": true, "grade_id": "max_questions_per_day-tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-q = max_questions_per_day(doc_tokens, base)
-q80 = max_questions_per_day(doc_tokens, replace(base, hit_rate=compare.ARTICLE_HIT_RATE))
-q_small = max_questions_per_day(10_000, base, limit=30)
-q_tie = max_questions_per_day(0, replace(base, rag_chunks=0, db_monthly=0.0), limit=5)
-assert type(q) is int, f"1 日の質問数を整数で返してください: {q!r}"
-assert q_small == 30, (f"文書 1 万トークンでは、30 問まで一度も RAG が安くならないので limit の 30 を返すはずです: {q_small!r}")
-assert q_tie == 5, (f"文書 0・チャンク 0・DB $0 では 2 つの月額が等しく、ロングコンテキストは RAG 以下のままなので limit の 5 のはずです"
-                    f"（等しいときは RAG が安いとは数えません）: {q_tie!r}")
-assert 0 < q < 20, f"題材の規程では、1 日 20 問ではすでに RAG が安いので、上限は 20 未満のはずです: {q}"
-m_q = compare.compare(doc_tokens, 50, replace(base, questions_per_month=q * crossover.DAYS_PER_MONTH)).monthly
-m_next = compare.compare(doc_tokens, 50, replace(base, questions_per_month=(q + 1) * crossover.DAYS_PER_MONTH)).monthly
-assert m_q["long_context"] <= m_q["rag"] and m_next["long_context"] > m_next["rag"], (
-    f"1 日 {q} 問ではロングコンテキストが安く、{q + 1} 問では RAG が安いはずです")
-p80 = replace(base, hit_rate=compare.ARTICLE_HIT_RATE)
-m80 = [compare.compare(doc_tokens, 50, replace(p80, questions_per_month=n * crossover.DAYS_PER_MONTH)).monthly
-       for n in (q80, q80 + 1)]
-assert m80[0]["long_context"] <= m80[0]["rag"] and m80[1]["long_context"] > m80[1]["rag"], (
-    f"ヒット率を 80% に固定した profile では、1 日 {q80} 問ではロングコンテキストが安く、{q80 + 1} 問では RAG が安いはずです"
-    "（渡された profile の質問数だけを変えていますか）")
-_said = {n: compare.cheaper_path(doc_tokens, 50, replace(base, questions_per_month=n * crossover.DAYS_PER_MONTH))
-         for n in range(1, q + 8)}
-_ties = [n for n, v in _said.items() if v == "tie"]
-if _ties and min(_ties) <= q + 1:   # 入れ替わる点がヒット率のシミュレーションの精度の内にある: 幅を示す
-    print(f"題材の規程（{doc_tokens:,} tokens）では、平均のヒット率で数えると 1 日 {q} 問まで。ただし 1 日 {min(_ties)}"
-          f"{'' if min(_ties) == max(_ties) else f'〜{max(_ties)}'} 問は"
-          f"シミュレーションしたヒット率の精度の内で同額圏なので、言えるのは「1 日 {min(_ties) - 1} 問まではロングコンテキスト、"
-          f"{max(_ties) + 1} 問からは RAG が安い」まで（ヒット率を記事の 80% に固定すると {q80} 問まで）")
-else:
-    print(f"題材の規程（{doc_tokens:,} tokens）では、1 日 {q} 問までならロングコンテキストのほうが安い"
-          f"（ヒット率を記事の 80% に固定すると {q80} 問まで）")
+# %% nbgrader={"grade": true, "grade_id": "first_line-tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+got = first_line(base)
+assert type(got) is tuple and len(got) == 2, f"(線, 文書量) のタプルを返してください: {got!r}"
+assert got[0] == "cost" and abs(got[1] - crossover.crossover_tokens(base)) < 1, (
+    f"Opus 5.5・1 日 20 問では、交点がウィンドウの 50% より手前なので ('cost', 交点) のはずです: {got!r}")
+got = first_line(crossover.profile(5, model="claude-haiku-4-5"))
+assert got == ("half_window", 100_000.0), (
+    "Haiku 4.5・1 日 5 問ではウィンドウの内側で交わらない（crossover_tokens が None）ので、先に当たるのはウィンドウ 20 万の 50% の "
+    f"('half_window', 100000.0) のはずです: {got!r}")
+got = first_line(crossover.profile(2), ttft_limit_s=1.0)
+assert got[0] == "latency" and got[1] < crossover.crossover_tokens(crossover.profile(2)), (
+    "1 日 2 問では交点が文書の多い側へ逃げます。業務が TTFT 1 秒を求めるなら、その前に待ち時間の線に当たるはずです"
+    f"（ttft_limit_s を使っていますか）: {got!r}")
+got = first_line(crossover.profile(20, rag_chunks=0, db_monthly=0.0))
+assert got == ("cost", 0.0), (f"チャンク 0・DB $0 の RAG は文書 0 から安い（交点 0.0）ので ('cost', 0.0) のはずです"
+                              f"（0.0 を「交わらない」と取り違えていませんか）: {got!r}")
+_line, _at = first_line(base)
+_names = {"cost": "料金の交点", "half_window": "ウィンドウの 50%", "latency": "待ち時間の線"}
+print(f"題材の規程の前提（1 日 20 問）で最初に当たる線: {_names.get(_line, _line)}（文書 {_at:,.0f} tokens）")
 ### BEGIN HIDDEN TESTS
-def _truth(d, p, limit=300):
-    ok = 0
-    while ok < limit:
-        mo = compare.compare(d, 50, replace(p, questions_per_month=(ok + 1) * crossover.DAYS_PER_MONTH)).monthly
-        if not mo["long_context"] <= mo["rag"]:
-            break
-        ok += 1
-    return ok
+def _truth(p, lim=crossover.TTFT_LIMIT_S):
+    cands = [("half_window", pricing.get_model(p.model).context_window * crossover.HALF_WINDOW),
+             ("latency", crossover.max_tokens_for_ttft(lim, p.prompt_tokens))]
+    x = crossover.crossover_tokens(p)
+    if x is not None:
+        cands.append(("cost", x))
+    return min(cands, key=lambda c: c[1])
 
-for _d, _p, _lim in [(197_000, crossover.profile(), 300),
-                     (500_000, crossover.profile(model="claude-sonnet-5", hit_rate=0.5), 300),
-                     (150_000, crossover.profile(model="claude-haiku-4-5", db_monthly=30.0, ttl="1h"), 300),
-                     (900_000, crossover.profile(hit_rate=0.95, rag_chunks=20), 300),
-                     (60_000, crossover.profile(), 300), (120_000, crossover.profile(model="claude-sonnet-5"), 300)]:
-    _got = max_questions_per_day(_d, _p, _lim)
-    assert type(_got) is int and _got == _truth(_d, _p, _lim), (_d, _p, _got)
-# long context cheaper per call: never overtaken within the limit
-assert max_questions_per_day(10_000, crossover.profile(), 50) == 50
-# no fixed cost and dearer per call: overtaken from the first question
-assert max_questions_per_day(500_000, crossover.profile(db_monthly=0.0)) == 0
+for _p, _lim in [(crossover.profile(2, model="claude-sonnet-5-5"), 3.0),      # crossing beyond the half window
+                 (crossover.profile(100, model="claude-haiku-4-5"), 3.0),     # crossing beyond the half window, small window
+                 (crossover.profile(20, model="claude-haiku-5-5"), 3.0),
+                 (crossover.profile(100, model="claude-haiku-5-5"), 3.0),
+                 (crossover.profile(5, model="claude-opus-5"), 1.5),
+                 (crossover.profile(2, model="claude-opus-5-5"), 1.5),
+                 (crossover.profile(2, model="claude-sonnet-5-5"), 1.0),      # latency before a far crossing
+                 (crossover.profile(0, model="claude-sonnet-5"), 3.0)]:       # no traffic: never crosses
+    _got = first_line(_p, _lim)
+    _want = _truth(_p, _lim)
+    assert type(_got) is tuple and len(_got) == 2 and _got[0] == _want[0] and abs(_got[1] - _want[1]) <= 1, (_p, _lim, _got, _want)
+# ties at zero: the latency line (no documents fit 0.5 s) comes before the cost line (RAG cheaper from 0)
+_got = first_line(crossover.profile(20, rag_chunks=0, db_monthly=0.0), 0.5)
+assert _got == ("latency", 0.0), _got
+_got = first_line(crossover.profile(20, rag_chunks=0, db_monthly=0.0), 3.0)
+assert _got == ("cost", 0.0), _got
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -569,7 +434,7 @@ assert max_questions_per_day(500_000, crossover.profile(db_monthly=0.0)) == 0
 # w は書き込みの倍率、r は読み出しの倍率、k は使い回し回数（1 回の書き込みを分け合う呼び出しの数）、ρ は 1 回に引く割合、s は検索 1 回の費用です。
 # 横軸に k、縦軸に ρ を取り、各点で最も安い方式の色で塗ります。黒い線が、検索がキャッシュに勝つ ρ の上限
 # `formulas.rho_limit(k)`、破線が k を大きくしたときの極限 r − s です。w と r は価格表にある今日の既定のモデルの倍率（5 分 TTL）、s はコストの記事の値です。
-# まずコストの記事と同じく固定部分なし（m0 = 0）で描きます。最後の行で、コストの記事の倍率（記事の日付のモデル）での極限と並べます。
+# コストの記事と同じく固定部分なし（m0 = 0）で描きます（固定部分がある場合は任意の 10 節）。最後の行で、コストの記事の倍率（記事の日付のモデル）での極限と並べます。
 
 # %%
 W5 = pricing.get_model(base.model).write_multiplier("5m")
@@ -585,27 +450,6 @@ A = COST_ARTICLE   # コストの記事の倍率（記事の時点のモデル�
 print(f"コストの記事の倍率（r = {A['r']:g}、s = {A['s']:g}）では極限 r − s = {A['r'] - A['s']:.3f}"
       f"（30 万トークンなら {(A['r'] - A['s']) * 300_000:,.0f} tokens）。{pricing.get_model(base.model).display_name} は"
       f"読み出しが r = {R:g} に下がったぶん、検索が勝てる範囲も狭い")
-
-# %% [markdown]
-# 固定部分があると、検索の側にもその分が乗ります。キャッシュしなければ毎回 m0、キャッシュすれば損益分岐より右で m0 より安くなります。
-# 共通の手順書などで全体の 5% を固定部分とした場合（仮の値です）を描くと、検索の領域のうち損益分岐より右が「検索しつつ固定部分をキャッシュ」に替わります。
-
-# %%
-M0 = 0.05   # 仮の値: 固定部分が資料全体の 5%
-hy = plot_rho_k(W5, R, S, m0=M0)
-print("m0 =", M0, "の面積:", "、".join(f"{crossover.METHOD_LABELS[m]} {v:.2%}" for m, v in hy.result["share"].items()))
-print(f"損益分岐 k > {hy.result['breakeven_k']:.2f} より右で、検索するなら固定部分もキャッシュするほうが安い"
-      f"（k = 5 で 1 回あたり {M0 - M0 * formulas.cached_cost_per_call(5, W5, R):.3f} aM の差）")
-assert hy.result["share"]["hybrid"] > 0 and rk.result["share"]["hybrid"] == 0
-
-# %% [markdown]
-# 毎回全文を渡す方式が最も安いのは、左上のごく細い帯（k が損益分岐の (w − r)/(1 − r) より小さく、ほぼ全文を引く場合）だけです。
-# 下のウィジェットで w・r・s・m0 を動かすと、色の境目と 2 本の線が動きます。1 時間 TTL（w = 2）にすると損益分岐が右へずれ、
-# s を r より大きくすると破線が 0 より下に消え、使い回すほど検索が勝てなくなります。
-
-# %%
-explorer = xw.RhoKExplorer(W5, R, S)
-explorer
 
 # %% [markdown]
 # ## 8. 2 つの図をつなぐ
@@ -646,8 +490,6 @@ for ax, per_day in zip(axes, (20, 2)):
     print(f"1 日 {per_day:>2} 問: ヒット率 {p.effective_hit_rate():.0%} → k = {pt.k:.2f}、s = {pt.s:.3f}、ρ = {pt.rho:.3f}、"
           f"上限 {pt.rho_limit:.3f} → 最も安いのは {crossover.METHOD_LABELS[pt.cheapest]}（r − s = {pt.r - pt.s:.3f}）")
 plt.tight_layout()
-# 本文のとおりか: 1 日 20 問なら検索、2 問ならロングコンテキスト（k が損益分岐に近いので、キャッシュの有無で結論は同じ）
-assert points[20].cheapest == "retrieval" and points[2].cheapest in ("cache", "full")
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "two-views-prompt", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ### 演習 3（記述・2 点）
@@ -681,11 +523,12 @@ Reveal("two-views")
 # ## まとめ
 #
 # - ロングコンテキストの月額は文書量の 1 次式、RAG は横ばい（+ DB の固定費）。交点は 2 点から直線を決めれば計算で出せる。
-# - 記事の 3 モデルの価格では、質問が少ないほど、入力単価が安いほど、交点は文書の多い側へ逃げる。ヒット率を上げても同じ向きに動く。ヒット率は質問数で決まるので、80% に固定すると交点を読み違える（質問が少なければ文書の多い側に、多ければ少ない側に。入れ替わる質問数は 4 節で計算した）。
-# - 読み出しが安くなった今日のモデルでは、質問の多い側で交点が文書の多い側へ戻る。価格が変わったら、覚えた結論ではなく同じ計算で出し直す。
-# - 交点がウィンドウの 50% より先にあるなら、料金ではなく「載るかどうか」で決まる。待ち時間は、使い分けの記事の数字に合わせた待ち時間のモデル（シミュレーション）の上では、キャッシュが温まっていれば閾値に当たりにくい。実際の値は実 API で測る。
-# - 「何を送るか（ρ）」と「使い回すか（k）」は別の軸。ρ–k 図では、毎回全文を渡す方式が最も安い範囲はごく狭い。検索が勝つ上限は rho_limit(k) で、使い回すほど r − s に近づく。検索する場合も、固定部分は損益分岐を超えればキャッシュしたほうが安い。
+# - 記事の 3 モデルの価格では、質問が少ないほど、入力単価が安いほど、交点は文書の多い側へ逃げる。
+# - 文書が増えていくときは、料金の交点・ウィンドウの 50%・待ち時間の線のうち、最初に当たった線が方式を決める（演習 2）。交点がウィンドウの 50% より先にあるなら、料金ではなく「載るかどうか」で決まる。待ち時間は、使い分けの記事の数字に合わせた待ち時間のモデル（シミュレーション）の上では、キャッシュが温まっていれば閾値に当たりにくい。実際の値は実 API で測る。
+# - 「何を送るか（ρ）」と「使い回すか（k）」は別の軸。ρ–k 図では、毎回全文を渡す方式が最も安い範囲はごく狭い。検索が勝つ上限は rho_limit(k) で、使い回すほど r − s に近づく。
 # - DB の月額は 1 回あたりの s に直すと質問数で変わる。だから同じ文書でも、質問数で勝つ方式が入れ替わる。
+# - 任意の 9 節: ヒット率は質問数で決まるので、80% に固定すると交点を読み違える（質問が少なければ文書の多い側に、多ければ少ない側に）。読み出しが安くなった今日のモデルでは、質問の多い側で交点が文書の多い側へ戻る。価格が変わったら、覚えた結論ではなく同じ計算で出し直す。
+# - 任意の 10 節: 検索する場合も、固定部分は損益分岐を超えればキャッシュしたほうが安い。
 # - 次の節（06）では、絞り込みの方式を詳しく扱います。固定した文書セットならキャッシュが効き、上の図で最も安い線になっていました。
 
 # %% [markdown]
@@ -701,3 +544,167 @@ from ctxlab.widgets.quiz import Quiz
 
 check = Quiz(quiz.quiz_for("05_crossover"))
 check
+
+# %% [markdown]
+# ## 9.（任意） ヒット率の固定と、今日のモデル
+#
+# ここからの 2 つの節は任意です。演習には使いません。4 節の表を、ヒット率を記事のように 80% に固定した場合と、今日のモデルの価格で見直します。
+#
+# まず 4 節の表を図にします。横軸が 1 日の質問数、縦軸が交点の文書量です。線より上（文書が多い側）では RAG が安く、下ではロングコンテキストが安い。
+# 点線は各モデルのウィンドウの 50% です。Opus 5 には、使い分けの記事のようにヒット率を 80% に固定した場合も破線で重ねます。
+
+# %%
+qs = np.geomspace(1, 300, 40)
+fig, ax = plt.subplots(figsize=(6.6, 3.8))
+for model, color in zip(pricing.article_models().values(), ["#1f77b4", "#ff7f0e", "#2ca02c"]):
+    xs = [crossover.crossover_tokens(replace(base, model=model.id, questions_per_month=q * crossover.DAYS_PER_MONTH))
+          for q in qs]
+    ax.plot(qs, xs, color=color, label=f"{model.display_name}（ヒット率はトラフィックから）")
+    ax.axhline(model.context_window / 2, color=color, ls=":", lw=1)
+fixed = [crossover.crossover_tokens(replace(art, questions_per_month=q * crossover.DAYS_PER_MONTH,
+                                            hit_rate=compare.ARTICLE_HIT_RATE)) for q in qs]
+ax.plot(qs, fixed, color="#1f77b4", ls="--", lw=1,
+        label=f"{pricing.get_model(art.model).display_name}（記事の {compare.ARTICLE_HIT_RATE:.0%} に固定）")
+ax.axhline(doc_tokens, color="black", lw=1, ls="--", label=f"題材の規程 {doc_tokens:,} tokens")
+ax.plot([], [], color="gray", ls=":", lw=1, label="点線: 各モデルのウィンドウの 50%")
+ax.set_xscale("log")
+ax.set_yscale("log")
+ax.set_xlabel("1 日の質問数")
+ax.set_ylabel("RAG が安くなる文書量（tokens）")
+ax.set_title(f"交点は質問数とモデルで動く（RAG {base.rag_chunks} チャンク・DB ${base.db_monthly:g}/月）", fontsize=10)
+ax.legend(fontsize=8)
+ax.grid(alpha=0.3)
+plt.tight_layout()
+
+# %% [markdown]
+# 破線と実線の差が、記事の前提と、このトラフィックの差です。ずれの向きを、質問数ごとに確かめます（同額圏: シミュレーションしたヒット率の精度の内）。
+
+# %%
+def fixed_80_side(q):
+    """Where the article's fixed 80% puts the crossing against the traffic's hit rate at q a day:
+    +1 further (more documents), -1 nearer, 0 tied within the simulated hit rate's band."""
+    p = replace(art, questions_per_month=q * crossover.DAYS_PER_MONTH)
+    fixed = far(crossover.crossover_tokens(replace(p, hit_rate=compare.ARTICLE_HIT_RATE)))
+    sides = {(fixed > far(crossover.crossover_tokens(b))) - (fixed < far(crossover.crossover_tokens(b)))
+             for b in compare.hit_rate_band(p)}
+    return sides.pop() if len(sides) == 1 else 0
+
+
+side = {q: fixed_80_side(q) for q in range(1, 121)}
+further_to = max(q for q, v in side.items() if v > 0)
+nearer_from = min(q for q, v in side.items() if v < 0)
+print(f"{pricing.get_model(art.model).display_name} でヒット率を記事の {compare.ARTICLE_HIT_RATE:.0%} に固定すると、交点を "
+      f"1 日 {further_to} 問までは文書の多い側に、{nearer_from} 問からは少ない側に見積もる"
+      + (f"（間の {nearer_from - further_to - 1} 問はシミュレーションしたヒット率の精度の内で決まらない）"
+         if nearer_from - further_to > 1 else ""))
+
+# %% [markdown]
+# **ヒット率を 80% に固定したときのずれの向きは、質問数で変わります。** 質問が少ないと、このトラフィックのヒット率は低く、文書 1 トークンあたりの単価
+# $(1-h)w + hr$ が記事の前提（80%・TTL 5 分）より高いので、固定すると交点を文書の多い側に見積もります。質問が多いと、1 時間 TTL のヒット率が
+# 高くなって単価が記事の前提より安くなるので、逆に少ない側に見積もります。入れ替わる質問数は上のセルの行です（破線と実線が交わるところ）。
+#
+# ヒット率だけを固定して動かしても、交点は動きます。ヒット率を上げると、ロングコンテキストの傾きが書き込みの倍率から読み出しの倍率の側へ寄ります。
+# 最後の行は、1 日 20 問のトラフィックから出したヒット率です。
+
+# %%
+for h in (0.0, 0.5, compare.ARTICLE_HIT_RATE, 0.95, None):
+    p = replace(base, hit_rate=h)
+    print(f"{p.hit_rate_label():58s}: 文書 1 万トークンあたり月 ${crossover.line('long_context', p).slope * 10_000:6.2f}、"
+          f"交点 {crossover.crossover_tokens(p):>9,.0f} tokens")
+
+# %% [markdown]
+# ### 今日のモデルで計算し直す
+#
+# ここまでの表と読み取りは、使い分けの記事の 3 モデル（記事の日付の価格）の上のものでした。価格表には今日のモデルも入っています
+# （`pricing.current_models()`）。読み出しの倍率が 0.05 倍（Opus 5.5・Sonnet 5.5）や 0.025 倍（Fable）に下がり、
+# Haiku 5.5 はプロンプトの長さで単価が変わります（100,000 トークンまでと、それを超えるプロンプト）。どのトークンを長さに数えるかと、
+# 超えたときに出力まで高い単価になるかは、公式のページに書かれておらず、価格表が置いた前提です。倍率・単価・前提は下のセルが価格表から表示します。
+# 同じ計算を、記事の各モデルの後継（同じ系統の今日のモデル）でやり直し、どの結論が動いたかを確かめます。
+# 覚えるのは数字ではなく、価格が変わったら同じ計算で出し直す手順です。
+
+# %%
+def successor(m):
+    """The current model of the same family (Opus, Sonnet, Haiku) as the article's model ``m``."""
+    family = m.display_name.split()[1]
+    return next(c for c in pricing.current_models().values() if c.display_name.split()[1] == family)
+
+
+def verdict(p):
+    """Which path is cheaper for the course's documents under profile ``p`` (the premise first)."""
+    s = crossover.situation(doc_tokens, p, n_files=len(docs))
+    if not s["within_half_window"]:
+        return "前提外（ウィンドウの 50% 超）"
+    return {"long_context": "ロングコンテキスト", "rag": "RAG", "tie": "同額圏"}[compare.cheaper_path(doc_tokens, len(docs), p)]
+
+
+COUNTED = {"input_tokens": "入力", "cache_creation_input_tokens": "キャッシュの書き込み", "cache_read_input_tokens": "読み出し"}
+print(f"価格表 {pricing.price_table_date()} 時点")
+for m in pricing.current_models().values():
+    tiers = "・".join(f"{t.over_prompt_tokens:,} tokens 超は ${t.input_usd_per_mtok:g} / ${t.output_usd_per_mtok:g}"
+                     for t in m.prompt_tiers) or "なし"
+    print(f"  {m.display_name:17s} ${m.input_usd_per_mtok:g} / ${m.output_usd_per_mtok:g}  読み出し {m.cache_read_multiplier:g} 倍"
+          f"  長さの段階: {tiers}")
+    if m.prompt_tiers:   # どのトークンを数え、高い単価が何に掛かるか: 価格表が置いた前提
+        edge = m.prompt_tiers[0].over_prompt_tokens
+        print(f"    {'前提（公式のページは「プロンプトの長さ」としか書かず、第三者の価格情報による）' if m.tier_rule.assumption else '規則'}: "
+              f"数えるのは{'・'.join(COUNTED[t] for t in m.tier_rule.counted_tokens)}の合計、超えたら"
+              f"{'出力も含めて' if 'output included' in m.tier_rule.applies_to else ''}呼び出し全体が高い単価。"
+              f"題材の規程 {doc_tokens:,} tokens は料金の段の{'上' if doc_tokens > edge else '下'}")
+moved, rows = [], ["| 1 日の質問数 | 記事のモデル | 交点 | 題材の規程で安いのは | 今日のモデル | 交点 | 題材の規程で安いのは |",
+                   "|---" * 7 + "|"]
+for old in pricing.article_models().values():
+    new = successor(old)
+    for q in (5, 20, 100):
+        cells, said = [], []
+        for m in (old, new):
+            p = replace(base, model=m.id, questions_per_month=q * crossover.DAYS_PER_MONTH)
+            x = crossover.crossover_tokens(p)
+            said.append(verdict(p))
+            cells += [m.display_name, "なし" if x is None else f"{x:,.0f}", said[-1]]
+        if said[0] != said[1]:
+            moved.append((q, old.display_name, said[0], new.display_name, said[1]))
+            cells[-1] = f"**{cells[-1]}**"
+        rows.append(f"| {q} | " + " | ".join(cells) + " |")
+rows.append("\n太字: 記事のモデルから結論が入れ替わった組み合わせ（ヒット率と TTL は質問数ごとにトラフィックから）。"
+            f"同額圏: シミュレーションしたヒット率の精度（平均の ±{compare.BAND_SE:g} 標準誤差）の内で、安いほうが入れ替わる")
+Markdown("\n".join(rows))
+
+# %%
+for q, a, va, b, vb in moved:
+    print(f"1 日 {q} 問: {a} では {va} → {b} では {vb}")
+print(f"結論が入れ替わった組み合わせ: {len(moved)} / {3 * len(pricing.article_models())}")
+now_cross = {m.id: [far(crossover.crossover_tokens(replace(base, model=m.id, questions_per_month=q * crossover.DAYS_PER_MONTH)))
+                    for q in per_days] for m in pricing.current_models().values()}
+comes_back = [pricing.get_model(m).display_name for m, xs in now_cross.items()
+              if any(b > a for a, b in zip(xs, xs[1:]) if not math.isinf(a))]
+print(f"1 日 {per_days[0]}〜{per_days[-1]} 問で、質問が増えると交点が文書の多い側へ戻るモデル:", "、".join(comes_back) or "なし")
+
+# %% [markdown]
+# 記事の 3 モデルで成り立った「質問が少ないほど交点は文書の多い側」は、今日のモデルでは質問の多い側で崩れます（上のセルが該当するモデルを表示します）。
+# 交点は「RAG の月額 − 文書 0 のロングコンテキストの月額」を「文書 1 トークンあたりの月額」で割った値です。質問が増えると、
+# 分子の DB の固定費は薄まります（交点は左へ）。一方でヒット率が上がり、1 トークンあたりの単価 $(1-h)w + hr$ は下がり続けます（交点は右へ）。
+# 読み出しの倍率 $r$ が小さいほど後者が大きく効くので、読み出しが安くなった今日のモデルでは、質問の多い側で交点が右へ戻ります。
+# 表の太字は、題材の規程で安い方式が記事のモデルから入れ替わった組み合わせです（上のセルが一覧にします）。交点の列は、
+# 入れ替わらなかった組み合わせでも交点がどれだけ動いたかを示します。価格表の日付が変わったら、このセルを実行し直すだけで、どの結論が動いたかが出ます。
+
+# %% [markdown]
+# ## 10.（任意） 固定部分もキャッシュする検索と、倍率を動かす図
+#
+# 固定部分があると、検索の側にもその分が乗ります。キャッシュしなければ毎回 m0、キャッシュすれば損益分岐より右で m0 より安くなります。
+# 共通の手順書などで全体の 5% を固定部分とした場合（仮の値です）を描くと、検索の領域のうち損益分岐より右が「検索しつつ固定部分をキャッシュ」に替わります。
+
+# %%
+M0 = 0.05   # 仮の値: 固定部分が資料全体の 5%
+hy = plot_rho_k(W5, R, S, m0=M0)
+print("m0 =", M0, "の面積:", "、".join(f"{crossover.METHOD_LABELS[m]} {v:.2%}" for m, v in hy.result["share"].items()))
+print(f"損益分岐 k > {hy.result['breakeven_k']:.2f} より右で、検索するなら固定部分もキャッシュするほうが安い"
+      f"（k = 5 で 1 回あたり {M0 - M0 * formulas.cached_cost_per_call(5, W5, R):.3f} aM の差）")
+
+# %% [markdown]
+# 毎回全文を渡す方式が最も安いのは、左上のごく細い帯（k が損益分岐の (w − r)/(1 − r) より小さく、ほぼ全文を引く場合）だけです。
+# 下のウィジェットで w・r・s・m0 を動かすと、色の境目と 2 本の線が動きます。1 時間 TTL（w = 2）にすると損益分岐が右へずれ、
+# s を r より大きくすると破線が 0 より下に消え、使い回すほど検索が勝てなくなります。
+
+# %%
+explorer = xw.RhoKExplorer(W5, R, S)
+explorer
