@@ -15,7 +15,6 @@ import jupytext
 import pytest
 
 import nbfixtures as nbf
-from ctxlab.api.client import make_client
 from ctxlab.labs import _agent_loop, prompt_caching
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,7 +25,9 @@ ANSWER, TESTS = "choose_placement", "choose_placement-tests"
 def _cells():
     nb = jupytext.read(LESSON)
     code = [c for c in nb.cells if c.cell_type == "code"]
-    setup = [c.source for c in code if "def ask(" in c.source or c.source.startswith("import uuid")]
+    # the lesson's setup (client, ask) and section 2's questions, which section 8 reuses
+    setup = [c.source for c in code if "def ask(" in c.source or c.source.startswith("import uuid")
+             or c.source.startswith("QUESTIONS = [")]
     start = next(i for i, c in enumerate(code) if "prompt_caching.manual_clock(client)" in c.source)
     answer = next(i for i, c in enumerate(code) if nbf.grade_id(c) == ANSWER)
     test = next(i for i, c in enumerate(code) if nbf.grade_id(c) == TESTS)
@@ -44,7 +45,7 @@ def section():
     ctxlab.show_cost = lambda *a, **k: None   # the lesson's one-line banner is not under test here
     for src in before:
         exec(compile(src, "<lesson 03>", "exec"), ns)
-    ns["client"] = make_client(offline=True)
+    assert ctxlab.is_offline(ns["client"])
     return ns, answer, test
 
 

@@ -33,6 +33,10 @@ from ctxlab.sandbox import MAX_BREAKPOINTS, Sandbox
 
 PLACEMENTS = ("auto", "explicit", "both")
 STRATEGIES = ("auto", "rolling", "last_two")
+#: lesson 03's demonstration conversations: the first user's six questions and a second user's three
+CONVERSATION = ("有給休暇は何日まで繰り越せますか？", "繰り越した分はいつ消えますか？", "時間単位でも取れますか？",
+                "給与の支払日はいつですか？", "支払日が休日ならどうなりますか？", "賞与は年に何回ですか？")
+SECOND = ("育児休業は何か月取れますか？", "給与は出ますか？", "申請はいつまでですか？")
 #: the placements as a learner reads them in a table (the code id in parentheses: it is what one passes)
 PLACEMENT_LABELS = {"auto": "自動キャッシュ（auto）", "explicit": "明示の区切り（explicit）", "both": "併用（both）"}
 AUTO = {"type": "ephemeral"}
@@ -358,5 +362,5 @@ def shape_costs(lab: Lab, docs, turns: int, conversations: int, *, model: str, s
 __all__ = [
     "PLACEMENTS", "STRATEGIES", "LOOKUP_TOOL", "Lab", "manual_clock", "single_request", "Call", "run_single",
     "run_conversation", "tool_reply", "place_breakpoints", "run_agent", "run_usd", "compare_placements",
-    "comparison_table", "format_comparison", "month_usd", "estimate_usd", "shape_costs", "PLACEMENT_LABELS", "shapes_table",
+    "comparison_table", "format_comparison", "month_usd", "estimate_usd", "shape_costs", "PLACEMENT_LABELS", "shapes_table", "CONVERSATION", "SECOND",
 ]

@@ -28,7 +28,7 @@ from ctxlab.costs._checks import nonneg
 from ctxlab.costs import formulas
 from ctxlab.costs.usage import call_kind, total_input, usage_dict
 from ctxlab import _table
-from ctxlab.labs._agent_loop import (PLACEMENT_LABELS, PLACEMENTS, STRATEGIES, compare_placements, comparison_table,
+from ctxlab.labs._agent_loop import (CONVERSATION, PLACEMENT_LABELS, PLACEMENTS, SECOND, STRATEGIES, compare_placements, comparison_table,
                                      estimate_usd, format_comparison, manual_clock, month_usd, run_agent,
                                      run_conversation, run_single, run_usd, shape_costs, shapes_table, tool_reply)
 
@@ -251,7 +251,7 @@ def month_table(runs: Mapping[str, Sequence[Any]], model: str, *, sessions_per_d
 __all__ = [
     "COST_ARTICLE", "multipliers_table", "month_table", "uncached_cost", "explain",
     "calls_table", "format_calls", "layout", "total_costs", "meeting_call", "per_call_table", "per_call_view",
-    "KIND_LABELS", "PLACEMENT_LABELS", "shape_costs", "shapes_table",
+    "KIND_LABELS", "PLACEMENT_LABELS", "shape_costs", "shapes_table", "CONVERSATION", "SECOND",
     "PLACEMENTS", "STRATEGIES", "manual_clock", "run_single", "run_conversation", "run_agent", "run_usd",
     "compare_placements", "comparison_table", "format_comparison", "month_usd", "estimate_usd", "tool_reply",
 ]

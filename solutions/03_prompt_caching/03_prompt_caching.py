@@ -1,24 +1,19 @@
 # %% [markdown]
 # # 03 プロンプトキャッシュ: 前方一致と、損益分岐の回数
 #
-# ロングコンテキストの料金と待ち時間は、プロンプトキャッシュ (prompt caching) を使うかどうかで桁が変わります。
-# このレッスンでは、キャッシュが効く瞬間と効かない瞬間を sandbox でシミュレーションし、応答の `usage` を読んでドルに直します。
-# sandbox はこのレッスンで述べる規則（前方一致・区切り・最小長・倍率）どおりに動くので、オフラインで見えるのは**規則の帰結**で、API の測定ではありません。
-# 実際の API が同じ規則で動くかは、API キーを設定して同じセルを実行すると確かめられます（このレッスン全体の見積もりは最初のコードのセルが表示します）。
+# ロングコンテキストの料金は、プロンプトキャッシュ (prompt caching) を使うかどうかで桁が変わります。キャッシュが効く瞬間と効かない瞬間を
+# sandbox でシミュレーションし、応答の `usage` を読んでドルに直します。オフラインで見えるのは sandbox の規則の帰結で、API の測定ではありません。
 #
 # **このレッスンで身につくこと**
 #
-# - 前方一致 (prefix match) と区切り（キャッシュの区切り。API の用語では cache breakpoint）の位置から、どこまでがキャッシュされるかを言える
-# - `usage` の欄（`input_tokens`・`cache_creation_input_tokens`・`cache_read_input_tokens`・`cache_creation`）から、書き込みか読み出しかを判定し、料金に直せる
-# - キャッシュを壊す書き方（区切りより前の時刻、最小長に届かない前置き）を `usage` から見抜ける
-# - キャッシュが安くなる条件（損益分岐）k > (w − r)/(1 − r) を、自分のモデルの倍率で計算できる
-# - 自動キャッシュ・明示の区切り・併用のどれが安いかを、リクエストの形（質問の数、会話の長さ、会話の数）から決められる
-# - キャッシュありとなしを、正しい基準線とドルで比べられる
+# - 前方一致 (prefix match) と区切り（API の用語では cache breakpoint）から、どこまでがキャッシュされるかを言える
+# - `usage` から書き込みか読み出しかを判定してドルに直し、キャッシュありとなしを正しい基準線で比べられる
+# - キャッシュが壊れている症状を `usage` から見抜き、損益分岐 k > (w − r)/(1 − r) を自分のモデルの倍率で計算できる
+# - 自動キャッシュ・明示の区切り・併用のどれが安いかを、リクエストの形（会話の長さと数）から決められる
 #
-# **所要時間** 約 85 分（任意の部分を含めると約 125 分）　**前提** 01（トークンを数える）、02（料金）
+# **所要時間** 約 75 分（任意の部分を含めると約 120 分）　**前提** 01（トークンを数える）、02（料金）
 #
-# 最後の付録 A〜C（見出しに **（任意）**）は、このコースの問いの先にある細部です（キャッシュを壊すほかの書き方と API の診断、エージェントの会話、
-# 1 時間 TTL と記事の図）。演習はすべて本編にあります。
+# 最後の付録 A〜C（見出しに **（任意）**）は、このコースの問いの先にある細部です。演習はすべて本編にあります。
 
 # %%
 import uuid
@@ -35,33 +30,27 @@ client = ctxlab.make_client()
 ctxlab.show_cost("03_prompt_caching", client)   # モードと、実 API で動かしたときの料金（1 行。詳しくは ▸ を開く）
 
 # %% [markdown]
-# 実演には、今のラインアップの安い小型モデル（Haiku 5.5、`pricing.SMALL_MODEL`）と規程 2 ファイルを使います（実 API で動かすときは、
-# 次のセルが表示する見積もり以上を環境変数 `CTXLAB_BUDGET_USD` に設定してからカーネルを起動してください）。
-# システムプロンプトの末尾の「実行 ID」は、実行し直しても 1 回目が必ず書き込みになるようにするためのものです。
-# オフラインの sandbox は時計を手で進めるので、何分読んでいてもキャッシュの寿命（TTL、04 で扱います）は切れません。実 API では本物の時計が動きます。
+# 実演には安い小型モデル（Haiku 5.5、`pricing.SMALL_MODEL`）と規程 2 ファイルを使います（実 API では、次のセルの見積もり以上を `CTXLAB_BUDGET_USD` に設定）。
+# システムプロンプトの「実行 ID」は、実行し直しても 1 回目が書き込みになるためのものです。オフラインの sandbox は時計を手で進めるので、
+# 何分読んでいてもキャッシュの寿命（TTL、04 で扱います）は切れません。
 
 # %%
 if ctxlab.is_offline(client):   # 手動で進める時計（待ち時間のシミュレーションなし）: どれだけ読んでいてもキャッシュは切れない
     client = ctxlab.make_client(offline=True, sandbox=ctxlab.Sandbox(realtime=False, time_scale=0))
 DEMO = pricing.SMALL_MODEL   # いまの小さいモデル: 実 API でもデモが安く済む
-RUN_ID = uuid.uuid4().hex[:8]
-SOURCE = ("出典: sandbox のシミュレーション" if ctxlab.is_offline(client) else "出典: 実 API が返した usage")
-SYSTEM = f"{messages.SYSTEM_PROMPT}\n（実行 ID: {RUN_ID}）"
+SOURCE = "出典: sandbox のシミュレーション" if ctxlab.is_offline(client) else "出典: 実 API が返した usage"
+SYSTEM = f"{messages.SYSTEM_PROMPT}\n（実行 ID: {uuid.uuid4().hex[:8]}）"
 docs = [d for d in corpus.load() if d.file in ("hr_kyuyo_kitei.txt", "hr_yukyu_2025.txt")]
 
 
 def ask(question, model=DEMO, cache_ttl="5m", docs=docs):
     """A request: system, the documents, a breakpoint on the last document, then the question."""
-    return messages.question_request(docs, question, model=model, max_tokens=200,
-                                     cache_ttl=cache_ttl, system=SYSTEM)
+    return messages.question_request(docs, question, model=model, max_tokens=200, cache_ttl=cache_ttl, system=SYSTEM)
 
 
-prefix = tokens.count_request(ask("?"), client=client, model=DEMO)
-print(f"前置き（システムプロンプト + 規程 {len(docs)} ファイル）: {prefix}")
-# このレッスン全体で 32 リクエスト（2〜7 節と付録 A・C）。実 API では CTXLAB_BUDGET_USD の予算内でだけ送る
-CALLS = 32
-per_call = pricing.call_cost(DEMO, cache_write_5m_tokens=prefix.tokens, output_tokens=200).total
-budget.check(CALLS * per_call, client, f"このレッスンの実演（{CALLS} 回の呼び出し）")
+prefix = tokens.count_request(ask("?"), client=client, model=DEMO)   # 前置き（システムプロンプト + 規程 2 ファイル）
+# 2〜4 節と付録 A・C で 32 リクエスト、7 節と付録 B で最大 60。実 API では CTXLAB_BUDGET_USD の予算内でだけ送る
+budget.check(prompt_caching.estimate_usd(32 + 60, prefix.tokens, DEMO), client, "このレッスンの実演（最大 92 回の呼び出し）")
 
 # %% [markdown]
 # ## 1. 前方一致と区切り
@@ -70,10 +59,8 @@ budget.check(CALLS * per_call, client, f"このレッスンの実演（{CALLS} �
 # `cache_control` を付けたブロックが**区切り**（API の用語では cache breakpoint）で、列の先頭からそのブロックまで（それを含む）がキャッシュの単位になります。
 # 次の呼び出しで、先頭から区切りまでが **バイト単位で同じ** なら保存済みのエントリ（キャッシュに保存された前置き。04 でも同じ呼び方をします）を読み出し、1 バイトでも違えば別物として書き直します。
 #
-# - 区切りは 1 リクエストに 4 つまで。API は区切りから最大 20 ブロック手前までさかのぼって、一致するエントリを探します。
-# - 区切りより後ろ（質問）は毎回通常の単価です。だから **毎回同じものを前に、毎回変わるものを後ろに** 置きます。
-#
-# `ctxlab.api.messages.question_request` は、この並べ方でリクエストを組み立てます。`prompt_caching.layout` で列の順に見てみます。
+# 区切りは 1 リクエストに 4 つまで。区切りより後ろ（質問）は毎回通常の単価です。だから **毎回同じものを前に、毎回変わるものを後ろに** 置きます。
+# `prompt_caching.layout` で、このレッスンのリクエストを列の順に見てみます。
 
 # %%
 req = ask("有給休暇は何日まで繰り越せますか？")
@@ -87,12 +74,11 @@ print(prompt_caching.layout(req))
 #
 # | 欄 | 意味 | 単価（通常の入力に対する倍率） |
 # |---|---|---|
-# | `cache_creation_input_tokens` | 区切りまでを新しく保存した分 | 5 分 TTL は 1.25 倍、1 時間は 2 倍 |
-# | `cache_creation.ephemeral_5m_input_tokens` / `ephemeral_1h_input_tokens` | 上の内訳（TTL 別） | 同上 |
+# | `cache_creation_input_tokens`（内訳は `cache_creation`） | 区切りまでを新しく保存した分 | 5 分 TTL は 1.25 倍、1 時間は 2 倍 |
 # | `cache_read_input_tokens` | 保存済みのエントリから読んだ分 | モデルで違う（このレッスンの DEMO のモデルは 0.1 倍） |
 # | `input_tokens` | **最後の区切りより後ろ** の、キャッシュされない分 | 1 倍 |
 #
-# 倍率は `data/pricing.json` のモデルごとの値です。読み出しの倍率は、今日のモデルでは下がっています（次のセルが価格表から表示します）。
+# 倍率はモデルごとに価格表にあります（次のセル）。読み出しの倍率は、今日のモデルでは下がっています。
 
 # %%
 prompt_caching.multipliers_table()
@@ -110,13 +96,9 @@ for name, resp in [("1 回目", r1), ("2 回目", r2)]:   # explain: usage の�
 # %% [markdown]
 # ## 3. 正しい比べ方: `cache_control` のない基準線と、ドル
 #
-# キャッシュの効果を測るときの間違い方は、Anthropic の claude-cookbooks にある `misc/prompt_caching.ipynb` がよい見本です
-# （版によって細部が違います）。基準線の「キャッシュなし」と書き込みの区別があいまいで
-# （`cache_control` のない「キャッシュなし」の呼び出しが、後の呼び出しのためにキャッシュに載せると説明されています）、
-# 比べているのは応答時間と `input_tokens` だけで、ドルの金額は一度も出てきません。`input_tokens` は区切りの後ろだけの数なので、
-# キャッシュの有無を比べる材料になりません。書き込みの割増を払った回を基準にすると、節約は実際より大きく見えます。
-#
-# 正しい比べ方は次のとおりです。
+# キャッシュの効果の測り方でよくある間違いは、書き込みの回を「キャッシュなし」の基準にすることと、`input_tokens`（区切りの後ろだけの数）と
+# 応答時間だけを比べてドルを出さないことです（Anthropic の claude-cookbooks の `misc/prompt_caching.ipynb` がこの形です。版によって細部が違います）。
+# 書き込みの割増を払った回を基準にすると、節約は実際より大きく見えます。正しい比べ方は次のとおりです。
 #
 # 1. 基準線は `cache_control` を付けないリクエスト（`cache_ttl=None`）で、同じ質問を同じ回数送る
 # 2. キャッシュありの側は、1 回目の書き込みも含めて全部数える
@@ -140,52 +122,28 @@ print(f"正しい比較（{len(QUESTIONS)} 回の合計、出力込み）: キ�
 print(f"間違った比較: 書き込みの回を基準にすると、読み出しは入力が 1/{wrong:.1f} に見える（正しい基準なら 1/{right:.1f}）")
 
 # %% [markdown]
-# ## 4. キャッシュは正答率を動かさない
+# ## 4. キャッシュを壊す書き方
 #
-# 検索して数件だけ渡す、メタデータで絞る、といった手段は **モデルが読むもの** を変えるので、料金と一緒に正答率も動きます。
-# キャッシュは違います。モデルに渡るトークン列はキャッシュありでもなしでも同じで、変わるのは課金と前処理（prefill）の扱いだけです。
-# このコースで比べる手段（毎回全文・キャッシュ・メタデータで絞る・検索）のうち、正答率を動かさずに料金を下げられるのはキャッシュだけです
-# （Batch API の割引も読むものは変えませんが、応答が非同期になるので対話の用途には使えません）。だから、検索を入れるかどうかを議論する前に、固定部分のキャッシュを済ませておきます。
+# 危ないのは **区切りより前に、呼び出しごとに変わるものがある** 形です。いちばんよくある例（時刻）を見ます（ほかの例と API の診断は付録 A）。
 #
-# 同じ質問をキャッシュあり・なしで送った 1 回目どうしを比べます。
-
-# %%
-a, b = cached[0], baseline[0]
-print("入力の合計トークン: キャッシュあり", total_input(a.usage), "/ なし", total_input(b.usage))
-print("回答の本文が同じ:", messages.answer_text(a) == messages.answer_text(b))
-
-# %% [markdown]
-# sandbox の回答は決定的なので本文まで一致します。実 API では生成のたびに言い回しが揺れることがありますが、それは
-# サンプリングの揺れで、キャッシュのせいではありません。モデルが読むトークン列は同じです。
-
-# %% [markdown]
-# ## 5. キャッシュを壊す書き方
+# ### 4.1 システムプロンプトに現在時刻を入れる
 #
-# 前方一致なので、危ない書き方は決まっています。**区切りより前に、呼び出しごとに変わるものがある** 形です。
-# いちばんよくある書き方（時刻）を sandbox でシミュレーションします。ほかの書き方（最小長に届かない前置き、キー順の違う JSON、
-# モデルの切り替え、会話の途中での設定の変更）と API の診断は付録 A（任意）にあります。
-#
-# ### 5.1 システムプロンプトに現在時刻を入れる
-#
-# 1 分おきの 3 回の質問を再現します（時刻は `datetime.now()` の代わりに 1 分ずつ進めた値を使います）。
+# 1 分おきの 3 回の質問を再現します（`datetime.now()` の代わりに 1 分ずつ進めた時刻）。
 
 # %%
 start = datetime(2026, 12, 1, 9, 0)
 
 
-def with_clock_in_system(question, now):
-    req = ask(question)
-    req["system"] = f"現在日時: {now:%Y-%m-%d %H:%M}\n{SYSTEM}"   # 呼び出しごとに変わる部分が、区切りより前にある
-    return req
+def with_clock_in_system(question, now):   # 呼び出しごとに変わる時刻が、区切りより前（system）にある
+    return dict(ask(question), system=f"現在日時: {now:%Y-%m-%d %H:%M}\n{SYSTEM}")
 
 
 clock_calls = [client.messages.create(**with_clock_in_system(q, start + timedelta(minutes=i)))
                for i, q in enumerate(QUESTIONS)]
 display(prompt_caching.calls_table([r.usage for r in clock_calls], DEMO, source=SOURCE))
-billed = sum(pricing.usage_cost(r.usage, DEMO).input for r in clock_calls)
-plain = sum(prompt_caching.uncached_cost(r.usage, DEMO).input for r in clock_calls)
-w_demo = pricing.get_model(DEMO).cache_write_5m_multiplier
-print(f"入力の請求: ${billed:.6f}（キャッシュを付けなければ ${plain:.6f}）→ {billed / plain:.4f} 倍（書き込みの倍率は {w_demo}）")
+billed = (sum(pricing.usage_cost(r.usage, DEMO).input for r in clock_calls)
+          / sum(prompt_caching.uncached_cost(r.usage, DEMO).input for r in clock_calls))
+print(f"入力の請求は、キャッシュを付けない場合の {billed:.4f} 倍（書き込みの倍率は {pricing.get_model(DEMO).cache_write_5m_multiplier}）")
 
 # %% [markdown]
 # `cache_read_input_tokens` が毎回 0 で、毎回書き込みになっています。料金は下がらず、書き込みの割増だけが乗るので、
@@ -199,19 +157,13 @@ fixed_calls = [client.messages.create(**ask(f"現在日時: {start + timedelta(m
 display(prompt_caching.calls_table([r.usage for r in fixed_calls], DEMO, source=SOURCE))
 
 # %% [markdown]
-# ## 6. 症状を読む: キャッシュを入れたのに請求が下がらない
+# ## 5. 症状を読む: キャッシュを入れたのに請求が下がらない
 #
 # | 症状 | 確かめる欄 | 原因 | 直し方 |
 # |---|---|---|---|
-# | 請求が下がらない、むしろ上がった | `cache_read_input_tokens` が毎回 0、`cache_creation_input_tokens` が毎回出る | 区切りより前に毎回変わるものがある（時刻・利用者名・キー順の違う JSON・組み替えたツール）、モデルを切り替えている、または会話の途中で system・citations・`tool_choice`・thinking を変えている（付録 A） | 変わるものを区切りの後ろへ。JSON は `sort_keys=True`。ツールの集合と設定は会話の最初に決める |
-# | 請求が下がらない、割増もない | 書き込みも読み出しも 0 | 区切りがない、または区切りまでがモデルの最小長に届かない | 区切りを置く位置を確かめ、足りなければ固定部分を区切りの前にまとめる |
+# | 請求が下がらない、むしろ上がった | 読み出しが毎回 0、書き込みが毎回出る | 区切りより前に毎回変わるもの（時刻・利用者名・キー順の違う JSON）、モデルや会話の途中での設定の切り替え（付録 A） | 変わるものを区切りの後ろへ。設定は会話の最初に決める |
+# | 請求が下がらない、割増もない | 書き込みも読み出しも 0 | 区切りがない、または区切りまでが最小長に届かない（付録 A） | 固定部分を区切りの前にまとめる |
 # | ときどきしか下がらない | 読み出しと書き込みが交互に出る | 呼び出しの間隔が TTL を超えている | 04 で扱う（TTL の選び方） |
-#
-# 5.1 の最後の呼び出しを `explain` に通すと、1 行目の症状がそのまま読めます。
-
-# %%
-print(prompt_caching.explain(clock_calls[-1].usage, DEMO))
-
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "diagnose-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ### 演習 1（3 点）: 一連の呼び出しの `usage` から診断する
@@ -275,7 +227,7 @@ except ValueError:
     pass
 else:
     raise AssertionError("呼び出しが 1 回では判定できません: 課題のとおり ValueError を投げてください")
-for name, calls in [("2 節", cached), ("5.1 時刻", clock_calls), ("5.1 直した版", fixed_calls), ("3 節の基準線", baseline)]:
+for name, calls in [("2 節", cached), ("4.1 時刻", clock_calls), ("4.1 直した版", fixed_calls), ("3 節の基準線", baseline)]:
     print(f"{name}: {diagnose([r.usage for r in calls])}")
 ### BEGIN HIDDEN TESTS
 for _calls in ([u(write=9000), u(read=9000)], [u(write=9000)] * 2, [u()] * 2, [u(read=9000)] * 2):
@@ -319,17 +271,14 @@ assert diagnose(objs) == "write_then_hit"
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## 7. 損益分岐: k > (w − r)/(1 − r)
+# ## 6. 損益分岐: k > (w − r)/(1 − r)
 #
-# コストの記事は、3 つの方式の 1 回あたりの入力コストを 1 つの式にまとめています。参照しうる資料の全体を $M$ トークン、
-# 入力トークン 1 つあたりの通常単価を $a$ とすると、$aM$ は「資料の全体を通常単価で 1 回送る代金」です。1 回の呼び出しの入力コスト $C$ を
-# この $aM$ で割った値（$aM$ を 1 とする単位）で測ります。出力の料金はどの方式でも同じなので、式には入りません。
+# コストの記事は、3 つの方式の 1 回あたりの入力コスト $C$ を 1 つの式にまとめています。資料の全体を $M$ トークン、通常単価を $a$ として、
+# $aM$（資料の全体を通常単価で 1 回送る代金）を 1 とする単位で測ります。出力の料金はどの方式でも同じなので、式には入りません。
 #
 # $$\frac{C}{aM} = \frac{M_0}{M}\cdot\frac{w+(k-1)r}{k} + \rho + s$$
 #
-# - $M_0/M$: キャッシュする固定部分の割合、$k$: 使い回し回数（1 回の書き込みを分け合う呼び出しの数）
-# - $w$: 書き込みの倍率、$r$: 読み出しの倍率、$\rho$: 検索して毎回載せる割合、$s$: 検索 1 回の費用
-#
+# $M_0/M$ はキャッシュする固定部分の割合、$k$ は使い回し回数、$w$・$r$ は書き込み・読み出しの倍率、$\rho$ は検索して毎回載せる割合、$s$ は検索 1 回の費用です。
 # 全文をキャッシュする場合（$M_0/M = 1$, $\rho = s = 0$）が、毎回全文を送る 1 を下回る条件を解くと
 #
 # $$\frac{w+(k-1)r}{k} < 1 \iff k > \frac{w-r}{1-r}$$
@@ -343,21 +292,6 @@ for ttl in ("5m", "1h"):
     w = opus.write_multiplier(ttl)
     print(f"TTL {ttl}: w = {w}, r = {r} → k > {formulas.breakeven_reuses(w, r):.2f}"
           f" → {formulas.first_paying_call(w, r)} 回目から安い")
-
-# %% [markdown]
-# コストの記事の表と同じ形の表を、今日の Opus の倍率で式から計算します。$k$ 回で 1 回書き込み、$k-1$ 回読み出したときの 1 回あたりのコストです。
-# コストの記事の表は記事の日付のモデルの読み出し倍率で作られているので、値はその表と同じにはなりません（表の下に両方の r を示します）。
-
-# %%
-table = prompt_caching.per_call_table(ks=(1, 2, 3, 5, 10, 20), ws=(1.25, 2.0), r=r)
-view = prompt_caching.per_call_view(table, r, f"{opus.display_name}、価格表 {pricing.price_table_date()} 時点")
-view.summary = [f"コストの記事の表は r = {prompt_caching.COST_ARTICLE['r']:g}（記事の日付のモデル）で作られています。"]
-view
-
-
-# %% [markdown]
-# $k = 1$ では 1 を上回ります。割増を払っただけで、割引を一度も受け取っていない状態です。5.1 の時刻入りのシステムプロンプトは、
-# 毎回この行にいます。
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "breakeven-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ### 演習 2（2 点）: 何回目からキャッシュが安くなるか
@@ -500,79 +434,62 @@ from ctxlab.widgets.written import Reveal
 Reveal("compare-claim")
 
 # %% [markdown]
-# ## 8. 区切りの置き方: 自動キャッシュ・明示の区切り・併用
+# ## 7. 区切りの置き方: 自動キャッシュ・明示の区切り・併用
 #
-# ここまでは、区切りを 1 つ、文書の後ろに自分で置いてきました。Anthropic の公式ドキュメント「Prompt caching」は、
-# リクエストの最上位に `cache_control={"type": "ephemeral"}` を 1 つ付ける **自動キャッシュ** を「いちばん簡単な始め方」として最初に載せています。置き方は 3 通りあります。
+# ここまでは区切りを文書の後ろに自分で置いてきました。公式ドキュメント「Prompt caching」は、リクエストの最上位に
+# `cache_control={"type": "ephemeral"}` を 1 つ付ける **自動キャッシュ** を最初に載せています。置き方は 3 通りあります。
 #
 # | 置き方 | 書き方 | 区切りの位置 |
 # |---|---|---|
 # | 自動キャッシュ（`auto`） | `messages.create(..., cache_control={"type": "ephemeral"})` | API が **最後のキャッシュできるブロック** に置く。会話が伸びると一緒に前へ動く |
-# | 明示の区切り（`explicit`） | 最後の文書ブロックに `cache_control`（1〜7 節の形） | 自分で置いた場所から動かない |
+# | 明示の区切り（`explicit`） | 最後の文書ブロックに `cache_control`（ここまでの形） | 自分で置いた場所から動かない |
 # | 併用（`both`） | 上の 2 つを両方 | 文書の後ろと、最後のブロックの 2 か所 |
 #
-# 書き込みは **区切りの位置でだけ** 起き、読み出しは区切りから手前へ **前のリクエストが書いたエントリ** を探します（細部は付録 B（任意））。
-#
-# 同じ文書に 3 つの形のリクエスト列を、3 つの置き方で送ります。単発の質問 3 問（1 分おき）、1 人の 6 ターンの会話（45 秒おき）、
-# その 45 秒後に 2 人目が始める 3 ターンの会話です。`prompt_caching.manual_clock(client)` は、オフラインなら置き方ごとに時計を手で進める空の sandbox を用意します。
+# 書き込みは **区切りの位置でだけ** 起き、読み出しは区切りから手前へ **前のリクエストが書いたエントリ** を探します（細部は付録 B）。
+# 同じ文書に 3 つの形のリクエスト列を 3 つの置き方で送ります: 単発の質問 3 問（1 分おき）、1 人の 6 ターンの会話（45 秒おき）、その 45 秒後に 2 人目の 3 ターン。
 
 # %%
-lab = prompt_caching.manual_clock(client)     # オフライン: 手動の時計で動く sandbox、実 API: 同じクライアント
-CACHE_MODEL = pricing.SMALL_MODEL
-cache_docs = [d for d in corpus.load() if d.file in ("hr_kyuyo_kitei.txt", "hr_yukyu_2025.txt")]
-BASE_SYSTEM = messages.SYSTEM_PROMPT
-# 8 節と付録 B で最大 60 回。実 API では CTXLAB_BUDGET_USD の予算内でだけ送る
-budget.check(prompt_caching.estimate_usd(60, prefix.tokens, CACHE_MODEL), client, "8 節の実演（最大 60 回の呼び出し）")
-
-SINGLE = ["有給休暇は何日まで繰り越せますか？", "給与の支払日はいつですか？", "時間単位の年休は取れますか？"]
-CONVERSATION = ["有給休暇は何日まで繰り越せますか？", "繰り越した分はいつ消えますか？", "時間単位でも取れますか？",
-                "給与の支払日はいつですか？", "支払日が休日ならどうなりますか？", "賞与は年に何回ですか？"]
-SECOND = ["育児休業は何か月取れますか？", "給与は出ますか？", "申請はいつまでですか？"]
-PLACEMENTS = prompt_caching.PLACEMENTS
-single_runs = {p: prompt_caching.run_single(lab, cache_docs, SINGLE, p, model=CACHE_MODEL, system=BASE_SYSTEM, gap_s=60)
-               for p in PLACEMENTS}
-conv_runs = {p: prompt_caching.run_conversation(lab, cache_docs, CONVERSATION, p, model=CACHE_MODEL, system=BASE_SYSTEM,
-                                                tag="conv", gap_s=45) for p in PLACEMENTS}
-second_runs = {p: prompt_caching.run_conversation(lab, cache_docs, SECOND, p, model=CACHE_MODEL, system=BASE_SYSTEM,
-                                                  tag="conv", gap_s=45, lead_s=45)   # conv_runs と同じアプリケーション
-               for p in PLACEMENTS}
+lab = prompt_caching.manual_clock(client)   # オフライン: 置き方ごとに手動の時計の sandbox、実 API: 同じクライアント
+CACHE_MODEL, cache_docs, BASE_SYSTEM = DEMO, docs, messages.SYSTEM_PROMPT
+CONVERSATION, SECOND, PLACEMENTS = prompt_caching.CONVERSATION, prompt_caching.SECOND, prompt_caching.PLACEMENTS
+SINGLE, kw = QUESTIONS, dict(model=CACHE_MODEL, system=BASE_SYSTEM)   # 単発の質問は 2 節と同じ 3 問
+single_runs = {p: prompt_caching.run_single(lab, cache_docs, SINGLE, p, gap_s=60, **kw) for p in PLACEMENTS}
+conv_runs = {p: prompt_caching.run_conversation(lab, cache_docs, CONVERSATION, p, tag="conv", gap_s=45, **kw) for p in PLACEMENTS}
+second_runs = {p: prompt_caching.run_conversation(lab, cache_docs, SECOND, p, tag="conv", gap_s=45, lead_s=45, **kw)
+               for p in PLACEMENTS}   # 同じアプリケーション（tag）の 2 人目
 two_users = {p: conv_runs[p] + second_runs[p] for p in PLACEMENTS}
 prompt_caching.shapes_table({f"単発の質問 {len(SINGLE)} 問": single_runs, f"1 人の {len(CONVERSATION)} ターンの会話": conv_runs,
                              f"2 人の会話（{len(CONVERSATION)} + {len(SECOND)} ターン）": two_users}, CACHE_MODEL, lab.source)
 
 
 # %% [markdown]
-# **単発の質問** では、自動キャッシュだけだと区切りが毎回その回の質問に付くので、エントリは毎回「文書 + その回の質問」の位置に書かれ、
-# 次の質問からは読めません（6 節の表の 1 行目の症状）。
-# 明示の区切りと併用はどちらも文書を読み出しますが、併用は毎回その回の質問も割増で書き込む（そして誰も読まない）ので、明示の区切りのほうがわずかに安くなります。
+# **単発の質問** では、自動キャッシュだけだとエントリが毎回「文書 + その回の質問」の位置に書かれ、次の質問からは読めません（5 節の表の 1 行目の症状）。
+# 併用は毎回その回の質問も割増で書き込む（誰も読まない）ので、明示の区切りのほうがわずかに安くなります。
 #
-# **1 本の会話** では立場が入れ替わります。明示の区切りだけだと、区切りの後ろにある会話の履歴が毎ターン通常単価で送り直しになります。
-# 自動キャッシュは区切りが会話の末尾と一緒に前へ動くので、前のターンまでを読み出し、新しく増えた回答と質問だけを書き込みます。併用も 1 本の会話では同じ動きで、合計も同じです。
+# **1 本の会話** では立場が入れ替わります。明示の区切りだけだと、会話の履歴が毎ターン通常単価で送り直しになります。
+# 自動キャッシュは区切りが会話の末尾と一緒に前へ動くので、前のターンまでを読み出します。併用も 1 本の会話では同じ動きで、合計も同じです。
 #
-# **2 人目が同じ文書で新しい会話を始める** と、自動キャッシュだけのエントリは「文書 + 1 人目の会話」の位置にしかないので、2 人目の最初のターンは文書を書き込み直します（付録 B に、2 人目のターン 1 の `usage` があります）。
-# 明示の区切りと併用には文書の終わりにもエントリがあるので、2 人目も 1 ターン目から文書を読み出せます。
+# **2 人目が新しい会話を始める** と、自動キャッシュだけのエントリは「文書 + 1 人目の会話」の位置にしかないので、2 人目は文書を書き込み直します。
+# 明示の区切りと併用には文書の終わりにもエントリがあるので、2 人目も 1 ターン目から文書を読み出せます（付録 B に 2 人目のターン 1 の `usage`）。
 #
-# | リクエストの形 | 選ぶ置き方 | `usage` で確かめること |
-# |---|---|---|
-# | 単発の質問（同じ文書、毎回違う質問） | 明示の区切りを文書の後ろに | 2 回目から `cache_read_input_tokens` が文書の長さ、書き込みは 0 |
-# | 1 本の長い会話 | 自動キャッシュ（併用でも同じ額） | 毎ターン、前のターンまでが読み出し、書き込みは新しいターンの分だけ |
-# | 同じ文書で多くの長い会話 | 併用 | 新しい会話の 1 ターン目から文書の分が読み出し |
-# | 最後のブロックに毎回変わるもの（時刻、利用者名）がある | 自動キャッシュは使わない。明示の区切りを変わらない部分の終わりに | 自動だけだと読み出しが毎回 0 |
+# | リクエストの形 | 選ぶ置き方 |
+# |---|---|
+# | 単発の質問（同じ文書、毎回違う質問） | 明示の区切りを文書の後ろに |
+# | 1 本の長い会話 | 自動キャッシュ（併用でも同じ額） |
+# | 同じ文書で多くの長い会話 | 併用 |
+# | 最後のブロックに毎回変わるもの（時刻、利用者名）がある | 自動キャッシュは使わない。明示の区切りを変わらない部分の終わりに |
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "choose_placement-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ### 演習 4（3 点）: リクエストの形から、区切りの置き方を決める
 #
-# 上の表の形は、単発の質問と、6 ターンの長い会話だけです。実際のアプリケーションには、2〜3 ターンで終わる会話も、1 人が 1 問だけ聞いて終わる場合もあります。
-# 同じ文書について `conversations` 人が順に 1 本ずつ、`turns` ターンの会話をする（`turns == 1` は単発の質問）とき、
-# いちばん安い置き方を返す関数 `choose_placement(turns, conversations)` を書いてください。
+# 上の表にない形もあります（2〜3 ターンで終わる会話、1 人が 1 問だけ聞く場合）。同じ文書について `conversations` 人が順に 1 本ずつ
+# `turns` ターンの会話をする（`turns == 1` は単発の質問）とき、いちばん安い置き方を返す関数 `choose_placement(turns, conversations)` を書いてください。
 #
-# - 返すのは `"auto"`、`"explicit"`、`"both"` のどれか（文字列）です。最安と同額（差が 1e-9 ドル未満）の置き方はどれを返しても正解です。
-# - 採点は、この節と同じ sandbox・文書（`cache_docs`）・モデル（`CACHE_MODEL`）・システムプロンプトで、その形を 3 つの置き方で送った合計ドル（出力込み）で判定します。
-#   質問は `CONVERSATION + SECOND` から順に取り、回答は質問よりずっと長くなります。ターンの間と、会話と会話の間は 45 秒です。
-# - 決め方は 2 通りあります。表の理由（書き込みは割増で、あとで読まれてはじめて元が取れる。7 節の損益分岐）から規則を立てるか、
-#   `prompt_caching.run_conversation` で実際に送って `usage` をドルに直して測るか。測る場合も、形ごとの合計を出すライブラリの関数
-#   （`prompt_caching.shape_costs`・`compare_placements`・`comparison_table`）は使わずに書いてください（採点では使えません）。
-# - 下の確認のセルは表の 3 つの形を確かめ、違っていれば測った金額を見せます。採点では、表にない形（ほかのターン数と人数）も確かめます。
+# - 返すのは `"auto"`・`"explicit"`・`"both"` のどれか（文字列）。最安と同額（差が 1e-9 ドル未満）ならどれでも正解です。
+# - 採点は、この節と同じ sandbox・文書・モデルでその形を 3 つの置き方で送った合計ドル（出力込み）で判定します（質問は `CONVERSATION + SECOND` から順に。回答は質問よりずっと長い。間隔は 45 秒）。
+# - 規則を立てても（書き込みの割増は、あとで読まれてはじめて元が取れる。6 節）、`prompt_caching.run_conversation` で測ってもかまいません。
+#   形ごとの合計を出す `shape_costs`・`compare_placements`・`comparison_table` は採点では使えません。
+# - 確認のセルは表の 3 つの形を確かめます。採点では表にない形も確かめます。
 
 # %% nbgrader={"grade": false, "grade_id": "choose_placement", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def choose_placement(turns, conversations):
@@ -591,27 +508,18 @@ def choose_placement(turns, conversations):
 # %% [markdown]
 # <details><summary>ヒント（開くと表示）</summary>
 #
-# 自動キャッシュのターン t の書き込み（その回の質問と、前の回答）は、同じ会話のあとのターンでしか読まれません。
-# 最後のターンで書き込んだ分は、誰にも読まれないまま割増だけを払います。2 ターンの会話なら、割増で書いた履歴は何回読まれますか。
-# 規則に自信がなければ、`run_conversation(lab, cache_docs, 質問のリスト, 置き方, model=CACHE_MODEL, system=…, tag=…)` で送って
-# `pricing.usage_cost(c.usage, CACHE_MODEL).total` を足せば測れます。`tag` を形ごとに新しくすると、毎回空のキャッシュから始まります
-# （同じ `tag` で 2 回送ると、2 回目は前のエントリを読みます）。
+# 自動キャッシュが割増で書いた履歴は、同じ会話のあとのターンでしか読まれず、最後のターンの書き込みは誰にも読まれません。2 ターンの会話なら何回読まれますか。
+# 測るなら `run_conversation(lab, cache_docs, 質問のリスト, 置き方, tag=…, **kw)` の `usage` を `pricing.usage_cost(…).total` で足します
+# （`tag` を形ごとに新しくすると空のキャッシュから始まります）。
 #
 # </details>
 
 # %% nbgrader={"grade": true, "grade_id": "choose_placement-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
 SHAPE_QUESTIONS = CONVERSATION + SECOND
-
-
-def measured(turns, conversations):
-    """この形を 3 つの置き方で送った合計ドル（採点と同じ測り方: sandbox のシミュレーション）"""
-    return prompt_caching.shape_costs(lab, cache_docs, turns, conversations, model=CACHE_MODEL, system=BASE_SYSTEM,
-                                      questions=SHAPE_QUESTIONS)
-
-
 for (turns, conversations), row in [((1, 3), "単発の質問"), ((6, 1), "1 本の長い会話"), ((6, 2), "同じ文書で多くの長い会話")]:
     got = choose_placement(turns, conversations)
-    usd = measured(turns, conversations)
+    usd = prompt_caching.shape_costs(lab, cache_docs, turns, conversations, model=CACHE_MODEL, system=BASE_SYSTEM,
+                                     questions=SHAPE_QUESTIONS)   # 採点と同じ測り方（sandbox のシミュレーション）
     cheapest = [p for p in PLACEMENTS if usd[p] - min(usd.values()) < 1e-9]
     assert type(got) is str and got in cheapest, (
         f"{turns} ターン × {conversations} 人（表の「{row}」）: {got!r} ではなく {' か '.join(cheapest)} がいちばん安い。"
@@ -660,7 +568,7 @@ for _shape in _shapes:
 # - キャッシュは前方一致。tools → system → messages の順に、先頭から区切り（`cache_control`）までがバイト単位で同じときだけ読み出せる。
 # - `usage` は 3 つの入力欄の和で読む。`input_tokens` は区切りの後ろだけ。書き込みは 1.25 倍（1 時間は 2 倍）、読み出しの倍率はモデルで違う（2 節の表）。価格表で確かめる。
 # - 区切りより前の時刻で、読み出しは 0 のまま割増だけ払う。最小長に届かなければ何も起きない（エラーも出ない）。
-# - キャッシュが安くなるのは、損益分岐 (w − r)/(1 − r) を超えた最初の回から。損益分岐を決めているのは書き込みの割増で、割増の大きい 1 時間 TTL ほど遅い。
+# - キャッシュが安くなるのは、損益分岐 (w − r)/(1 − r) を超えた最初の回から。割増の大きい 1 時間 TTL ほど遅い。
 # - 比べるときは、`cache_control` のない基準線と、ドル。キャッシュはモデルが読むトークン列を変えないので、正答率を動かさずに料金だけを下げる。
 # - 区切りの置き方はリクエストの形で決める。割増で書いた分は、あとで読まれてはじめて元が取れる。
 # - 次のレッスン（04）では、呼び出しの間隔と TTL から、実際のヒット率と $k$ を見積もります。
@@ -682,7 +590,7 @@ check
 # %% [markdown]
 # ## 付録 A（任意）: キャッシュを壊すほかの書き方と、API の診断
 #
-# ここからは任意です。5 節と同じ規則（区切りより前で何かが変わると読めない）の、ほかの現れ方を見ます。
+# ここからは任意です。4 節と同じ規則（区切りより前で何かが変わると読めない）の、ほかの現れ方を見ます。
 
 # %%
 import json
@@ -809,13 +717,13 @@ display(prompt_caching.calls_table([r.usage for r in toggled], DEMO, ["system �
 # リクエストに `diagnostics={"previous_message_id": 前の応答の id}` を付けると、前の呼び出しより読めた分が少ないとき、応答の
 # `diagnostics.cache_miss_reason` に原因の種類（`model_changed`・`system_changed`・`tools_changed`・`messages_changed` など）と、
 # 読めなかったトークン数の見積もりが入ります。最初の 1 回は `previous_message_id` を `None` にします。
-# 5.1・A.3・A.4 と同じ変え方を、診断を付けて送ります（モデルは、この節でまだキャッシュを書いていない Opus 5.5 に切り替えます）。原因の判定は、sandbox ではドキュメントの規則どおりに判定するシミュレーションです。
+# 4.1・A.3・A.4 と同じ変え方を、診断を付けて送ります（モデルは、このレッスンでまだキャッシュを書いていない Opus 5.5 に切り替えます）。原因の判定は、sandbox ではドキュメントの規則どおりに判定するシミュレーションです。
 
 # %%
 first = client.messages.create(**ask(QUESTIONS[0]), diagnostics={"previous_message_id": None})
 changes = {
     "質問だけを変えた": ask(QUESTIONS[1]),
-    "現在時刻を system に入れた（5.1）": with_clock_in_system(QUESTIONS[1], start + timedelta(hours=2)),
+    "現在時刻を system に入れた（4.1）": with_clock_in_system(QUESTIONS[1], start + timedelta(hours=2)),
     "モデルを切り替えた（まだ使っていないモデルへ）": ask(QUESTIONS[1], model=pricing.DEFAULT_MODEL),
     "system を書き換えた（A.4）": dict(ask(QUESTIONS[1]), system=SYSTEM + "\n回答は表で書いてください。"),
 }
@@ -831,7 +739,7 @@ for what, req in changes.items():
           f"  → API の診断: {api}")
 
 # %% [markdown]
-# `usage` が教えるのは「読めたか、どれだけ書いたか」で、どの応答にも必ず付きます。あとからログを集計するときも使えます（6 節の表と演習 1）。
+# `usage` が教えるのは「読めたか、どれだけ書いたか」で、どの応答にも必ず付きます。あとからログを集計するときも使えます（5 節の表と演習 1）。
 # ただし原因は推理するしかありません。モデルの切り替えと system の書き換えは、`usage` の上では同じ症状（読み出し 0、前置きの書き直し）ですが、
 # 診断はこの 2 つを `model_changed` と `system_changed` に分けて答えます。
 # 診断が教えるのは「前のどの呼び出しと比べて、何が変わったか」です。送るときに前の応答の id を付けた場合だけ答え、
@@ -841,9 +749,9 @@ for what, req in changes.items():
 # %% [markdown]
 # ## 付録 B（任意）: 呼び出しごとの `usage` と、エージェントの会話
 #
-# ### B.1 8 節の呼び出しごとの `usage`
+# ### B.1 7 節の呼び出しごとの `usage`
 #
-# 8 節の合計を、呼び出しごとに開きます（置き方ごとの読み出し・書き込みのトークン数の合計は最後の表）。単発の質問で自動キャッシュだけの行が毎回書き込みになっていること、会話で明示の区切りだけの行の
+# 7 節の合計を、呼び出しごとに開きます（置き方ごとの読み出し・書き込みのトークン数の合計は最後の表）。単発の質問で自動キャッシュだけの行が毎回書き込みになっていること、会話で明示の区切りだけの行の
 # 「キャッシュされない入力」がターンごとに増えていくことを確かめられます。
 
 # %%
@@ -921,7 +829,7 @@ display(prompt_caching.calls_table([c.usage for c in parallel], CACHE_MODEL, [c.
 # - 区切りより前のバイト列が 1 バイトでも変わると（空白だけのブロックが出たり消えたりしても）、まるごと書き込みになるのは明示の区切りと同じです。
 
 # %% [markdown]
-# ## 付録 C（任意）: 1 時間 TTL の書き込み、記事の図、規程全体での金額、`usage` から k を測る
+# ## 付録 C（任意）: 1 時間 TTL、規程全体での金額、損益分岐の表と記事の図、正答率
 #
 # ### C.1 1 時間 TTL の書き込み
 
@@ -955,10 +863,28 @@ for big in (pricing.ARTICLE_MODEL, pricing.DEFAULT_MODEL):
           f"（差 ${no_cache - with_cache:.3f}）")
 
 # %% [markdown]
-# ### C.3 記事の図: キャッシュと検索の総額
+# ### C.3 損益分岐の表: 1 回あたりのコスト
+#
+# コストの記事の表と同じ形の表を、今日の Opus の倍率で式から計算します。$k$ 回で 1 回書き込み、$k-1$ 回読み出したときの 1 回あたりのコストです。
+# コストの記事の表は記事の日付のモデルの読み出し倍率で作られているので、値はその表と同じにはなりません（表の下に両方の r を示します）。
+
+# %%
+r = opus.cache_read_multiplier   # 6 節の r（付録 A で r を別の意味に使ったので、もう一度）
+table = prompt_caching.per_call_table(ks=(1, 2, 3, 5, 10, 20), ws=(1.25, 2.0), r=r)
+view = prompt_caching.per_call_view(table, r, f"{opus.display_name}、価格表 {pricing.price_table_date()} 時点")
+view.summary = [f"コストの記事の表は r = {prompt_caching.COST_ARTICLE['r']:g}（記事の日付のモデル）で作られています。"]
+view
+
+
+# %% [markdown]
+# $k = 1$ では 1 を上回ります。割増を払っただけで、割引を一度も受け取っていない状態です。4.1 の時刻入りのシステムプロンプトは、
+# 毎回この行にいます。
+
+# %% [markdown]
+# ### C.4 記事の図: キャッシュと検索の総額
 #
 # コストの記事の図を、記事の値のまま同じ式から描きます（$w = 1.25$、$r = 0.1$、検索は $\rho = 0.3$、$s = 0.02$、索引を作る一度きりの費用 $E = 0.05$）。
-# **ここで $r$ を変えています**: 7 節の表は今日の Opus の $r$ でしたが、図は記事と見比べられるように、記事の日付のモデルの $r = 0.1$ で描きます。
+# **ここで $r$ を変えています**: C.3 の表は今日の Opus の $r$ でしたが、図は記事と見比べられるように、記事の日付のモデルの $r = 0.1$ で描きます。
 # 左は呼び出し回数に対する総額、右は使い回し回数に対する 1 回あたりのコストです。
 
 # %%
@@ -996,3 +922,22 @@ reads = sum(usage_dict(resp.usage)["cache_read_input_tokens"] for resp in cached
 writes = sum(usage_dict(resp.usage)["cache_creation_input_tokens"] for resp in cached)
 print(f"2〜3 節の 3 回: 読み出し / 書き込み = {reads / writes:.2f} → k ≈ {reads / writes + 1:.2f}"
       f"（{'sandbox のシミュレーション' if ctxlab.is_offline(client) else '実 API の usage から'}）")
+
+# %% [markdown]
+# ### C.5 キャッシュは正答率を動かさない
+#
+# 検索して数件だけ渡す、メタデータで絞る、といった手段は **モデルが読むもの** を変えるので、料金と一緒に正答率も動きます。
+# キャッシュは違います。モデルに渡るトークン列はキャッシュありでもなしでも同じで、変わるのは課金と前処理（prefill）の扱いだけです。
+# このコースで比べる手段（毎回全文・キャッシュ・メタデータで絞る・検索）のうち、正答率を動かさずに料金を下げられるのはキャッシュだけです
+# （Batch API の割引も読むものは変えませんが、応答が非同期になるので対話の用途には使えません）。だから、検索を入れるかどうかを議論する前に、固定部分のキャッシュを済ませておきます。
+#
+# 同じ質問をキャッシュあり・なしで送った 1 回目どうしを比べます。
+
+# %%
+a, b = cached[0], baseline[0]
+print("入力の合計トークン: キャッシュあり", total_input(a.usage), "/ なし", total_input(b.usage))
+print("回答の本文が同じ:", messages.answer_text(a) == messages.answer_text(b))
+
+# %% [markdown]
+# sandbox の回答は決定的なので本文まで一致します。実 API では生成のたびに言い回しが揺れることがありますが、それは
+# サンプリングの揺れで、キャッシュのせいではありません。モデルが読むトークン列は同じです。
