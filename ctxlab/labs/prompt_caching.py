@@ -224,7 +224,7 @@ def per_call_view(rows: Sequence[Mapping], r: float, model_name: str) -> _table.
     ttl = {1.25: "5 分 TTL", 2.0: "1 時間 TTL"}
     cols = ["k（使い回し回数）"] + [f"w = {w:g}（{ttl[w]}）" if w in ttl else f"w = {w:g}" for w in ws]
     return _table.Table(cols, [[row["k"]] + [f"{row[w]:.3f}" for w in ws] for row in rows],
-                        caption=f"式 (w + (k − 1) r) / k から計算（r = {r:g}、{model_name} の価格表の倍率）。"
+                        caption=f"式 (w + (k − 1) r) / k から計算（r = {r:g} は {model_name} の読み出しの倍率）。"
                                 "sandbox でも実 API でもなく、式の値。1 回あたりの入力コスト（全文を通常単価で 1 回送る代金 = 1）",
                         align=["r"] * len(cols))
 

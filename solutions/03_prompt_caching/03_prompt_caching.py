@@ -156,6 +156,7 @@ fixed_calls = [client.messages.create(**ask(f"現在日時: {start + timedelta(m
                for i, q in enumerate(QUESTIONS)]
 display(prompt_caching.calls_table([r.usage for r in fixed_calls], DEMO, source=SOURCE))
 
+
 # %% [markdown]
 # ## 5. 症状を読む: キャッシュを入れたのに請求が下がらない
 #
@@ -292,6 +293,7 @@ for ttl in ("5m", "1h"):
     w = opus.write_multiplier(ttl)
     print(f"TTL {ttl}: w = {w}, r = {r} → k > {formulas.breakeven_reuses(w, r):.2f}"
           f" → {formulas.first_paying_call(w, r)} 回目から安い")
+
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "breakeven-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ### 演習 2（2 点）: 何回目からキャッシュが安くなるか
@@ -729,9 +731,9 @@ changes = {
 }
 diagnosed = {}
 for what, req in changes.items():
-    r = client.messages.create(**req, diagnostics={"previous_message_id": first.id})
-    u = usage_dict(r.usage)
-    reason = r.diagnostics.cache_miss_reason if r.diagnostics else None
+    resp = client.messages.create(**req, diagnostics={"previous_message_id": first.id})
+    u = usage_dict(resp.usage)
+    reason = resp.diagnostics.cache_miss_reason if resp.diagnostics else None
     diagnosed[what] = reason.type if reason else None
     api = "なし（前と同じだけ読めた）" if reason is None else (
         f"{reason.type}（読めなかった見積もり {getattr(reason, 'cache_missed_input_tokens', None) or 0:,} tokens）")
@@ -869,12 +871,10 @@ for big in (pricing.ARTICLE_MODEL, pricing.DEFAULT_MODEL):
 # コストの記事の表は記事の日付のモデルの読み出し倍率で作られているので、値はその表と同じにはなりません（表の下に両方の r を示します）。
 
 # %%
-r = opus.cache_read_multiplier   # 6 節の r（付録 A で r を別の意味に使ったので、もう一度）
 table = prompt_caching.per_call_table(ks=(1, 2, 3, 5, 10, 20), ws=(1.25, 2.0), r=r)
-view = prompt_caching.per_call_view(table, r, f"{opus.display_name}、価格表 {pricing.price_table_date()} 時点")
+view = prompt_caching.per_call_view(table, r, f"{opus.display_name}（価格表 {pricing.price_table_date()} 時点）")
 view.summary = [f"コストの記事の表は r = {prompt_caching.COST_ARTICLE['r']:g}（記事の日付のモデル）で作られています。"]
 view
-
 
 # %% [markdown]
 # $k = 1$ では 1 を上回ります。割増を払っただけで、割引を一度も受け取っていない状態です。4.1 の時刻入りのシステムプロンプトは、
