@@ -99,7 +99,7 @@ def test_a_library_twin_scores_0(section, how):
     head = {"module attribute": "", "imported name": "from ctxlab.labs.prompt_caching import shape_costs as sc\n",
             "internal module": "from ctxlab.labs import _agent_loop as al\n"}[how]
     src = head + _body(section, [
-        f"usd = {call}(lab, cache_docs, turns, conversations, model=CACHE_MODEL, system=BASE_SYSTEM,",
+        f"usd = {call}(sim, cache_docs, turns, conversations, model=CACHE_MODEL, system=BASE_SYSTEM,",
         "                questions=CONVERSATION + SECOND)",
         "return min(usd, key=usd.get)"])
     from ctxlab.labs._twins import TwinUsed
@@ -114,6 +114,7 @@ def test_measuring_with_run_conversation_is_a_way_to_full_marks(section):
     """The task allows measuring: sending each placement with run_conversation and pricing the usage."""
     measure = [
         "import uuid",
+        "sim = prompt_caching.manual_clock(ctxlab.make_client(offline=True))",
         "qs = CONVERSATION + SECOND",
         "tag = uuid.uuid4().hex[:6]",
         "usd = {}",
@@ -121,7 +122,7 @@ def test_measuring_with_run_conversation_is_a_way_to_full_marks(section):
         "    calls = []",
         "    for c in range(conversations):",
         "        mine = [qs[(2 * c + t) % len(qs)] for t in range(turns)]",
-        "        calls += prompt_caching.run_conversation(lab, cache_docs, mine, p, model=CACHE_MODEL, system=BASE_SYSTEM,",
+        "        calls += prompt_caching.run_conversation(sim, cache_docs, mine, p, model=CACHE_MODEL, system=BASE_SYSTEM,",
         "                                                 tag=tag, gap_s=45, lead_s=45 if c else 0)",
         "    usd[p] = sum(pricing.usage_cost(x.usage, CACHE_MODEL).total for x in calls)",
         "return min(usd, key=usd.get)",
@@ -135,6 +136,14 @@ ALWAYS_EQUAL = ["class Loose(str):", "    __eq__ = lambda self, other: True", " 
 def test_an_always_equal_answer_scores_0(section):
     with pytest.raises(AssertionError):
         _grade(section, _body(section, ALWAYS_EQUAL + ["return Loose('explicit')"]))
+
+
+def test_the_exercise_measures_on_the_sandbox_even_with_an_api_key():
+    """The visible and hidden tests send their shapes to an offline sandbox of their own, never to ``lab``
+    (which is the real client when a key is set): grading and a learner's Run All cost nothing online."""
+    _, _, test = _cells()
+    assert "sim = prompt_caching.manual_clock(ctxlab.make_client(offline=True))" in test
+    assert "shape_costs(lab" not in test and "_shape_costs(lab" not in test
 
 
 def test_the_section_starts_every_demonstration_cold_on_a_manual_clock(section):

@@ -489,7 +489,7 @@ prompt_caching.shapes_table({f"単発の質問 {len(SINGLE)} 問": single_runs, 
 #
 # - 返すのは `"auto"`・`"explicit"`・`"both"` のどれか（文字列）。最安と同額（差が 1e-9 ドル未満）ならどれでも正解です。
 # - 採点は、この節と同じ sandbox・文書・モデルでその形を 3 つの置き方で送った合計ドル（出力込み）で判定します（質問は `CONVERSATION + SECOND` から順に。回答は質問よりずっと長い。間隔は 45 秒）。
-# - 規則を立てても（書き込みの割増は、あとで読まれてはじめて元が取れる。6 節）、`prompt_caching.run_conversation` で測ってもかまいません。
+# - 規則を立てても（書き込みの割増は、あとで読まれてはじめて元が取れる。6 節）、sandbox で `prompt_caching.run_conversation` を使って測ってもかまいません（ヒント）。
 #   形ごとの合計を出す `shape_costs`・`compare_placements`・`comparison_table` は採点では使えません。
 # - 確認のセルは表の 3 つの形を確かめます。採点では表にない形も確かめます。
 
@@ -511,16 +511,17 @@ def choose_placement(turns, conversations):
 # <details><summary>ヒント（開くと表示）</summary>
 #
 # 自動キャッシュが割増で書いた履歴は、同じ会話のあとのターンでしか読まれず、最後のターンの書き込みは誰にも読まれません。2 ターンの会話なら何回読まれますか。
-# 測るなら `run_conversation(lab, cache_docs, 質問のリスト, 置き方, tag=…, **kw)` の `usage` を `pricing.usage_cost(…).total` で足します
-# （`tag` を形ごとに新しくすると空のキャッシュから始まります）。
+# 測るなら、sandbox の `sim = prompt_caching.manual_clock(ctxlab.make_client(offline=True))` で `run_conversation(sim, cache_docs, 質問のリスト, 置き方, tag=…, **kw)` を送り、
+# `usage` を `pricing.usage_cost(…).total` で足します（`tag` を形ごとに新しくすると空のキャッシュから始まります。`lab` は API キーがあると実 API に送ります）。
 #
 # </details>
 
 # %% nbgrader={"grade": true, "grade_id": "choose_placement-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
 SHAPE_QUESTIONS = CONVERSATION + SECOND
+sim = prompt_caching.manual_clock(ctxlab.make_client(offline=True))   # 測るのは常に sandbox（API キーがあっても送らない）
 for (turns, conversations), row in [((1, 3), "単発の質問"), ((6, 1), "1 本の長い会話"), ((6, 2), "同じ文書で多くの長い会話")]:
     got = choose_placement(turns, conversations)
-    usd = prompt_caching.shape_costs(lab, cache_docs, turns, conversations, model=CACHE_MODEL, system=BASE_SYSTEM,
+    usd = prompt_caching.shape_costs(sim, cache_docs, turns, conversations, model=CACHE_MODEL, system=BASE_SYSTEM,
                                      questions=SHAPE_QUESTIONS)   # 採点と同じ測り方（sandbox のシミュレーション）
     cheapest = [p for p in PLACEMENTS if usd[p] - min(usd.values()) < 1e-9]
     assert type(got) is str and got in cheapest, (
@@ -539,7 +540,7 @@ _shape_costs = _twins[(_al_mod, "shape_costs")]
 _shapes = [(1, 1), (1, 6), (2, 1), (2, 2), (2, 5), (3, 1), (3, 2), (4, 4), (5, 1), (8, 2), (12, 1), (3, 6)]
 _want = {}
 for _shape in _shapes:
-    _usd = _shape_costs(lab, cache_docs, *_shape, model=CACHE_MODEL, system=BASE_SYSTEM, questions=SHAPE_QUESTIONS)
+    _usd = _shape_costs(sim, cache_docs, *_shape, model=CACHE_MODEL, system=BASE_SYSTEM, questions=SHAPE_QUESTIONS)
     _want[_shape] = {p for p in _usd if _usd[p] - min(_usd.values()) < 1e-9}
 
 
