@@ -1,10 +1,11 @@
-"""Lesson 03, exercise 4 (choose_placement): its hidden tests cannot be passed by a library twin
-or by an always-equal object (fast: the section's cells run in-process, without nbgrader).
+"""Lesson 03, exercise 4 (choose_placement): the points grade the decision, which placement is cheapest for
+a request shape (turns per conversation, conversations on the same documents), on shapes the visible test
+does not show; the hidden tests take the answer from the sandbox's simulation, not from typed-in values.
 
-The section's code cells, from the one that makes the manual-clock lab to the exercise's test
-cell, run in one namespace with an offline client; then the solution cell is replaced by each
-kind of submission, as nbgrader would grade it, and the test cell is run on it. A test cell
-that raises scores 0 under nbgrader (its points are all or nothing).
+The section's code cells, from the one that makes the manual-clock lab to the exercise's test cell, run in
+one namespace with an offline client; then the solution cell is replaced by each kind of submission, as
+nbgrader would grade it, and the test cell is run on it. A test cell that raises scores 0 under nbgrader
+(its points are all or nothing).
 """
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ import jupytext
 import pytest
 
 import nbfixtures as nbf
-from ctxlab.api.client import make_client
 from ctxlab.labs import _agent_loop, prompt_caching
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,11 +25,14 @@ ANSWER, TESTS = "choose_placement", "choose_placement-tests"
 def _cells():
     nb = jupytext.read(LESSON)
     code = [c for c in nb.cells if c.cell_type == "code"]
+    # the lesson's setup (client, ask) and section 2's questions, which section 8 reuses
+    setup = [c.source for c in code if "def ask(" in c.source or c.source.startswith("import uuid")
+             or c.source.startswith("QUESTIONS = [")]
     start = next(i for i, c in enumerate(code) if "prompt_caching.manual_clock(client)" in c.source)
     answer = next(i for i, c in enumerate(code) if nbf.grade_id(c) == ANSWER)
     test = next(i for i, c in enumerate(code) if nbf.grade_id(c) == TESTS)
     assert start < answer < test
-    return [c.source for c in code[start:answer]], code[answer].source, code[test].source
+    return setup + [c.source for c in code[start:answer]], code[answer].source, code[test].source
 
 
 @pytest.fixture(scope="module")
@@ -37,16 +40,22 @@ def section():
     before, answer, test = _cells()
     from IPython.display import display   # a notebook's builtin; the section shows its tables with it
 
-    ns = {"client": make_client(offline=True), "display": display}
+    import ctxlab
+    ns = {"display": display}
+    ctxlab.show_cost = lambda *a, **k: None   # the lesson's one-line banner is not under test here
     for src in before:
         exec(compile(src, "<lesson 03>", "exec"), ns)
+    assert ctxlab.is_offline(ns["client"])
     return ns, answer, test
 
 
-def _grade(section, answer_source: str) -> None:
-    """Run a submission's answer cell and the test cell (raises when the cell would score 0)."""
+def _grade(section, answer_source: str, hidden: bool = True) -> None:
+    """Run a submission's answer cell and the test cell (raises when the cell would score 0);
+    ``hidden=False`` runs only what the learner's release shows."""
     ns, _, test = section
     ns = dict(ns)
+    if not hidden:
+        test = test.split("### BEGIN HIDDEN TESTS")[0]
     exec(compile(answer_source, "<submission>", "exec"), ns)
     exec(compile(test, "<tests>", "exec"), ns)
 
@@ -55,68 +64,86 @@ def _body(section, lines: list[str]) -> str:
     return nbf.replace_solution(section[1], lines)
 
 
-# A complete answer except that the library computes the dollars: it keeps every rule the visible test
-# checks (errors, the tie rule), so only the hidden tests' twin guard can catch it.
-_CALL = 'rows = prompt_caching.compare_placements(runs, model)'
-_CHECKS = ['if not isinstance(runs, dict) or len(runs) < 2 or set(runs) - {"auto", "explicit", "both"}:',
-           '    raise ValueError("bad runs")',
-           'if len({len(v) for v in runs.values()}) != 1 or not all(runs.values()):',
-           '    raise ValueError("bad runs")']
-_PICK = ['usd = {r["placement"]: float(r["usd"]) for r in rows}',
-         'low = min(usd.values())',
-         'return min((p for p in usd if usd[p] - low < 1e-9), key=lambda p: ({"both": 2}.get(p, 1), p != "auto")), usd']
-
-
-def _twin(call: str = _CALL) -> list[str]:
-    return _CHECKS + [call] + _PICK
-
-
 def test_the_solution_passes_and_the_release_fails(section):
     _grade(section, section[1])
     with pytest.raises(NotImplementedError):
         _grade(section, _body(section, ["raise NotImplementedError()"]))
 
 
-@pytest.mark.parametrize("how", ["module attribute", "imported name", "internal module", "wrapped name"])
+# The table above the exercise, typed in: right on every shape the visible test shows, wrong on short
+# conversations (two turns), which the table does not list. Only the hidden tests can catch it.
+TABLE_ONLY = ['if turns == 1:', '    return "explicit"', 'return "auto" if conversations == 1 else "both"']
+
+
+def test_the_table_typed_in_passes_the_visible_test_and_fails_the_hidden_ones(section):
+    _grade(section, _body(section, TABLE_ONLY), hidden=False)
+    with pytest.raises(AssertionError, match=r"\(2, "):
+        _grade(section, _body(section, TABLE_ONLY))
+
+
+@pytest.mark.parametrize("always", ["auto", "explicit", "both"])
+def test_one_placement_for_every_shape_scores_0(section, always):
+    with pytest.raises(AssertionError):
+        _grade(section, _body(section, [f"return {always!r}"]))
+
+
+def test_the_visible_message_shows_the_measured_dollars(section):
+    with pytest.raises(AssertionError, match=r"1 ターン × 3 人.*explicit.*測った合計: auto \$"):
+        _grade(section, _body(section, ['return "auto"']), hidden=False)
+
+
+@pytest.mark.parametrize("how", ["module attribute", "imported name", "internal module"])
 def test_a_library_twin_scores_0(section, how):
-    if how == "module attribute":
-        src = _body(section, _twin())
-    elif how == "imported name":
-        src = "from ctxlab.labs.prompt_caching import compare_placements as cp\n" + _body(
-            section, _twin(_CALL.replace("prompt_caching.compare_placements", "cp")))
-    elif how == "internal module":
-        src = _body(section, ["from ctxlab.labs import _agent_loop as al"] + _twin(_CALL.replace("prompt_caching", "al")))
-    else:
-        src = ("import functools\nfrom ctxlab.labs import prompt_caching as pc\n"
-               "table = functools.partial(pc.compare_placements)\n"
-               + _body(section, _twin(_CALL.replace("prompt_caching.compare_placements", "table"))))
-    # refuse_twins names the twin the function reaches (TwinUsed); the runtime guard fails an assertion
+    call = {"module attribute": "prompt_caching.shape_costs", "imported name": "sc",
+            "internal module": "al.shape_costs"}[how]
+    head = {"module attribute": "", "imported name": "from ctxlab.labs.prompt_caching import shape_costs as sc\n",
+            "internal module": "from ctxlab.labs import _agent_loop as al\n"}[how]
+    src = head + _body(section, [
+        f"usd = {call}(sim, cache_docs, turns, conversations, model=CACHE_MODEL, system=BASE_SYSTEM,",
+        "                questions=CONVERSATION + SECOND)",
+        "return min(usd, key=usd.get)"])
     from ctxlab.labs._twins import TwinUsed
-    _grade_twin = pytest.raises((AssertionError, TwinUsed), match="compare_placements")
-    with _grade_twin:
+    with pytest.raises((AssertionError, TwinUsed), match="shape_costs"):
         _grade(section, src)
     # the hidden tests put the library back as it was
-    assert prompt_caching.compare_placements is _agent_loop.compare_placements
-    assert prompt_caching.compare_placements.__name__ == "compare_placements"
+    assert prompt_caching.shape_costs is _agent_loop.shape_costs
+    assert prompt_caching.shape_costs.__name__ == "shape_costs"
 
 
-ALWAYS_EQUAL = [
-    "class Same:",
-    "    def __eq__(self, other): return True",
-    "    def __ne__(self, other): return False",
-    "    def __len__(self): return 2",
-    "    def __getitem__(self, k): return Same()",
-    "    def __iter__(self): return iter([Same(), Same()])",
-    "    __hash__ = object.__hash__",
-]
+def test_measuring_with_run_conversation_is_a_way_to_full_marks(section):
+    """The task allows measuring: sending each placement with run_conversation and pricing the usage."""
+    measure = [
+        "import uuid",
+        "sim = prompt_caching.manual_clock(ctxlab.make_client(offline=True))",
+        "qs = CONVERSATION + SECOND",
+        "tag = uuid.uuid4().hex[:6]",
+        "usd = {}",
+        "for p in PLACEMENTS:",
+        "    calls = []",
+        "    for c in range(conversations):",
+        "        mine = [qs[(2 * c + t) % len(qs)] for t in range(turns)]",
+        "        calls += prompt_caching.run_conversation(sim, cache_docs, mine, p, model=CACHE_MODEL, system=BASE_SYSTEM,",
+        "                                                 tag=tag, gap_s=45, lead_s=45 if c else 0)",
+        "    usd[p] = sum(pricing.usage_cost(x.usage, CACHE_MODEL).total for x in calls)",
+        "return min(usd, key=usd.get)",
+    ]
+    _grade(section, _body(section, measure))
 
 
-@pytest.mark.parametrize("answer", ["Same()", "(Same(), Same())", "(Loose('explicit'), Same())"])
-def test_an_always_equal_answer_scores_0(section, answer):
-    lines = ALWAYS_EQUAL + ["class Loose(str):", "    __eq__ = lambda self, other: True", "    __hash__ = str.__hash__",
-                            f"return {answer}"]
+ALWAYS_EQUAL = ["class Loose(str):", "    __eq__ = lambda self, other: True", "    __hash__ = str.__hash__"]
+
+
+def test_an_always_equal_answer_scores_0(section):
     with pytest.raises(AssertionError):
-        _grade(section, _body(section, lines))
+        _grade(section, _body(section, ALWAYS_EQUAL + ["return Loose('explicit')"]))
+
+
+def test_the_exercise_measures_on_the_sandbox_even_with_an_api_key():
+    """The visible and hidden tests send their shapes to an offline sandbox of their own, never to ``lab``
+    (which is the real client when a key is set): grading and a learner's Run All cost nothing online."""
+    _, _, test = _cells()
+    assert "sim = prompt_caching.manual_clock(ctxlab.make_client(offline=True))" in test
+    assert "shape_costs(lab" not in test and "_shape_costs(lab" not in test
 
 
 def test_the_section_starts_every_demonstration_cold_on_a_manual_clock(section):

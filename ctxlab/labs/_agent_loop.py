@@ -33,6 +33,12 @@ from ctxlab.sandbox import MAX_BREAKPOINTS, Sandbox
 
 PLACEMENTS = ("auto", "explicit", "both")
 STRATEGIES = ("auto", "rolling", "last_two")
+#: lesson 03's demonstration conversations: the first user's six questions and a second user's three
+CONVERSATION = ("有給休暇は何日まで繰り越せますか？", "繰り越した分はいつ消えますか？", "時間単位でも取れますか？",
+                "給与の支払日はいつですか？", "支払日が休日ならどうなりますか？", "賞与は年に何回ですか？")
+SECOND = ("育児休業は何か月取れますか？", "給与は出ますか？", "申請はいつまでですか？")
+#: the placements as a learner reads them in a table (the code id in parentheses: it is what one passes)
+PLACEMENT_LABELS = {"auto": "自動キャッシュ（auto）", "explicit": "明示の区切り（explicit）", "both": "併用（both）"}
 AUTO = {"type": "ephemeral"}
 #: the tool of the agent session
 LOOKUP_TOOL = {"name": "lookup_rule", "description": "規程の条文を、ファイル名と条番号で引く",
@@ -282,12 +288,32 @@ def compare_placements(runs: Mapping[str, Sequence[Any]], model: str) -> list[di
     return sorted(rows, key=lambda r: r["usd"])
 
 
-def comparison_table(runs: Mapping[str, Sequence[Any]], model: str, title: str) -> _table.Table:
-    """:func:`compare_placements` as a table: ``title`` above it, the prices it used under it."""
-    rows = [[r["placement"], f"{r['read']:,}", f"{r['written']:,}", f"{r['uncached']:,}", f"{r['usd']:.5f}"]
-            for r in compare_placements(runs, model)]
-    return _table.Table(["置き方", "読み出し tok", "書き込み tok", "キャッシュされない入力 tok", "料金 $"], rows, intro=[title],
-                        caption=f"{model} の単価で計算（pricing.usage_cost）", align=["l", "r", "r", "r", "r"])
+def comparison_table(runs: Mapping[str, Sequence[Any]], model: str, title: str, source: str | None = None) -> _table.Table:
+    """:func:`compare_placements` as a table: ``title`` above it, the source and the prices it used under it.
+
+    Every column says its unit: the token columns count tokens, the price column is dollars."""
+    rows = [[PLACEMENT_LABELS.get(r["placement"], r["placement"]), f"{r['read']:,}", f"{r['written']:,}",
+             f"{r['uncached']:,}", f"{r['usd']:.5f}"] for r in compare_placements(runs, model)]
+    where = f"{source}。" if source else ""
+    return _table.Table(["置き方", "読み出し（tokens）", "書き込み（tokens）", "キャッシュされない入力（tokens）",
+                         "料金（$、出力込み）"], rows, intro=[title],
+                        caption=f"{where}{model} の単価で計算（pricing.usage_cost）", align=["l", "r", "r", "r", "r"])
+
+
+def shapes_table(shapes: Mapping[str, Mapping[str, Sequence[Any]]], model: str, source: str) -> _table.Table:
+    """One row per placement, one dollar column per request shape (``shapes``: title -> runs by placement),
+    the cheapest of each shape marked with ◎ (ties within $1e-9 all marked)."""
+    usd = {title: {p: run_usd(calls, model) for p, calls in runs.items()} for title, runs in shapes.items()}
+    rows = []
+    for p in PLACEMENTS:
+        row = [PLACEMENT_LABELS[p]]
+        for title in shapes:
+            v = usd[title][p]
+            row.append(f"{'◎ ' if v - min(usd[title].values()) < 1e-9 else ''}{v:.6f}")
+        rows.append(row)
+    return _table.Table(["置き方"] + [f"{t}（$）" for t in shapes], rows,
+                        caption=f"{source}。{model} の単価で計算（出力込み）。◎ はその形でいちばん安い置き方",
+                        align=["l"] + ["r"] * len(shapes))
 
 
 def format_comparison(runs: Mapping[str, Sequence[Any]], model: str, title: str) -> str:
@@ -307,8 +333,34 @@ def estimate_usd(n_requests: int, prefix_tokens: int, model: str, max_tokens: in
     return n_requests * pricing.call_cost(model, cache_write_5m_tokens=prefix_tokens, output_tokens=max_tokens).total
 
 
+def shape_costs(lab: Lab, docs, turns: int, conversations: int, *, model: str, system: str,
+                questions: Sequence[str], gap_s: float = 45.0) -> dict[str, float]:
+    """Dollars of each placement for one request shape: ``conversations`` conversations of ``turns`` turns
+    each on the same documents, one after the other (``gap_s`` between turns and between conversations).
+
+    ``turns == 1`` is the single-question pattern. Conversation ``c`` asks ``turns`` questions taken in
+    turn from ``questions`` (starting at ``2 c``), so the users do not all ask the same thing. Each shape
+    runs under its own tag: it starts cold.
+    """
+    for name, n in (("turns", turns), ("conversations", conversations)):
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"{name} must be a whole number >= 1, got {n!r}")
+    if not questions:
+        raise ValueError("questions must hold at least one question")
+    tag = f"shape{turns}x{conversations}-{uuid.uuid4().hex[:6]}"   # a fresh tag: every call starts cold
+    out = {}
+    for p in PLACEMENTS:
+        calls = []
+        for c in range(conversations):
+            qs = [questions[(2 * c + t) % len(questions)] for t in range(turns)]
+            calls += run_conversation(lab, docs, qs, p, model=model, system=system, tag=tag, gap_s=gap_s,
+                                      lead_s=gap_s if c else 0.0)
+        out[p] = run_usd(calls, model)
+    return out
+
+
 __all__ = [
     "PLACEMENTS", "STRATEGIES", "LOOKUP_TOOL", "Lab", "manual_clock", "single_request", "Call", "run_single",
     "run_conversation", "tool_reply", "place_breakpoints", "run_agent", "run_usd", "compare_placements",
-    "comparison_table", "format_comparison", "month_usd", "estimate_usd",
+    "comparison_table", "format_comparison", "month_usd", "estimate_usd", "shape_costs", "PLACEMENT_LABELS", "shapes_table", "CONVERSATION", "SECOND",
 ]

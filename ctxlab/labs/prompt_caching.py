@@ -28,9 +28,9 @@ from ctxlab.costs._checks import nonneg
 from ctxlab.costs import formulas
 from ctxlab.costs.usage import call_kind, total_input, usage_dict
 from ctxlab import _table
-from ctxlab.labs._agent_loop import (PLACEMENTS, STRATEGIES, compare_placements, comparison_table, estimate_usd,
-                                     format_comparison, manual_clock, month_usd, run_agent, run_conversation,
-                                     run_single, run_usd, tool_reply)
+from ctxlab.labs._agent_loop import (CONVERSATION, PLACEMENT_LABELS, PLACEMENTS, SECOND, STRATEGIES, compare_placements, comparison_table,
+                                     estimate_usd, format_comparison, manual_clock, month_usd, run_agent,
+                                     run_conversation, run_single, run_usd, shape_costs, shapes_table, tool_reply)
 
 #: the cost article's assumptions for its figures (relative units)
 COST_ARTICLE = {"w": 1.25, "r": 0.1, "rho": 0.3, "s": 0.02, "E": 0.05}
@@ -77,12 +77,16 @@ def explain(usage: Any, model: str | pricing.ModelPrice = pricing.DEFAULT_MODEL)
     return "\n".join(lines)
 
 
+#: what one call did with the cache (:func:`ctxlab.costs.usage.call_kind`), in the learner's words
+KIND_LABELS = {"write": "書き込み", "read": "読み出し", "read+write": "読み出し + 書き込み", "none": "キャッシュなし"}
+
+
 def calls_table(usages: Iterable[Any], model: str | pricing.ModelPrice = pricing.DEFAULT_MODEL,
-                labels: Sequence[str] | None = None) -> _table.Table:
-    """A table of calls: the usage fields, the call's dollars and the same tokens without a cache.
+                labels: Sequence[str] | None = None, source: str | None = None) -> _table.Table:
+    """A table of calls: the usage fields (tokens), the call's dollars and the same tokens without a cache.
 
     The last row sums both dollar columns, so a cached/uncached comparison shows money,
-    not only token counts.
+    not only token counts. ``source`` (where the usage came from) opens the caption.
     """
     rows = [usage_dict(u) for u in usages]
     if labels is not None and len(labels) != len(rows):
@@ -98,11 +102,13 @@ def calls_table(usages: Iterable[Any], model: str | pricing.ModelPrice = pricing
         total_base += base
         w = u["cache_creation"]
         cells.append([label, f"{u['input_tokens']:,}", f"{w['ephemeral_5m_input_tokens']:,}",
-                      f"{w['ephemeral_1h_input_tokens']:,}", f"{u['cache_read_input_tokens']:,}", call_kind(u),
-                      f"{cost:.5f}", f"{base:.5f}"])
+                      f"{w['ephemeral_1h_input_tokens']:,}", f"{u['cache_read_input_tokens']:,}",
+                      KIND_LABELS[call_kind(u)], f"{cost:.5f}", f"{base:.5f}"])
     cells.append(["合計", "", "", "", "", "", f"{total:.5f}", f"{total_base:.5f}"])
-    return _table.Table(["呼び出し", "input", "write 5m", "write 1h", "read", "種類", "料金 $", "キャッシュなし $"], cells,
-                        caption=f"{m.id} の単価で計算（料金は出力込み・価格表から）",
+    where = f"{source}。" if source else ""
+    return _table.Table(["呼び出し", "キャッシュされない入力", "書き込み 5m", "書き込み 1h", "読み出し", "種類",
+                         "料金 $", "キャッシュなしなら $"], cells,
+                        caption=f"{where}トークン数は usage の欄。{m.id} の単価で計算（料金は出力込み・価格表から）",
                         align=["l", "r", "r", "r", "r", "l", "r", "r"])
 
 
@@ -211,9 +217,41 @@ def per_call_table(ks: Iterable[int] = (1, 2, 3, 5, 10, 20), ws: Iterable[float]
     ws = list(ws)
     return [{"k": k, **{w: formulas.cached_cost_per_call(k, w, r) for w in ws}} for k in ks]
 
+
+def per_call_view(rows: Sequence[Mapping], r: float, model_name: str) -> _table.Table:
+    """:func:`per_call_table`'s rows as a table a learner reads: Japanese labels, the source as caption."""
+    ws = [w for w in rows[0] if w != "k"] if rows else []
+    ttl = {1.25: "5 分 TTL", 2.0: "1 時間 TTL"}
+    cols = ["k（使い回し回数）"] + [f"w = {w:g}（{ttl[w]}）" if w in ttl else f"w = {w:g}" for w in ws]
+    return _table.Table(cols, [[row["k"]] + [f"{row[w]:.3f}" for w in ws] for row in rows],
+                        caption=f"式 (w + (k − 1) r) / k から計算（r = {r:g} は {model_name} の読み出しの倍率）。"
+                                "sandbox でも実 API でもなく、式の値。1 回あたりの入力コスト（全文を通常単価で 1 回送る代金 = 1）",
+                        align=["r"] * len(cols))
+
+def multipliers_table() -> _table.Table:
+    """Every model's cache multipliers from the price table (write 5m / 1h, read), with its generation."""
+    status = {"latest": "最新", "superseded": "旧版", "legacy": "旧世代"}
+    return _table.Table(["モデル", "世代", "書き込み 5m（倍）", "書き込み 1h（倍）", "読み出し（倍）"],
+                        [[m.display_name, status.get(m.status, m.status), f"{m.cache_write_5m_multiplier:g}",
+                          f"{m.cache_write_1h_multiplier:g}", f"{m.cache_read_multiplier:g}"]
+                         for m in pricing.models().values()],
+                        caption=f"出典: 価格表 data/pricing.json（{pricing.price_table_date()} 時点）。通常の入力単価に対する倍率")
+
+
+def month_table(runs: Mapping[str, Sequence[Any]], model: str, *, sessions_per_day: float, days: float,
+                source: str) -> _table.Table:
+    """Dollars of one session of each run and of a month of them (:func:`month_usd`)."""
+    rows = [[name, f"{run_usd(calls, model):.5f}",
+             f"{month_usd(calls, model, sessions_per_day=sessions_per_day, days=days):,.2f}"]
+            for name, calls in runs.items()]
+    return _table.Table(["置き方", "1 セッション（$）", "月（$）"], rows,
+                        caption=f"{source}。1 日 {sessions_per_day:g} セッション × {days:g} 日と仮定（{model} の単価）")
+
+
 __all__ = [
-    "COST_ARTICLE", "uncached_cost", "explain",
-    "calls_table", "format_calls", "layout", "total_costs", "meeting_call", "per_call_table",
+    "COST_ARTICLE", "multipliers_table", "month_table", "uncached_cost", "explain",
+    "calls_table", "format_calls", "layout", "total_costs", "meeting_call", "per_call_table", "per_call_view",
+    "KIND_LABELS", "PLACEMENT_LABELS", "shape_costs", "shapes_table", "CONVERSATION", "SECOND",
     "PLACEMENTS", "STRATEGIES", "manual_clock", "run_single", "run_conversation", "run_agent", "run_usd",
     "compare_placements", "comparison_table", "format_comparison", "month_usd", "estimate_usd", "tool_reply",
 ]
