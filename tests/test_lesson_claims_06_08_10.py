@@ -47,13 +47,16 @@ def number(pattern: str, text: str) -> float:
 
 # ------------------------------------------------------------------ 06
 
-def test_06_the_cost_multiple_is_volume_times_unit_price(executed):
-    """§7.2: 「入力の料金の倍率 = 量 × 単価」 (each printed to 2 decimals)."""
-    out = printed(executed, "06_metadata_filtering", "volume = per_q.input_tokens_total")
+def check_06_multiple(out: str) -> None:
     whole = number(r"入力の料金の倍率 ([\d.]+) =", out)
     volume, unit = number(r"= 量 ([\d.]+) ×", out), number(r"× 単価 ([\d.]+)", out)
     assert abs(whole - volume * unit) <= 0.005 * (volume + unit) + 0.01, (whole, volume, unit)
     assert volume > 1 and unit > 1     # §7.2's two parts: more tokens, and a dearer token (cache misses)
+
+
+def test_06_the_cost_multiple_is_volume_times_unit_price(executed):
+    """§7.2: 「入力の料金の倍率 = 量 × 単価」 (each printed to 2 decimals)."""
+    check_06_multiple(printed(executed, "06_metadata_filtering", "volume = per_q.input_tokens_total"))
 
 
 def test_06_choosing_per_question_costs_more_and_recalls_no_more(executed):
@@ -85,13 +88,28 @@ def test_08_the_spot_check_reaches_every_grade_and_method(executed):
 
 # ------------------------------------------------------------------ 10
 
-def test_10_the_rules_exceed_the_premise_on_200k_and_meet_it_on_the_default_window(executed):
-    """§1: 「この規程集は 200K のウィンドウでは前提を超え、1M のウィンドウなら前提を満たします」."""
-    out = printed(executed, "10_rag_lab", "lab = rag_lab.Lab()")
+def check_10_premise(out: str) -> None:
     lines = [line for line in out.splitlines() if "このコースの前提" in line]
     assert len(lines) == 2
     assert "ウィンドウ 200,000" in lines[0] and lines[0].endswith("（前提を超える）")
     assert "ウィンドウ 1,000,000" in lines[1] and lines[1].endswith("（前提を満たす）")
+
+
+def test_10_the_rules_exceed_the_premise_on_200k_and_meet_it_on_the_default_window(executed):
+    """§1: 「この規程集は 200K のウィンドウでは前提を超え、1M のウィンドウなら前提を満たします」."""
+    check_10_premise(printed(executed, "10_rag_lab", "lab = rag_lab.Lab()"))
+
+
+def test_the_checks_flag_planted_drift(executed):
+    """Positive control: the same checks on the executed output with one figure changed fail."""
+    out = printed(executed, "06_metadata_filtering", "volume = per_q.input_tokens_total")
+    whole = re.search(r"入力の料金の倍率 ([\d.]+) =", out).group(1)
+    with pytest.raises(AssertionError):
+        check_06_multiple(out.replace(f"倍率 {whole} =", f"倍率 {float(whole) + 0.3:.2f} ="))
+    out = printed(executed, "10_rag_lab", "lab = rag_lab.Lab()")
+    assert out.count("（前提を満たす）") == 1
+    with pytest.raises(AssertionError):
+        check_10_premise(out.replace("（前提を満たす）", "（前提を超える）"))
 
 
 def test_10_todays_small_model_reaches_more_documents_and_costs_less_than_the_article(executed):
