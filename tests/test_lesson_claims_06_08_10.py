@@ -132,3 +132,15 @@ def test_no_demo_cell_of_06_08_10_asserts():
         demo = [c.id for c in nb.cells if c.cell_type == "code" and not c.metadata.get("nbgrader", {}).get("grade")
                 and re.search(r"^\s*assert\b", c.source, re.M)]
         assert demo == [], f"{lesson}: authoring asserts in demo cells {demo}"
+
+
+def test_08_current_versions_only_remove_the_old_values_for_all_three_methods(executed):
+    """§11 (optional) and its 考えてみよう: with the current versions only, no method answers an old value
+    (「3 方式とも消えます」), the contradiction accuracy does not fall, and some questions stay wrong (「残ります」)."""
+    out = printed(executed, "08_measure", "mixing_after = measure.version_mixing(graded)")
+    rows = [line for line in out.splitlines() if "contradiction の正答率" in line]
+    assert [r.split()[0] for r in rows] == ["long_context", "filter", "rag"]
+    for row in rows:
+        assert re.search(r"旧版の値を答えた 0/\d+", row), row
+        assert number(r"全版 (\d+)%", row) <= number(r"現行版だけ (\d+)%", row), row
+    assert any(number(r"正しくないまま (\d+) 問", row) > 0 for row in rows)
