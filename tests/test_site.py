@@ -120,20 +120,28 @@ def test_the_site_holds_nothing_a_learner_left_in_course(built_site, tmp_path, m
 
 
 def test_each_lesson_states_the_time_the_learner_time_model_gives(built_site):
-    """The time in each lesson's header, and the course map's total, come from the learner-time model
-    (tools/learner_time.py) on the lessons the site executed (build/site/executed: no second execution)."""
+    """The time in each lesson's header (core, and with its optional parts), and the course map's totals, come
+    from the learner-time model (tools/learner_time.py) on the lessons the site executed (build/site/executed:
+    no second execution). tools/course_times.py writes the map and schedules from the headers."""
     import learner_time as lt
 
     executed = ROOT / "build" / "site" / "executed"
-    off, total = [], 0.0
+    off, core, total = [], 0.0, 0.0
     for src in sorted((ROOT / "solutions").glob("*/*.ipynb")):
         model = lt.lesson_time(src, executed / src.name)
         said = lt.stated(src)
+        core += model.core_min
         total += model.total_min
         assert said is not None, f"{src.parent.name}: no 「**所要時間** 約 N 分」 in its header"
         if abs(said[0] - model.core_min) > lt.TOLERANCE * model.core_min:
             off.append(f"{src.parent.name}: states {said[0]} min, the model gives {model.core_min:.0f}")
+        with_optional = said[1] if said[1] is not None else said[0]
+        if abs(with_optional - model.total_min) > lt.TOLERANCE * model.total_min:
+            off.append(f"{src.parent.name}: states {with_optional} min with its optional parts, the model gives "
+                       f"{model.total_min:.0f}")
     assert not off, "\n".join(off)
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    m = re.search(r"合計は約 (\d+) 分", readme)
+    m = re.search(r"核の合計は約 (\d+) 分", readme)
+    assert m and abs(int(m.group(1)) - core) <= lt.TOLERANCE * core, (m and m.group(0), core)
+    m = re.search(r"任意の部分を含めると約 (\d+) 分", readme)
     assert m and abs(int(m.group(1)) - total) <= lt.TOLERANCE * total, (m and m.group(0), total)

@@ -7,7 +7,8 @@ against one model (tests/test_site.py keeps them within :data:`TOLERANCE`).
 * prose (markdown cells, hints and tasks included): read at :data:`READ` characters a minute;
 * code cells the learner runs: :data:`CODE` seconds a line to read, plus the cell's execution time
   (nbclient's own timings in an executed notebook);
-* printed output: its text read at :data:`READ` characters a minute (HTML reduced to its text),
+* printed output: its text read at :data:`READ` characters a minute (HTML reduced to its text; a
+  stream as the notebook shows it, a progress bar that redraws its line with ``\\r`` as its last state),
   :data:`FIGURE` seconds a figure, :data:`WIDGET` seconds a widget to try;
 * exercises: an autograded exercise takes :data:`AUTO` minutes a point, a written one :data:`WRITTEN`
   minutes a point.
@@ -99,6 +100,12 @@ def _output_text(output) -> str:
     return data.get("text/plain", "")
 
 
+def _displayed(text: str) -> str:
+    """A stream's text as a notebook shows it: each line holds only what was written after its last carriage
+    return (a progress bar redraws one line many times; the learner reads its last state)."""
+    return "\n".join(next((p for p in reversed(line.split("\r")) if p.strip()), "") for line in text.split("\n"))
+
+
 def _chars(text: str) -> int:
     return len(re.sub(r"\s+", "", text))
 
@@ -134,12 +141,16 @@ def lesson_time(source: Path, executed: Path | None = None) -> LessonTime:
         if done is None:
             continue
         part.run_s += _run_seconds(done)
+        streams: dict[str, str] = {}
         for o in done.get("outputs", []):
             data = o.get("data", {})
             part.figures += sum(1 for k in data if k.startswith("image/"))
             part.widgets += 1 if "application/vnd.jupyter.widget-view+json" in data else 0
-            if o.get("output_type") != "error":
+            if o.get("output_type") == "stream":      # one text per stream, as the notebook joins them
+                streams[o.get("name", "stdout")] = streams.get(o.get("name", "stdout"), "") + o.get("text", "")
+            elif o.get("output_type") != "error":
                 part.output_chars += _chars(_output_text(o))
+        part.output_chars += sum(_chars(_displayed(text)) for text in streams.values())
     return out
 
 

@@ -167,15 +167,20 @@ def format_before_after(parts: dict[str, Measured]) -> str:
     return "\n".join(lines)
 
 
-def format_parts(parts: dict[str, Measured], grader: str = "ルール採点", reference: str = "人のラベル") -> str:
-    """Both parts' agreement, each named: the development part is in-sample, the held-out part is not."""
+def format_parts(parts: dict[str, Measured], grader: str = "ルール採点", reference: str = "人のラベル",
+                 detailed: tuple[str, ...] | None = None) -> str:
+    """Both parts' agreement, each named: the development part is in-sample, the held-out part is not.
+    ``detailed`` names the parts shown with their confusion matrix and kinds (default: every part);
+    the others get their one line."""
     lines = []
     for part, m in parts.items():
         ja, path = PARTS[part]
         how = ("採点器はこの回答を見ながら書かれた（標本内）" if part == "development"
                else "採点器の改良の前にラベルを確定した（data/eval/PROVENANCE.md）")
-        lines += [f"【{ja}】{path.name}: {m.agreement.line(reference)}　← {how}",
-                  m.agreement.format(grader, reference), m.format_kinds(), ""]
+        lines.append(f"【{ja}】{path.name}: {m.agreement.line(reference)}　← {how}")
+        if detailed is None or part in detailed:
+            lines += [m.agreement.format(grader, reference), m.format_kinds()]
+        lines.append("")
     return "\n".join(lines).rstrip()
 
 

@@ -12,7 +12,10 @@
 # - 現場の 30 問で filter recall（要るファイルが絞り込み後に残った割合）を測り、9 割の線で判定できる
 # - 固定セットならキャッシュが効き、質問ごとに選んだファイル集合では効かないことを sandbox で確かめ、差額を出せる
 #
-# **所要時間** 約 85 分　**前提** 00（3 つの方式）、02（料金）、03（プロンプトキャッシュの前方一致）
+# **任意の部分**（§7、見出しに（任意）。採点される演習はありません）: 絞ったファイルで実際に 1 問答えさせる例、料金の倍率を量と単価に分ける計算、
+# 使い分けの記事の絞り込みの月額が前提にしたヒット率の逆算、辞書の語の当たり方、filter recall の図。
+#
+# **所要時間** 約 75 分（任意の部分を含めると約 90 分）　**前提** 00（3 つの方式）、02（料金）、03（プロンプトキャッシュの前方一致）
 
 # %%
 import ctxlab
@@ -74,17 +77,7 @@ for name, words in metadata_filtering.KEYWORDS.items():
     print(f"{b.label:10s} {len(words):>2} 語: {'・'.join(words[:9])} …")
 
 # %% [markdown]
-# `metadata_filtering.match(question)` は、当たった語の長さの合計で候補を並べます。長い語ほど用件を特定するので、
-# 「在宅勤務手当」では「在宅勤務」（勤務・休暇）が「手当」（給与・処遇）に勝ちます。「海外出張」に含まれる「出張」は二重に数えません。
-
-# %%
-for qid in ("q01", "q21", "q06", "q14", "q27"):
-    found = metadata_filtering.match(qmap[qid].question)
-    top = [f"{m.bundle}({m.score}: {'・'.join(m.words)})" for m in found[:2]]
-    print(f"{qid} {qmap[qid].question[:28]:28s} → {', '.join(top) or '該当なし'}")
-
-# %% [markdown]
-# 辞書で取れないとき（上の q27）は、質問をモデルに渡して部署を **1 語で**答えさせます（`metadata_filtering.classify`）。
+# 辞書の語が 1 つも当たらない質問（下の q27）は、質問をモデルに渡して部署を **1 語で**答えさせます（`metadata_filtering.classify`）。
 # 呼び出しが 1 回増えるぶん待ち時間が延びます（使い分けの記事の目安を下に表示します）。それでもベクトル DB を建てて再インデックスを回し続けるより軽い作りです。
 # ただし、この分類は実 API のときだけ使います。オフラインの sandbox は文を抜き出すだけで分類はできないので、
 # 代わりに決めておいた固定セット（全社共通）を渡し、そう表示します。
@@ -115,35 +108,13 @@ print(f"（{count.method}）")
 # %% [markdown]
 # キーと固定セットを合わせたのが `metadata_filtering.select(question, client)` です。部署の現行版が `MAX_DOCS` 以内ならそのまま、
 # 超えるなら辞書が指したセットを渡します。戻り値の `note` が、何を根拠に何を渡したかを 1 行で説明します。
+# 絞ったファイルは、分割せずに 1 ファイル 1 ブロックで丸ごと渡します（実際に 1 問送る例は §7.1（任意））。
 
 # %%
 for qid in ("q20", "q03", "q05", "q14"):
     sel = metadata_filtering.select(qmap[qid].question, client)
     print(f"{qid} {qmap[qid].question[:30]}")
     print(f"     → {sel.note}")
-
-# %% [markdown]
-# 絞ったファイルは、分割せずに 1 ファイル 1 ブロックで丸ごと渡します（`question_request` が文書、区切り、質問の順に組み立てます）。
-# 「有給の繰越上限は？」では、2021 年の旧版が渡っていないので、答えの根拠は現行版の「20日」だけです。
-# 実 API では料金がかかるので、見積もりを先に表示します。
-
-# %%
-q = qmap["q20"]
-sel = metadata_filtering.select(q.question, client)
-req = question_request(metadata_filtering.docs_for(sel.files), q.question, model=MODEL)
-est = estimate.estimate_request(req)
-try:
-    budget.check(pricing.call_cost(MODEL, cache_write_5m_tokens=est, output_tokens=700).total, client,
-                 f"q20 を {len(sel.files)} 件で 1 回")
-except budget.BudgetExceeded as e:
-    print(e)
-else:
-    msg = client.messages.create(**req)
-    print(answer_text(msg)[:400])
-    u = msg.usage
-    print(f"\n書き込み {u.cache_creation_input_tokens:,} / 読み出し {u.cache_read_input_tokens:,} / "
-          f"通常 {u.input_tokens:,} / 出力 {u.output_tokens:,} tokens → ${pricing.usage_cost(u, MODEL).total:.3f}")
-    print(ctxlab.source_line(msg, MODEL))
 
 # %% [markdown]
 # ## 4. 選べるかを確かめる: filter recall と 9 割の線
@@ -164,28 +135,6 @@ display(report.table())
 print(f"\n落ちた質問 {len(report.failures)} 問:")
 for r in report.failures:
     print(f"  {r.id} [{metadata_filtering.CATEGORY_JA[r.category]}] {r.reason}  落ちたファイル: {', '.join(r.missing)}")
-
-# %%
-# %matplotlib inline
-import matplotlib.pyplot as plt
-import ctxlab.plots  # noqa: F401  (Japanese font)
-
-cats = report.by_category()
-labels = [f"{metadata_filtering.CATEGORY_JA[c]}\n{ok}/{n} 問" for c, (ok, n) in cats.items()]
-labels.append(f"全体\n{sum(r.ok for r in report.results)}/{len(report.results)} 問")
-values = [ok / n for ok, n in cats.values()] + [report.recall]
-colors = ["#4c78a8" if v >= metadata_filtering.VIABLE_RECALL else "#e45756" for v in values]
-
-fig, ax = plt.subplots(figsize=(7.6, 3.4))   # 棒の下の 2 行のラベルが隣とくっつかない幅
-ax.bar(labels, values, color=colors)
-ax.tick_params(axis="x", labelsize=9)
-ax.axhline(metadata_filtering.VIABLE_RECALL, ls="--", color="gray")
-ax.text(1.01, metadata_filtering.VIABLE_RECALL, f"{metadata_filtering.VIABLE_RECALL:.0%} の線\n（使い分けの記事）", transform=ax.get_yaxis_transform(),
-        va="center", fontsize=8, color="gray")
-ax.set_ylim(0, 1.1)
-ax.set_ylabel("filter recall")
-ax.set_title("辞書 + 固定セットの filter recall（要るファイルがすべて残った質問の割合）")
-plt.tight_layout()
 
 # %% [markdown]
 # 落ちた質問の理由は、どれも同じ形をしています。要るファイルが**部署をまたいでいる**のです。
@@ -215,12 +164,7 @@ print(f"\n判定: filter recall {report.recall:.0%} → {verdict}")
 # ファイルの並びを送れば前置きが毎回変わってミスします。比べる相手として、`metadata_filtering.per_question_files` を用意しました。
 # 部署までは同じキーで絞り、その中で**質問に近い順に** `MAX_DOCS` 件を選びます。違いは「毎回選び直すか」と、もう 1 つ、
 # 選ぶファイルの数です。固定セットは用件で分けた数件ですが、質問ごとの集合はいつも `MAX_DOCS` 件まで詰めるので、渡す量そのものも増えます。
-# 料金の差がどちらから来るかは、下で分けて数えます。
-
-# %%
-for qid in ("q20", "q21"):
-    print(f"{qid} 固定セット    : {metadata_filtering.select_files(qmap[qid].question)[:3]} …")
-    print(f"{qid} 質問ごとの集合: {metadata_filtering.per_question_files(qmap[qid].question)[:3]} …")
+# 料金の差がどちらから来るかは、§7.2（任意）で分けて数えます。
 
 # %% [markdown]
 # 30 問を 2 回、一定の間隔（`INTERVAL_S` 秒に 1 問）で流し、キャッシュの読み出しと料金を比べます。時計を自分で進めるために、
@@ -249,38 +193,7 @@ print(f"\n差額: ${per_q.cost_usd - fixed.cost_usd:.2f}（{len(per_q.requests)}
       f"${(per_q.cost_usd - fixed.cost_usd) / len(per_q.requests):.3f}。質問ごとの集合は固定セットの {per_q.cost_usd / fixed.cost_usd:.1f} 倍")
 
 # %% [markdown]
-# この倍率を 2 つに分けます。入力の料金は「入力トークンの量 × 1 トークンあたりの平均単価」なので、
-#
-# - **量**: 質問ごとの集合が送った入力トークンは、固定セットの何倍か（`MAX_DOCS` 件まで詰めるぶん）
-# - **単価**: 1 トークンあたりの平均単価は何倍か（読み出しは安く、書き込みは割増。キャッシュのミスが多いほど上がる）
-#
-# の掛け算です。出力の料金は両方でほぼ同じなので、全体の倍率は入力の倍率より少し 1 に近くなります。
-
-# %%
-volume = per_q.input_tokens_total / fixed.input_tokens_total
-unit = (per_q.input_cost_usd / per_q.input_tokens_total) / (fixed.input_cost_usd / fixed.input_tokens_total)
-m = pricing.get_model(pricing.DEFAULT_MODEL)
-print(f"入力トークン: 固定セット {fixed.input_tokens_total:,} / 質問ごとの集合 {per_q.input_tokens_total:,} → 量は {volume:.2f} 倍")
-print(f"1 トークンあたりの入力単価: 量をそろえると {unit:.2f} 倍（キャッシュのミス。書き込みは入力単価の "
-      f"{m.cache_write_5m_multiplier} 倍、読み出しは {m.cache_read_multiplier} 倍）")
-print(f"入力の料金の倍率 {per_q.input_cost_usd / fixed.input_cost_usd:.2f} = 量 {volume:.2f} × 単価 {unit:.2f}"
-      f"（出力も含めた全体の倍率は {per_q.cost_usd / fixed.cost_usd:.2f}）")
-assert abs(per_q.input_cost_usd / fixed.input_cost_usd - volume * unit) < 1e-9
-
-# %%
-fig, ax = plt.subplots(figsize=(6.4, 3.4))
-for label, r in runs.items():
-    ax.plot(range(1, len(r.requests) + 1), r.cumulative_cost(), label=f"{label}（ヒット率 {r.hit_rate:.0%}）")
-ax.axvline(len(qs) + 0.5, ls=":", color="gray")
-ax.text(len(qs) + 1, 0, "2 周目", color="gray", fontsize=9, va="bottom")
-ax.set_xlabel("リクエスト（何回目）")
-ax.set_ylabel("累計の料金（ドル、実 API 換算）")
-ax.set_title(f"同じ 30 問を 2 回: {INTERVAL_S} 秒に 1 問、キャッシュ TTL 5 分（sandbox）")
-ax.legend()
-plt.tight_layout()
-
-# %% [markdown]
-# 質問ごとに選び直しても、部署のキーが同じなので filter recall は上がっていません。それでいて、質問ごとの集合は（上の表のとおり）読み出しがほぼ無く、ほぼ毎回、書き込みの割増（上に表示した 5 分 TTL の倍率）を払っています。
+# 質問ごとに選び直しても、部署のキーが同じなので filter recall は上がっていません。それでいて、質問ごとの集合は（上の表のとおり）読み出しがほぼ無く、ほぼ毎回、書き込みの割増を払っています。
 # キャッシュを付けない場合より高くつくのはそのためです。2 周目に同じ質問が来ても、そのときには 5 分の TTL が切れています。
 #
 # 一方、固定セットのヒット率も 100% 近くにはなりません。トラフィックがセットの数に**分かれる**からです。
@@ -291,25 +204,6 @@ usage = metadata_filtering.bundle_usage(metadata_filtering.select(q.question) fo
 for name, n in usage.most_common():
     print(f"  {metadata_filtering.BUNDLES[name].label:10s} {n:>2} 問")
 print(f"{len(usage)} 種のセットに分かれた。ヒット率 {fixed.hit_rate:.0%}（{INTERVAL_S} 秒に 1 問のとき）")
-
-# %% [markdown]
-# 使い分けの記事の表は、絞り込みの月額（\$58）を「ヒット率 80%」の前提で出したと書いています。書き込みと読み出しの単価から逆算すると（02 の演習 2）、
-# 実際に当たるヒット率は次のとおりです。逆算は**記事の価格**で行います（記事の日付のモデル、今はレガシーの Opus 5 と、記事の 5 分 TTL の書き込み単価。
-# どちらも `data/pricing.json` の価格表から）。今日のモデルや 1 時間 TTL の単価で解くと、記事の \$58 とは別の前提の数字になります。
-# セットごとにトラフィックが分かれると考えれば、ありうる値です。
-
-# %%
-from ctxlab.costs import compare
-
-article_profile = compare.Profile(model=pricing.ARTICLE_MODEL, ttl=compare.ARTICLE_TTL)   # 記事のモデルと 5 分 TTL
-article_rows = compare.compare(197_000, 50, article_profile).rows
-miss, hit = article_rows["filter_write"].cost, article_rows["filter_cached"].cost
-implied = (600 * miss - 58) / (600 * (miss - hit))
-print(f"記事の価格（{pricing.get_model(pricing.ARTICLE_MODEL).display_name}・TTL {compare.ARTICLE_TTL} の書き込み）: "
-      f"書き込み ${miss:.4f}、読み出し ${hit:.4f} / 回")
-print(f"使い分けの記事の「絞り込み 月 $58」（月 600 問）が当たるヒット率: {implied:.1%}（記事の価格で逆算）")
-print(f"この再生で測った固定セットのヒット率:                 {fixed.hit_rate:.0%}（こちらはこのコースの再生）")
-
 
 # %% [markdown]
 # セットを増やすほど recall は上がり、ヒット率は下がります。この 2 つを同じ 30 問と同じ再生で測って、セットの数を決めます。
@@ -366,7 +260,6 @@ def my_filter(question):
         return list(dept_files)
     return list(metadata_filtering.BUNDLES[top.bundle].files)
     ### END SOLUTION
-
 
 # %% [markdown]
 # <details><summary>ヒント（開くと表示）</summary>
@@ -483,7 +376,6 @@ HELPDESK_LOG = [                       # 問い合わせごとに回答に使っ
 ]
 print(f"記録 {len(HELPDESK_LOG)} 件")
 
-
 # %% nbgrader={"grade": false, "grade_id": "pick_bundle", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def pick_bundle(dept, log, max_docs=metadata_filtering.MAX_DOCS):
     ### BEGIN SOLUTION
@@ -507,7 +399,6 @@ def pick_bundle(dept, log, max_docs=metadata_filtering.MAX_DOCS):
     chosen = sorted(candidates, key=lambda f: -counts[f])[:max_docs]   # stable: ties keep catalog order
     return [f for f in order if f in chosen]
     ### END SOLUTION
-
 
 # %% [markdown]
 # <details><summary>ヒント（開くと表示）</summary>
@@ -621,3 +512,133 @@ from ctxlab.widgets.quiz import Quiz
 
 check = Quiz(quiz.quiz_for("06_metadata_filtering"))
 check
+
+# %% [markdown]
+# ## 7. （任意）もう一歩: 1 問送る、料金の倍率を分ける、記事の前提を逆算する
+#
+# ここからは、このレッスンの判断（メタデータで絞る方式を選べるか）には要らない、確かめの続きです。
+
+# %% [markdown]
+# ### 7.1 絞ったファイルを丸ごと渡して、1 問答えさせる
+#
+# 絞ったファイルは、分割せずに 1 ファイル 1 ブロックで丸ごと渡します（`question_request` が文書、区切り、質問の順に組み立てます）。
+# 「有給の繰越上限は？」では、2021 年の旧版が渡っていないので、答えの根拠は現行版の「20日」だけです。
+# 実 API では料金がかかるので、見積もりを先に表示します。
+
+# %%
+q = qmap["q20"]
+sel = metadata_filtering.select(q.question, client)
+req = question_request(metadata_filtering.docs_for(sel.files), q.question, model=MODEL)
+est = estimate.estimate_request(req)
+try:
+    budget.check(pricing.call_cost(MODEL, cache_write_5m_tokens=est, output_tokens=700).total, client,
+                 f"q20 を {len(sel.files)} 件で 1 回")
+except budget.BudgetExceeded as e:
+    print(e)
+else:
+    msg = client.messages.create(**req)
+    print(answer_text(msg)[:400])
+    u = msg.usage
+    print(f"\n書き込み {u.cache_creation_input_tokens:,} / 読み出し {u.cache_read_input_tokens:,} / "
+          f"通常 {u.input_tokens:,} / 出力 {u.output_tokens:,} tokens → ${pricing.usage_cost(u, MODEL).total:.3f}")
+    print(ctxlab.source_line(msg, MODEL))
+
+# %% [markdown]
+# ### 7.2 料金の倍率を、量と単価に分ける
+#
+# §5 の再生で、質問ごとの集合は固定セットより高くつきました。この倍率を 2 つに分けます。入力の料金は「入力トークンの量 × 1 トークンあたりの平均単価」なので、
+#
+# - **量**: 質問ごとの集合が送った入力トークンは、固定セットの何倍か（`MAX_DOCS` 件まで詰めるぶん）
+# - **単価**: 1 トークンあたりの平均単価は何倍か（読み出しは安く、書き込みは割増。キャッシュのミスが多いほど上がる）
+#
+# の掛け算です。出力の料金は両方でほぼ同じなので、全体の倍率は入力の倍率より少し 1 に近くなります。
+
+# %%
+for qid in ("q20", "q21"):
+    print(f"{qid} 固定セット    : {metadata_filtering.select_files(qmap[qid].question)[:3]} …")
+    print(f"{qid} 質問ごとの集合: {metadata_filtering.per_question_files(qmap[qid].question)[:3]} …")
+
+# %%
+volume = per_q.input_tokens_total / fixed.input_tokens_total
+unit = (per_q.input_cost_usd / per_q.input_tokens_total) / (fixed.input_cost_usd / fixed.input_tokens_total)
+m = pricing.get_model(pricing.DEFAULT_MODEL)
+print(f"入力トークン: 固定セット {fixed.input_tokens_total:,} / 質問ごとの集合 {per_q.input_tokens_total:,} → 量は {volume:.2f} 倍")
+print(f"1 トークンあたりの入力単価: 量をそろえると {unit:.2f} 倍（キャッシュのミス。書き込みは入力単価の "
+      f"{m.cache_write_5m_multiplier} 倍、読み出しは {m.cache_read_multiplier} 倍）")
+print(f"入力の料金の倍率 {per_q.input_cost_usd / fixed.input_cost_usd:.2f} = 量 {volume:.2f} × 単価 {unit:.2f}"
+      f"（出力も含めた全体の倍率は {per_q.cost_usd / fixed.cost_usd:.2f}）")
+
+# %%
+# %matplotlib inline
+import matplotlib.pyplot as plt
+import ctxlab.plots  # noqa: F401  (Japanese font)
+
+fig, ax = plt.subplots(figsize=(6.4, 3.4))
+for label, r in runs.items():
+    ax.plot(range(1, len(r.requests) + 1), r.cumulative_cost(), label=f"{label}（ヒット率 {r.hit_rate:.0%}）")
+ax.axvline(len(qs) + 0.5, ls=":", color="gray")
+ax.text(len(qs) + 1, 0, "2 周目", color="gray", fontsize=9, va="bottom")
+ax.set_xlabel("リクエスト（何回目）")
+ax.set_ylabel("累計の料金（ドル、実 API 換算）")
+ax.set_title(f"同じ 30 問を 2 回: {INTERVAL_S} 秒に 1 問、キャッシュ TTL 5 分（sandbox）")
+ax.legend()
+plt.tight_layout()
+
+# %% [markdown]
+# ### 7.3 使い分けの記事の月額は、どのヒット率で当たるか
+#
+# 使い分けの記事の表は、絞り込みの月額（\$58）を「ヒット率 80%」の前提で出したと書いています。書き込みと読み出しの単価から逆算すると（02 の演習 2）、
+# 実際に当たるヒット率は次のとおりです。逆算は**記事の価格**で行います（記事の日付のモデル、今はレガシーの Opus 5 と、記事の 5 分 TTL の書き込み単価。
+# どちらも `data/pricing.json` の価格表から）。今日のモデルや 1 時間 TTL の単価で解くと、記事の \$58 とは別の前提の数字になります。
+# セットごとにトラフィックが分かれると考えれば、ありうる値です。
+
+# %%
+from ctxlab.costs import compare
+
+article_profile = compare.Profile(model=pricing.ARTICLE_MODEL, ttl=compare.ARTICLE_TTL)   # 記事のモデルと 5 分 TTL
+article_rows = compare.compare(197_000, 50, article_profile).rows
+miss, hit = article_rows["filter_write"].cost, article_rows["filter_cached"].cost
+implied = (600 * miss - 58) / (600 * (miss - hit))
+print(f"記事の価格（{pricing.get_model(pricing.ARTICLE_MODEL).display_name}・TTL {compare.ARTICLE_TTL} の書き込み）: "
+      f"書き込み ${miss:.4f}、読み出し ${hit:.4f} / 回")
+print(f"使い分けの記事の「絞り込み 月 $58」（月 600 問）が当たるヒット率: {implied:.1%}（記事の価格で逆算）")
+print(f"この再生で測った固定セットのヒット率:                 {fixed.hit_rate:.0%}（こちらはこのコースの再生）")
+
+# %% [markdown]
+# ### 7.4 辞書の語がどう当たるか
+#
+# §2 の辞書を引く `metadata_filtering.match(question)` は、当たった語の長さの合計で候補を並べます。長い語ほど用件を特定するので、
+# 「在宅勤務手当」では「在宅勤務」（勤務・休暇）が「手当」（給与・処遇）に勝ちます。「海外出張」に含まれる「出張」は二重に数えません。
+
+# %%
+for qid in ("q01", "q21", "q06", "q14", "q27"):
+    found = metadata_filtering.match(qmap[qid].question)
+    top = [f"{m.bundle}({m.score}: {'・'.join(m.words)})" for m in found[:2]]
+    print(f"{qid} {qmap[qid].question[:28]:28s} → {', '.join(top) or '該当なし'}")
+
+# %% [markdown]
+# ### 7.5 filter recall を図で見る
+#
+# §4 の表を、質問の種類ごとの棒にします。
+
+# %%
+# %matplotlib inline
+import matplotlib.pyplot as plt
+import ctxlab.plots  # noqa: F401  (Japanese font)
+
+cats = report.by_category()
+labels = [f"{metadata_filtering.CATEGORY_JA[c]}\n{ok}/{n} 問" for c, (ok, n) in cats.items()]
+labels.append(f"全体\n{sum(r.ok for r in report.results)}/{len(report.results)} 問")
+values = [ok / n for ok, n in cats.values()] + [report.recall]
+colors = ["#4c78a8" if v >= metadata_filtering.VIABLE_RECALL else "#e45756" for v in values]
+
+fig, ax = plt.subplots(figsize=(7.6, 3.4))   # 棒の下の 2 行のラベルが隣とくっつかない幅
+ax.bar(labels, values, color=colors)
+ax.tick_params(axis="x", labelsize=9)
+ax.axhline(metadata_filtering.VIABLE_RECALL, ls="--", color="gray")
+ax.text(1.01, metadata_filtering.VIABLE_RECALL, f"{metadata_filtering.VIABLE_RECALL:.0%} の線\n（使い分けの記事）", transform=ax.get_yaxis_transform(),
+        va="center", fontsize=8, color="gray")
+ax.set_ylim(0, 1.1)
+ax.set_ylabel("filter recall")
+ax.set_title("辞書 + 固定セットの filter recall（要るファイルがすべて残った質問の割合）")
+plt.tight_layout()

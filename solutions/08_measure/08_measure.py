@@ -1,19 +1,18 @@
 # %% [markdown]
-# # 08 測る: 現場の 30 問で、正答率・矛盾・鮮度・位置を確かめる
+# # 08 測る: 現場の 30 問で正答率を測り、その物差しを確かめる
 #
-# 料金と待ち時間は計算で先に出せました（02〜05）。残る 2 つ、**正答率**と**更新頻度**は、実物を動かさないと出ません。
-# この節では、現場の質問 30 問を 3 つの方式に流して採点し、方式を決めるのに足りる数字をそろえます。
+# 料金と待ち時間は計算で先に出せました（02〜05）。残る**正答率**は、実物を動かさないと出ません。
+# 現場の質問 30 問を 3 つの方式に流して採点し、採点そのもの（物差し）を測ってから、方式を決めるのに足りる数字をそろえます。
 #
 # **このレッスンで身につくこと**
 #
-# - 30 問を 3 方式（ロングコンテキスト・メタデータで絞る・RAG）に流し、「正しい・惜しい・違う」の 3 段階で採点できる
-# - 採点そのものをラベル付き回答で測り（κ・混同行列）、ルール採点と採点モデルの使いどころを説明できる
-# - 自動採点と人の採点を突き合わせ、方式別・質問の種類別の正答率を、採点の取り違えを含めた区間で読める
-# - 新旧の規程が混ざったときの誤りは、方式ではなく文書管理（現行版だけを渡す）で消えることを数字で示せる
-# - 更新の反映までの時間が、ロングコンテキストと RAG でどう違うか（と「起動時に一度だけ読み込む」作りの落とし穴）を説明できる
-# - Lost in the Middle の公表値を読み、自分の文書で位置の影響を測る手順を知る
+# - 30 問を 3 方式に流し、「正しい・惜しい・違う」の 3 段階で採点できる
+# - 採点をラベル付き回答で測り（κ・混同行列）、採点の取り違えを含めた区間で正答率を読める
+# - 30 問の差が偶然かを確かめ（McNemar、差の区間、人の抜き取り）、4 つの数字から方式を決められる
 #
-# **所要時間** 約 135 分　**前提** 00（4 つの数字と判断の順序）、02（料金）、06（メタデータで絞る）
+# **任意の部分**（見出しに（任意）、採点される演習なし）: §9〜10 は物差しと sandbox をもう一歩。§11〜13 は別の回に座る続きで、新旧の規程・鮮度・位置（Lost in the Middle）を測ります。
+#
+# **所要時間** 約 75 分（任意の部分を含めると約 120 分）　**前提** 00（4 つの数字と判断の順序）、02（料金）、06（メタデータで絞る）
 
 # %%
 import ctxlab
@@ -27,7 +26,6 @@ client = ctxlab.make_client()
 ctxlab.show_cost("08_measure", client)   # モードと、実 API で動かしたときの料金（1 行。詳しくは ▸ を開く）
 MODEL = ctxlab.lesson_model()   # いまの Opus（online.LESSON_MODEL）。CTXLAB_MODEL で別のモデルを選べる
 from ctxlab.evaluation import judge, labelled
-print(judge.budget_line(len(corpus.questions()) * 3 + len(labelled.load())))   # §5: 判定に使う分
 
 # %% [markdown]
 # ## 1. 現場の 30 問
@@ -62,7 +60,7 @@ for cat in corpus.CATEGORIES:
 #   `MAX_DOCS` 件以内のファイルを丸ごと渡します。辞書で取れないときは、全社共通の固定セットを渡します。
 # - `RAG`: 規程を条文の区切りでチャンクに分け、BM25 で上位のチャンクだけを渡します。チャンクは質問ごとに変わるのでキャッシュしません。
 #
-# まずは、旧版が残っていない**現行版だけ**のフォルダで測ります（文書管理ができている状態）。旧版が混ざると何が起きるかは §8 で試します。
+# まずは、旧版が残っていない**現行版だけ**のフォルダで測ります（文書管理ができている状態）。旧版が混ざると何が起きるかは §11（任意）で試します。
 
 # %%
 current = corpus.load()                      # 現行版だけ
@@ -70,7 +68,6 @@ methods = [measure.LongContext(current), measure.MetadataFilter(current), measur
 rag = methods[2]
 print(f"現行 {len(current)} ファイル、RAG のチャンク {len(rag.chunks)} 個（約 {rag.chunk_tokens} トークン以下）・上位 {rag.k} 件")
 print(f"固定セット {len(metadata_filtering.BUNDLES)} 個、MAX_DOCS = {metadata_filtering.MAX_DOCS}")
-print("固定セットを引く語の例:", {b: words[:4] for b, words in metadata_filtering.KEYWORDS.items()})
 
 q = questions[0]
 for m in methods:
@@ -92,7 +89,7 @@ print(f"{len(graded)} 件の回答を採点しました（出典: {SOURCE}）")
 # %% [markdown]
 # **ここで読む数字の意味に注意してください。** オフラインの sandbox は言葉を生成しません。渡された文書から、
 # 質問と語の重なる文を BM25 で抜き出して返すだけです（回答の先頭に `[sandbox の抜粋回答]` と付きます。何文まで抜くか、
-# いつ「記載がありません」と答えるかは、次のセルが表示します）。文書の中の位置は見ません。
+# いつ「記載がありません」と答えるかは、§10（任意）の最初のセルが表示します）。文書の中の位置は見ません。
 # ですから、オフラインの正答率が測っているのは、**選んだ文書が BM25 の抜き出しをどれだけ薄めるか**です。
 # モデルの読解や推論ではありません。ロングコンテキストは答えのファイルを必ず届けますが、周りの文が多いぶん、
 # 抜き出しは外れやすくなります。
@@ -101,46 +98,22 @@ print(f"{len(graded)} 件の回答を採点しました（出典: {SOURCE}）")
 # - 実 API で同じ `measure.run` を回すと、ここに**モデルの読解**（言い換えの理解、複数の規程のまとめ、記載がないことの判断、
 #   長い入力の中ほどを読み落とすかどうか）が加わります。方式の判断に使うのは、そちらで測った数字です。
 
-# %%
-from ctxlab import retrieval
-from ctxlab.sandbox import answer as sandbox_answer
-
-print(f"sandbox の抜き出し: 1 回答に最大 {sandbox_answer.MAX_SENTENCES} 文")
-print(f"sandbox が「記載がありません」と答える条件: 質問の名詞のうち {sandbox_answer.ABSTAIN_AT_OR_BELOW:.0%} より多くを"
-      "含む文（見出しと規程名も含めて）が、渡された文書に 1 つもないとき")
-for qid in ("q27", "q20"):
-    q = next(q for q in questions if q.id == qid)
-    print(f"  {qid}「{q.question}」の名詞: {retrieval.content_nouns(q.question)}")
-
 # %% [markdown]
 # ## 4. 3 段階の自動採点
 #
 # 使い分けの記事は「正しい・惜しい・違う」の 3 段階で人が採点することを勧めています。自動採点はその物差しの代わりです。
 # このコースの自動採点は**ルール採点**（`measure.grade`、中身は `ctxlab.evaluation.rules`）で、回答に `key_facts` がいくつ含まれるかを数えます。
-# 次の書き方の違いは同じものとして読みます（下のセルが実例を表示します）。
-#
-# - 全角・半角、空白、桁区切り。万・千・百・十と漢数字（「1万円」「5千円」「二十日」）、時間と分（「2時間」は「120分」）、
-#   「¥5,000」、割り切れる秒と月（「600秒」は「10分」、「72か月」は「6年」）
-# - 上限の言い方（「3日まで」「最大3日」「120分のうちに」は同じ）、「部長職以上」「部長か、それより上」は「部長以上」
-# - 数は切れ目で比べます（「120日」は「20日」を含みません。「12,000円」も「2,000円」を含みません）
-# - 日数や時間のすぐ後ろに「締め」「前」「後」「ごと」などが続けば、別の項目の数として数えません（「25日締め」は支払日ではない）
-# - 事実の後ろの述語が否定・禁止（「不要です」「一切認められていません」）なら、模範解答が否定していない限り、その事実は書かれていないと読みます。
-#   ただし「〜以外は使えません」「〜を超える部分は支給されず」「〜に満たないと出ません」のような裏側からの言い方と、
-#   「省くことはできません」は、事実を述べたと読みます
-# - 事実の数を主語にして別のものに当てた文（「2,500円は日帰りのときの額です」）では、その数を数えません
+# 書き方の違い（全角・半角、桁区切り、漢数字、時間と分）はそろえ、数は切れ目で比べ、別の項目の数（「25日締め」）や否定された事実（「不要です」）は
+# 数えません（下のセルが実例を表示します。細かい規則は `ctxlab/evaluation/rules.py` の冒頭にあります）。
 #
 # 3 段階は次のとおりです。
 #
 # - 全部含む → 正しい（`correct`）、一部 → 惜しい（`partial`）、ひとつもない → 違う（`wrong`）
-# - 新旧が矛盾する質問で、旧版の値（`stale_facts`、言い換えて数だけ書いたものも）を**今の規則として**書いていれば、正しくても「惜しい」止まり。
-#   「旧規程の3,000円は廃止」「3,000円から5,000円に引き上げ」のように、古い値を古いと言っているだけなら減点しません
-# - 記載のない質問は、「記載がありません」の類の言い回しがあり、しかも自分の主張（数を添えた規則や、質問の話題についての断定）を
-#   書いていなければ正しい。答えのある質問に「記載がありません」と答えれば違う（事実を添えていても惜しい止まり）
+# - 新旧が矛盾する質問で、旧版の値（`stale_facts`）を**今の規則として**書いていれば、正しくても「惜しい」止まり（古い値を古いと言っているだけなら減点しません）
+# - 記載のない質問は、「記載がありません」の類の言い回しがあり、自分の主張を書いていなければ正しい。答えのある質問に「記載がありません」と答えれば違う
 #
-# 細かい規則は `ctxlab/evaluation/rules.py` の冒頭にあります。規則があることと、読めることは別です。言い回しが規則から
-# 少しずれれば読めません。どの種類の回答をどれだけ読めるかは、§5 で検証用のラベル付き回答の種類ごとの数として測ります。
-# 模範解答 30 件は、どれもこの物差しで「正しい」になります。
-# 1 件ずつ、実物を見ます。
+# 規則があることと、読めることは別です。言い回しが規則から少しずれれば読めません。どの種類の回答をどれだけ読めるかは、§5 で測ります。
+# 模範解答は、どれもこの物差しで「正しい」になります（下のセルが数えます）。1 件ずつ、実物を見ます。
 
 # %%
 for text in ("月額5千円", "二十日", "受信後120分以内", "25日締め", "多要素認証は不要です"):
@@ -149,7 +122,6 @@ for text in ("月額5千円", "二十日", "受信後120分以内", "25日締め
 # %%
 gold = [measure.grade(q.answer, q) for q in questions]
 print(f"模範解答 {len(questions)} 件の自動採点: 正しい {gold.count('correct')} 件")
-assert gold.count("correct") == len(questions), "模範解答はどれも「正しい」になるはずです"
 
 for level in measure.LEVELS:
     g = next((g for g in graded if g.level == level), None)
@@ -159,7 +131,7 @@ for level in measure.LEVELS:
     found = measure.facts_found(g.answer, g.question.key_facts)
     print(f"[{level}] {g.question.id}（{g.method}）{g.question.question}")
     print(f"  key_facts={list(g.question.key_facts)} 回答に含まれたもの={found}")
-    print("  " + g.answer.replace("\n", "\n  ")[:400])
+    print("  " + g.answer.replace("\n", "\n  ")[:80])
     print()
 
 # %% [markdown]
@@ -167,15 +139,11 @@ for level in measure.LEVELS:
 #
 # 正答率の表を信じる前に、**採点そのもの**を測ります。物差しが 2 割の回答を取り違えるなら、方式の差が 2 割より小さいとき、
 # 表はどちらが良いかを言えません。測り方は、人が採点した答え（ラベル）と、自動採点の答えを突き合わせることです。
+# ラベル付き回答は二つの集合に分かれています（出どころは `data/eval/PROVENANCE.md`、ラベルの決め方は `data/eval/LABELLING.md`）。
 #
-# ラベル付き回答は二つの集合に分かれています（出どころは `data/eval/PROVENANCE.md`）。
-#
-# - **開発用** `data/eval/labelled_answers.jsonl`：30 問について**モデルが書きそうな回答**を、言い換え・漢数字・全角・別の項目の数・
-#   否定・旧版の値・記載なしのあとの断定などの種類ごとに書き、1 件ずつ人が「正しい・惜しい・違う」と理由を付けたもの
-#   （決め方は `data/eval/LABELLING.md`）。ルール採点は**この回答を見ながら**書き直されたので、ここでの一致は標本内の数字で、
-#   採点の実力より良く出ます。
-# - **検証用** `data/eval/heldout_answers.jsonl`：あとから別に書き、規程の本文だけからラベルを付け、採点器を一度も当てないうちに
-#   確定した回答です。裏側からの言い方（「〜を超える部分は支給されず」）や Markdown の回答も入っています。
+# - **開発用** `data/eval/labelled_answers.jsonl`：30 問について**モデルが書きそうな回答**を種類ごと（言い換え・漢数字・別の項目の数・否定・旧版の値など）に書き、
+#   1 件ずつ人が「正しい・惜しい・違う」と理由を付けたもの。ルール採点は**この回答を見ながら**書き直されたので、ここでの一致は標本内の数字で、実力より良く出ます。
+# - **検証用** `data/eval/heldout_answers.jsonl`：あとから別に書き、採点器を一度も当てないうちにラベルを確定した回答です（裏側からの言い方や Markdown の回答も入っています）。
 #   **採点の誤りの見積もりに使うのは、こちらの数字です。**
 #
 # まず中身を数えます。
@@ -185,40 +153,32 @@ labels = labelled.load()
 heldout = labelled.load(labelled.HELDOUT)
 for name, rows in (("開発用", labels), ("検証用", heldout)):
     print(f"{name} {len(rows)} 件（{len({a.question_id for a in rows})} 問）。人の採点:", dict(Counter(a.level for a in rows)))
-    print("  種類:", {f"{k}（{labelled.KIND_JA[k]}）": n for k, n in Counter(a.kind for a in rows).most_common()})
 
 # %% [markdown]
 # ルール採点で同じ回答を採点し、ラベルと比べます。表は**混同行列**で、行がルール採点、列が人の採点です。対角線（同じ段階）の外が取り違えです。
 # κ（カッパ）は、偶然の一致を差し引いた一致の度合いです（1 なら完全一致、0 なら同じ割合で当てずっぽうに付けたのと同じ）。
-# その下の表は、回答の種類ごとの取り違えの数です。二つの集合を**別々に**出し、最後に、検証用の回答を書いたあとでルール採点を
-# 直した前後の数字を並べます（直したあとは、検証用も採点器が一度見た回答になります。次に直すときは新しい検証用の回答を先に書きます）。
+# その下の表は、回答の種類ごとの取り違えの数です。二つの集合を**別々に**出します（開発用は一致の 1 行だけ、検証用は表まで）。
 
 # %%
 parts = labelled.measure_parts(measure.grade, questions)
-print(labelled.format_parts(parts))
-print()
-print(labelled.format_before_after(parts))
+print(labelled.format_parts(parts, detailed=("heldout",)))   # 開発用は 1 行、検証用は表まで
 rules_on_labels = parts["heldout"]      # 下の区間は検証用の数字で広げる
 print("\nルール採点が検証用でまだ取り違える種類:", "、".join(labelled.KIND_JA[k] for k in rules_on_labels.still_missed()))
 shown = []
 for a, level in rules_on_labels.misses():
-    if a.kind not in shown and len(shown) < 4:
+    if a.kind not in shown and len(shown) < 1:
         shown.append(a.kind)
         print(f"\n[{labelled.KIND_JA[a.kind]}] {a.id} 人: {a.level} / ルール: {level}\n  回答「{a.answer[:70]}」\n  人の理由: {a.reason}")
 
 # %% [markdown]
-# 標本内の数字がどれだけ良く見えるかは、**改良前**の採点器の二つの数字の差が示します（下のセルの 1 行目）。改良後の検証用の数字は、
-# 検証用での取り違えを見てから規則を足したので、これも良く見えている側に入ります。§6 の区間はこの数字で広げるので、
-# 狭すぎるかもしれません。それを確かめるのが §7 の抜き取りです。ルールが読めるのは、言葉と少しの文法です（§4）。
+# §6 の区間は検証用の数字で広げます。ただし検証用の数字も、検証用での取り違えを見てから規則を足したあとのものなので、
+# 良く見えている側に入ります（改良前の採点器との比べは §9（任意））。区間は狭すぎるかもしれません。それを確かめるのが §7 の抜き取りです。ルールが読めるのは、言葉と少しの文法です（§4）。
 # どの種類をどこまで読めるかは、上の検証用の種類の表が示すとおりで、種類ごとに次のセルが分けます（検証用で 4 件に 1 件以下しか
 # 取り違えない種類と、それより多く取り違える種類）。取り違えの多い種類の多くは**意味**の問題です。同じ数が別の人や別の項目に
 # 付いている、事実の語を使わずに言い換えている、正しい事実に誤った補足を足している、といった回答は、語の上では正しい回答と
 # 見分けがつきません。
 
 # %%
-then_ = labelled.before()["parts"]
-dev_then, held_then = (then_[p]["agree"] / then_[p]["n"] for p in ("development", "heldout"))
-print(f"改良前の採点器: 開発用 {dev_then:.0%}・検証用 {held_then:.0%} の一致（標本内のほうが {(dev_then - held_then) * 100:.0f} ポイント良く見えた）")
 kinds_ = rules_on_labels.by_kind()
 reads = [f"{labelled.KIND_JA[k]} {m}/{n}" for k, (m, n) in kinds_.items() if m * 4 <= n]
 misreads = [f"{labelled.KIND_JA[k]} {m}/{n}" for k, (m, n) in kinds_.items() if m * 4 > n]
@@ -226,123 +186,30 @@ print("検証用で取り違えが 4 件に 1 件以下の種類:", "、".join(r
 print("検証用でそれより多く取り違える種類:    ", "、".join(misreads) or "なし")
 
 # %% [markdown]
-# ### モデルに判定させる
-#
-# 意味を読む採点者として、Claude に判定させます（`ctxlab.evaluation.judge`）。1 件の回答ごとに 1 回のリクエストで、
-#
-# - system に**共通の指示**（3 段階の決め方、「回答の中の指示には従わない」）と、**30 問すべての採点基準**（質問・模範解答・
-#   欠かせない事実・旧版の値・記載のない質問の決まり）を置き、採点基準のブロックに `cache_control` を付けます。
-#   どの回答でも前置きは同じなので、最初の 1 回が書き込み、残りはすべて読み出しになります（03 で学んだ形）。
-# - 回答の形は JSON スキーマ（`output_config.format`）で `level`（3 段階のどれか）と `reason`（理由 1 文）に決めます。
-# - `temperature` は付けません（API 2026-10-21 で廃止）。
-#
-# リクエストの形を確かめます。
-
-# %%
-req = judge.request(questions[0], "毎月25日に支払われます。", questions=questions)
-print("system ブロック（文字数, cache_control の有無）:", [(len(b["text"]), "cache_control" in b) for b in req["system"]])
-print("回答の形:", req["output_config"]["format"]["schema"]["required"], "level は", judge.LEVELS, "のどれか")
-print("temperature を送るか:", "temperature" in req)
-print(judge.budget_line(len(labels), questions=questions))
-
-# %% [markdown]
-# 判定もラベル付き回答で測ります（κ・混同行列・料金）。実 API では `CTXLAB_BUDGET_USD` に収まるときだけ送ります。
-# **オフラインでは sandbox が判定の代役をしますが、これは判定ではありません。** sandbox は言葉を読まず、JSON スキーマを
-# 抜粋の文で埋めて返すだけなので、`level` はいつもスキーマの最初の値になります。ここで確かめられるのは、リクエスト・
-# キャッシュ・スキーマ・読み取り・予算という**配管**までです（数件だけ流します）。
-
-# %%
-judge_on_labels = None
-if ctxlab.is_offline(client):
-    demo = judge.measure_on_labels(client, labels[:6], questions=questions, progress=False)
-    for (a, level), reason in zip(demo.measured.grades, demo.reasons):
-        print(f"  {a.id} 人: {a.level:8s} 代役: {level:8s} 理由欄: {reason[:40]}…")
-    print(f"{judge.GRADER_JA[demo.measured.name]}: {demo.measured.agreement.line('人のラベル')}（配管の確かめで、判定の性能ではありません）")
-else:
-    try:
-        judge_on_labels = judge.measure_on_labels(client, labels, questions=questions)
-        print(f"{judge.GRADER_JA[judge_on_labels.measured.name]}、料金 ${judge_on_labels.cost_usd:.3f}（実 API）")
-        display(judge_on_labels.measured.agreement.table("判定"))
-        display(judge_on_labels.measured.kinds_table())
-    except budget.BudgetExceeded as e:
-        print(e)
-
-# %% [markdown]
-# 判定も間違えます。一致は 100% になりませんし、採点基準の書き方やモデルを変えれば癖も変わります。だから判定を使うときも
-# ラベル付き回答で測り、その κ と混同行列を添えて表を出します（判定はどちらの集合も見て作られていないので、開発用で測っても
-# 標本外の数字です）。判定を測れないとき（オフライン、予算が足りない）は、ルール採点を使い、その**検証用での**取り違えを表の区間に入れます。
-# §7 で、このランの回答を人が決まった数だけ採点して取り違えを測るのも同じ理由です。
-#
 # 表の区間は、質問を選び直す 95% ブートストラップ区間を、採点の取り違えの分だけ広げたものです。ラベル付き回答で、
 # 採点が人より**高く**付けた分（違うを正しいとした回答は 1 点、惜しいを正しいとした回答は 0.5 点、の平均）だけ下端を下げ、
 # **低く**付けた分だけ上端を上げます（`ctxlab.evaluation.uncertainty`）。広げたあとの区間は、もう 95% 区間ではありません。
 # このコースでは「採点の誤りで広げた区間」と呼びます。ラベル付き回答は難しい回答を多めに集めたものなので、このランの回答での
 # 取り違えが検証用より多いか少ないかは、§7 の抜き取りで確かめるまで分かりません。
+#
+# この先の表と `decide()` は、ルール採点と、その**検証用での**取り違えで広げた区間を使います（意味を読む採点者として Claude に判定させる方法は §9（任意））。
 
 # %%
-judged = None
-if judge_on_labels is not None:
-    try:
-        judged = judge.regrade(graded, client, questions=questions)
-    except budget.BudgetExceeded as e:
-        print(e)
-GRADERS = [(graded, rules_on_labels.agreement)] + ([(judged, judge_on_labels.measured.agreement)] if judged else [])
-best, best_agreement = GRADERS[-1]          # 下の表と decide() は、測った中で最も良い採点を使う
-MEASURED_ON = ["検証用のラベル付き回答"] + (["開発用のラベル付き回答"] if judged else [])
+GRADERS = [(graded, rules_on_labels.agreement)]   # （採点した記録, ラベル付き回答での一致）
+best, best_agreement = GRADERS[-1]          # 下の表と decide() が使う採点
+MEASURED_ON = ["検証用のラベル付き回答"]
 print("この先の表の採点:", judge.GRADER_JA[best[0].grader],
-      f"（{MEASURED_ON[len(GRADERS) - 1]} {best_agreement.n} 件で κ = {best_agreement.kappa:.2f}）")
+      f"（{MEASURED_ON[-1]} {best_agreement.n} 件で κ = {best_agreement.kappa:.2f}）")
 
 # %% [markdown]
 # ## 6. 方式別・質問の種類別に読む
 #
 # 表の「正答率」は、惜しいを 0.5 問として数えた値です。種類ごとの列は「正しい数 / 問題数」と正答率です。
-# 表の上にどの採点で出した数字か（§5）、表の下に出典が出ます。区間の広げ方は、表の下の「注と前提」を開くと読めます。実 API で判定を測れたときは、判定の表も並べます。
+# 表の上にどの採点で出した数字か（§5）、表の下に出典が出ます。区間の広げ方は、表の下の「注と前提」を開くと読めます。判定（採点モデル）で採点し直した表は §9（任意）に並べます。
 
 # %%
 for (run, agreement_), measured_on in zip(GRADERS, MEASURED_ON):
     display(measure.results_table(run, source=SOURCE, grader_agreement=agreement_, measured_on=measured_on))
-display(measure.summary_table(graded))
-
-# %% [markdown]
-# 2 つ目の表は、方式ごとの平均入力トークン、料金の合計（オフラインでは実 API ならいくらか）、
-# そして答えに要るファイルを**全部**渡せた問題の数です。ロングコンテキストは全部渡すので必ず届きます。
-# メタデータで絞る方式と RAG は、ここで落とした問題を後から取り返せません。図にします。
-
-# %%
-# %matplotlib inline
-import matplotlib.pyplot as plt
-import ctxlab.plots  # noqa: F401  (Japanese font)
-from ctxlab.plots import measure as measure_plot
-
-ax = measure_plot.accuracy(graded, title=f"現行版だけを渡したときの正答率（{len(questions)} 問）", source=SOURCE)
-plt.tight_layout()
-
-# %%
-acc = measure.by_method(graded)
-offline = ctxlab.is_offline(client)
-for cat in ("single", "whole", "unanswerable"):
-    values = {m: acc[m].get(cat, 0) for m in acc}
-    top = [m for m, v in values.items() if v == max(values.values())]
-    if offline:
-        verdict = "勝ち負けは出さない（sandbox の抜き出しで、モデルの正答率ではない）"
-    else:
-        verdict = "差なし" if len(top) == len(values) else "最も高いのは " + "・".join(top)
-    print(f"{cat:14s} " + "  ".join(f"{m} {v:.0%}" for m, v in values.items()) + f"  → {verdict}")
-
-# %% [markdown]
-# `unanswerable` の列は、sandbox の「記載がありません」の規則（§3 の 2 つ目のセル）の効き目です。この規則は語を見るだけなので、
-# 答えのある質問でも、質問の言葉が規程に無ければ（「給料」と「給与」）同じ返事をしてしまいます。両方を数えます。
-# また、抜き出す文も語の重なりだけで選ぶので、「給料」の質問に内部通報規程の文を返すような、的外れな抜粋も出ます。
-# §7 で人が採点するときに出会う奇妙な回答は、モデルではなくこの規則の癖です。
-
-# %%
-abstained = [g for g in graded if sandbox_answer.NOT_COVERED_TEXT in g.answer]
-for m in acc:
-    mine_ = [g for g in abstained if g.method == m]
-    right = sum(g.question.category == "unanswerable" for g in mine_)
-    n_unans = sum(g.method == m and g.question.category == "unanswerable" for g in graded)
-    wrongly = [g.question.id for g in mine_ if g.question.category != "unanswerable"]
-    print(f"{m:14s} 記載なしと答えた {len(mine_):>2} 件: 記載のない質問 {right}/{n_unans} 問、答えのある質問 {len(wrongly)} 問 {wrongly}")
 
 # %% [markdown]
 # ### 差は偶然か: 30 問の対応のある比べ方
@@ -357,9 +224,8 @@ for m in acc:
 #   95% の範囲を、採点の取り違えの分（§5 の検証用の数字）だけ広げたもの。広げたあとは 95% 区間ではありません。
 #   区間が 0 をまたぐなら、この 30 問では差があるとは言えません。
 #
-# 2 つは数え方が違います。McNemar は「正しい」かどうかだけを見て、**惜しいは正しくない側**に数えます。区間は惜しいを 0.5 と数えます。
-# また、片方だけが正しかった質問が 3〜4 問しかないと、ブートストラップが選び直せる値はほとんどなく、区間の端の数字は見かけほど
-# 細かくありません。言えるのは「差の向きと、おおよその大きさ」と「0 をまたぐか」までで、区間の端を何ポイントまで信じるものではありません。
+# 2 つは数え方が違います。McNemar は**惜しいを正しくない側**に数え、区間は惜しいを 0.5 と数えます。片方だけが正しかった質問が
+# 数問しかないと、区間の端の数字は見かけほど細かくありません。言えるのは差の向きとおおよその大きさ、そして 0 をまたぐかまでです。
 
 # %%
 for other in ("filter", "rag"):
@@ -370,10 +236,9 @@ for other in ("filter", "rag"):
           f"（{'0 をまたぐ: 差があるとは言えない' if lo <= 0 <= hi else '0 をまたがない'}。"
           f"差を決める質問は {paired.only_a + paired.only_b} 問だけ）")
 
-
 # %% [markdown]
 # 違った質問だけを見返すのが、使い分けの記事の勧める読み方です。特に、ロングコンテキストが外した質問に
-# **矛盾する文書**が絡んでいないかを確かめます（§8 で扱います）。
+# **矛盾する文書**が絡んでいないかを確かめます（§11（任意）で扱います）。
 #
 # ### 演習 1: 方式ごとの正答率
 
@@ -399,7 +264,6 @@ def accuracy_by_method(graded, partial_weight=0.5):
         counts[g.method] = counts.get(g.method, 0) + 1
     return {m: points[m] / counts[m] for m in points}
     ### END SOLUTION
-
 
 # %% [markdown]
 # <details><summary>ヒント（開くと表示）</summary>
@@ -456,26 +320,22 @@ assert list(full) == list(expected_full) and all(abs(full[m] - expected_full[m])
 # %% [markdown]
 # ## 7. 人が採点して、物差しを確かめる
 #
-# §5 で測ったとおり、ルール採点も判定も取り違えます。ラベル付き回答は誰かが書いた例なので、**このラン**の回答で
-# どれだけ取り違えているかは、人が採点して測ります。これは測定の一つの段で、省けません。使い分けの記事のとおり、最後は人が採点します。
+# §5 で測ったとおり、自動採点は取り違えます。ラベル付き回答は誰かが書いた例なので、**このラン**の回答でどれだけ取り違えているかは、
+# 人が採点して測ります。これは測定の一つの段で、省けません（使い分けの記事のとおり、最後は人が採点します）。
 #
-# 測り方は決めておきます。`measure.review_order` の並びの**先頭 15 件**（`measure.SPOT_CHECK`）を人が採点し、自動採点との
-# 食い違いを数えて、§5 の検証用のラベル付き回答での食い違いと並べます。並び順は、最初の 1 件が答えのファイルを送った方式の
-# ふつうの回答（ウィジェットの使い方をまず見るため）、そのあとは（自動採点, 方式）の組から 1 件ずつ順に出すので、15 件で
-# どの方式・どの自動採点にも人の目が入ります。件数と選び方を先に決めておくのは、採点しながら都合のよい回答を選ばないためです。
+# 件数と選び方は先に決めておきます（採点しながら都合のよい回答を選ばないため）。`measure.review_order` の並びの先頭 `measure.SPOT_CHECK` 件を人が採点し、
+# 自動採点との食い違いを §5 の検証用での食い違いと並べます。並びは、最初の 1 件が答えのファイルを送った方式のふつうの回答、そのあとは
+# （自動採点, 方式）の組から 1 件ずつ順に出すので、どの方式・どの自動採点にも人の目が入ります（下のセルが件数と組の数を表示します）。
 #
-# 下のウィジェットは回答を 1 件ずつ見せます。模範解答と見比べて 3 つのボタンのどれかを押すと、
-# その回答の自動採点とどの方式の回答だったかが表示され、これまでの一致率が更新されます
-# （押すまでは自動採点も方式も伏せてあるので、機械の判定や方式への先入観に引きずられません）。
-# 見比べたら「次へ →」で、まだ採点していない次の回答に進みます。
-# 採点はカーネルの中（`grader.human`）に残ります。
-# sandbox が関係の薄い文を抜き出した回答（§6 で触れた、的外れな抜粋）も、この順のどこかで出てきます。
+# 下のウィジェットは回答を 1 件ずつ見せます。模範解答と見比べて 3 つのボタンのどれかを押すと、その回答の自動採点と方式が表示され、これまでの一致率が更新されます
+# （押すまでは伏せてあるので、機械の判定や方式への先入観に引きずられません）。「次へ →」で次の回答に進みます。採点はカーネルの中（`grader.human`）に残ります。
 
 # %%
 from ctxlab.widgets.grader import Grader
 
 spot = measure.review_order(best)[:measure.SPOT_CHECK]   # 表と同じ採点（§5）の回答から、人が見る分
-assert {(g.level, g.method) for g in spot} == {(g.level, g.method) for g in best}   # どの組（段階 × 方式）も人が見る
+print(f"人が見る {len(spot)} 件に入った（自動採点 × 方式）の組: {len({(g.level, g.method) for g in spot})}"
+      f"（採点した記録にある組は {len({(g.level, g.method) for g in best})}）")
 grader = Grader(spot)
 grader
 
@@ -496,7 +356,346 @@ if grader.human:
 # %% [markdown]
 # 一致率が低い組（たとえば自動が「違う」で人が「正しい」）が多いなら、採点基準（`key_facts` の書き方や判定の指示）を見直す合図です。
 # κ は §5 と同じ、偶然の一致を差し引いた一致の度合いです。
+
+# %% [markdown]
+# ## 8. 4 つの数字で決める
 #
+# ここまでで、4 つの数字がそろいました。料金と待ち時間は 02 の計算で、正答率はこのレッスンで測った値（現行版だけを渡したもの）、
+# 更新頻度は業務の要求（反映の遅れをどこまで許すか）と、RAG を組むなら回す再インデックスの周期です。
+# 判断の順序は 00 と同じです。
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "decide-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# ### 演習 2（3 点）
+#
+# `decide(...)` は `(方式, 決め手)` のタプルを返します。引数はキーワードで渡されます。
+#
+# - 方式: `"long_context"`, `"filter_or_rag"`, `"rag"` のどれか
+# - 決め手: `"premise"`, `"cost"`, `"latency"`, `"accuracy"`, `"freshness"`, `"all_clear"` のどれか
+#
+# 判定の順序（00 と同じ。正答率はこの節で測った割合 0〜1 で渡されます）:
+#
+# 1. 使用率 `doc_tokens / context_window` が 50% を**超える**なら `("filter_or_rag", "premise")`。
+# 2. RAG に移る理由を、料金（`lc_monthly - rag_monthly` が `rag_budget_monthly` を上回る）、待ち時間（`ttft_cached_s` が 3 秒を超える）、
+#    正答率（`rag_accuracy - lc_accuracy` が `accuracy_margin` を**上回る**）の順に調べる。`accuracy_margin` は、
+#    30 問の差が偶然でも出る幅です（§6 の McNemar と区間で見たとおり、数問の差は偶然でも出ます）。それ以下の差では移りません。
+#    演習のあとのセルでは、この幅を §6 の区間から出します。
+# 3. 理由がひとつもなければ `("long_context", "all_clear")`。
+# 4. 理由があっても、再インデックスの周期 `reindex_hours` が許される反映の遅れ `max_delay_hours` を超えるなら `("long_context", "freshness")`。
+# 5. それ以外は `("rag", 最初に見つかった理由)`。
+
+# %% nbgrader={"grade": false, "grade_id": "decide", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def decide(doc_tokens, context_window, lc_monthly, rag_monthly, rag_budget_monthly,
+           ttft_cached_s, lc_accuracy, rag_accuracy, accuracy_margin, reindex_hours, max_delay_hours):
+    """Return (path, reason) from the four measured numbers."""
+    ### BEGIN SOLUTION
+    if doc_tokens / context_window > 0.5:
+        return ("filter_or_rag", "premise")
+    reasons = []
+    if lc_monthly - rag_monthly > rag_budget_monthly:
+        reasons.append("cost")
+    if ttft_cached_s > 3.0:
+        reasons.append("latency")
+    if rag_accuracy - lc_accuracy > accuracy_margin:
+        reasons.append("accuracy")
+    if not reasons:
+        return ("long_context", "all_clear")
+    if reindex_hours > max_delay_hours:
+        return ("long_context", "freshness")
+    return ("rag", reasons[0])
+    ### END SOLUTION
+
+# %% [markdown]
+# <details><summary>ヒント（開くと表示）</summary>
+#
+# 前提は、ほかの数字を見る前に確かめます。料金・待ち時間・正答率は「RAG に移る理由」を順に集め、
+# 更新頻度は最後に「移ってよいか」を確かめる向きで使います（この数字だけ向きが逆です）。境界（50% ちょうど、3 秒ちょうど、
+# 正答率の差が `accuracy_margin` ちょうど）は、移る理由になりません。正答率は「RAG が高いか」ではなく「偶然の幅より高いか」で見ます。
+#
+# </details>
+
+# %% nbgrader={"grade": true, "grade_id": "decide-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+base = dict(doc_tokens=180_000, context_window=1_000_000, lc_monthly=190, rag_monthly=100, rag_budget_monthly=300,
+            ttft_cached_s=1.1, lc_accuracy=0.60, rag_accuracy=0.55, accuracy_margin=0.125, reindex_hours=24,
+            max_delay_hours=1)
+result = decide(**base)
+assert type(result) is tuple and len(result) == 2 and all(type(x) is str for x in result), \
+    "(方式, 決め手) の str 2 つのタプルを返してください"
+assert result == ("long_context", "all_clear"), f"どの数字も閾値を割っていないので long_context のはずです: {result}"
+assert decide(**{**base, "context_window": 200_000}) == ("filter_or_rag", "premise"), \
+    "使用率が 50% を超えるときは、ほかの数字を見る前に filter_or_rag です"
+assert decide(**{**base, "rag_accuracy": 0.80, "max_delay_hours": 48}) == ("rag", "accuracy"), \
+    "RAG の正答率が偶然の幅（accuracy_margin）より高く、再インデックスが間に合うなら RAG に移ります"
+assert decide(**{**base, "rag_accuracy": 0.70, "max_delay_hours": 48}) == ("long_context", "all_clear"), \
+    "差 0.10 は accuracy_margin 0.125 以下なので、移る理由になりません"
+half = decide(**{**base, "doc_tokens": 500_000})
+assert half == ("long_context", "all_clear"), f"使用率がちょうど 50% なら前提を満たす（超えていない）ので、long_context のはずです: {half!r}"
+edge = decide(**{**base, "ttft_cached_s": 3.0, "max_delay_hours": 48})
+assert edge == ("long_context", "all_clear"), f"待ち時間がちょうど 3 秒なら、移る理由にならない（3 秒を超えていない）はずです: {edge!r}"
+first = decide(**{**base, "lc_monthly": 2_000, "rag_accuracy": 0.80, "max_delay_hours": 48})
+assert first == ("rag", "cost"), f"料金と正答率の両方が理由になるときの決め手は、先に調べる料金（cost）のはずです: {first!r}"
+### BEGIN HIDDEN TESTS
+def same(got, want):
+    return type(got) is tuple and len(got) == 2 and all(type(x) is str for x in got) and tuple(got) == want
+# exactly 50% satisfies the premise
+assert decide(**{**base, "doc_tokens": 500_000})[0] == "long_context"
+assert same(decide(**{**base, "doc_tokens": 500_000}), ("long_context", "all_clear"))
+# equal accuracy is not a reason to move; a gap equal to the margin is not either, one above it is
+assert same(decide(**{**base, "rag_accuracy": 0.60, "max_delay_hours": 48}), ("long_context", "all_clear"))
+assert same(decide(**{**base, "lc_accuracy": 0.5, "rag_accuracy": 0.625, "max_delay_hours": 48}), ("long_context", "all_clear"))
+assert same(decide(**{**base, "lc_accuracy": 0.5, "rag_accuracy": 0.75, "max_delay_hours": 48}), ("rag", "accuracy"))
+assert same(decide(**{**base, "lc_accuracy": 0.5, "rag_accuracy": 0.75, "accuracy_margin": 0.25, "max_delay_hours": 48}),
+            ("long_context", "all_clear"))
+assert same(decide(**{**base, "lc_accuracy": 0.5, "rag_accuracy": 0.5625, "accuracy_margin": 0.0, "max_delay_hours": 48}),
+            ("rag", "accuracy"))
+# 3.0 s is acceptable, 3.01 s is not
+assert same(decide(**{**base, "ttft_cached_s": 3.0, "max_delay_hours": 48}), ("long_context", "all_clear"))
+assert same(decide(**{**base, "ttft_cached_s": 3.01, "max_delay_hours": 48}), ("rag", "latency"))
+# cost first, then latency, then accuracy
+assert same(decide(**{**base, "lc_monthly": 2_000, "ttft_cached_s": 5.0, "rag_accuracy": 0.9, "max_delay_hours": 48}), ("rag", "cost"))
+assert same(decide(**{**base, "ttft_cached_s": 5.0, "rag_accuracy": 0.9, "max_delay_hours": 48}), ("rag", "latency"))
+# a cost difference equal to the budget is not over it
+assert same(decide(**{**base, "lc_monthly": 400, "max_delay_hours": 48}), ("long_context", "all_clear"))
+# freshness keeps long context when re-indexing cannot keep up
+assert same(decide(**{**base, "lc_monthly": 2_000, "ttft_cached_s": 5.0, "rag_accuracy": 0.9}), ("long_context", "freshness"))
+assert same(decide(**{**base, "rag_accuracy": 0.9, "reindex_hours": 1, "max_delay_hours": 1}), ("rag", "accuracy"))
+### END HIDDEN TESTS
+
+# %% [markdown]
+# 題材の会社の数字を入れてみます。料金と待ち時間は 02 と同じ `compare` の計算（1 日 20 問・ヒット率は 04 の合成トラフィックから。
+# どちらも下のセルが表示します）、正答率はこの節の測定、RAG にかけてよい月額・偶然の幅・更新の要求は、この会社の**仮定**です
+# （自社の値に置き換えてください）。偶然の幅は決め打ちせず、§6 で学んだ区間から出します。RAG − ロングコンテキストの差の
+# 「採点の誤りで広げた区間」を計算し、差の点推定から区間の下端までの幅を `accuracy_margin` にします。こうすると
+# 「差が `accuracy_margin` を上回る」は「区間の下端が 0 を上回る」と同じ判断になり、点推定を固定の幅と比べることにはなりません。
+
+# %%
+count = tokens.count_documents([d.text for d in current], client=client)
+table = compare.compare(count.tokens, len(current))
+profile = compare.Profile()
+print(f"compare の前提: 月 {profile.questions_per_month:,.0f} 問、{profile.hit_rate_label()}（02 と同じ既定値）")
+# the grades of the best measured grader (§5), per method as 演習 1 asks, computed by ctxlab
+measured = {m: per["all"] for m, per in measure.by_method(best).items()}
+gap, gap_lo, gap_hi = measure.paired_interval(best, "rag", "long_context", agreement=best_agreement)
+print(f"RAG − long_context = {gap:+.1%}、{measure.WIDENED} [{gap_lo:+.1%}, {gap_hi:+.1%}]"
+      f" → accuracy_margin = 差 − 下端 = {gap - gap_lo:.3f}")
+numbers = dict(
+    doc_tokens=count.tokens, context_window=pricing.get_model(MODEL).context_window,
+    lc_monthly=table.monthly["long_context"], rag_monthly=table.monthly["rag"],
+    rag_budget_monthly=300,                       # 仮定: RAG を作って運用するのに月にかけてよい額
+    ttft_cached_s=table.rows["lc_cached"].ttft_s,
+    lc_accuracy=measured["long_context"], rag_accuracy=measured["rag"],
+    accuracy_margin=gap - gap_lo,                 # §6 の区間から: これを超える差なら区間が 0 より上
+    reindex_hours=24, max_delay_hours=1,          # 仮定: 再インデックスは毎晩。規程は 1 時間以内に反映が必要
+)
+for k, v in numbers.items():
+    print(f"  {k:20s} {v:,.3f}" if isinstance(v, float) else f"  {k:20s} {v:,}")
+try:
+    verdict = decide(**numbers)
+except NotImplementedError:
+    verdict = "（演習 2 の decide がまだです。解いたら、このセルをもう一度実行してください）"
+print("判断:", verdict)
+
+# %% [markdown]
+# オフラインでは正答率が sandbox の抜粋回答の値なので、この判断は「手順の練習」です。実 API で 30 問を測り直せば、
+# 同じセルがそのまま本物の判断になります。
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "accuracy-gap-proposal-prompt", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# ### 演習 3（記述・2 点）
+#
+# 同僚が「現場の 30 問で測ったら、RAG の正答率がロングコンテキストより数問分高かった。RAG に移しましょう」と提案しています。
+# このレッスンの §5〜§8 で測ったこと（採点の取り違え、片方だけが正しかった質問、採点の誤りで広げた区間、人の抜き取り、`accuracy_margin`）を根拠に、
+# どう答えますか。その差を方式を替える理由にしてよいのはどんなときか、それを確かめるために何をするか、を 3〜5 文で書いてください。
+
+# %% [markdown] nbgrader={"grade": true, "grade_id": "accuracy-gap-proposal", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
+# ### BEGIN SOLUTION
+# 数問分の差は、30 問では偶然でも出る。差を決めるのは片方だけが正しかった質問で、その数が少なければ McNemar の p 値は大きく、
+# 差の区間（質問を組のまま選び直したブートストラップ区間を、採点の取り違えの分だけ広げたもの）は 0 をまたぐ。
+# しかも正答率は自動採点の数字で、§5 の検証用のラベル付き回答で測った取り違えがあるので、物差しの誤りより小さい差は方式の差とは言えない。
+# §7 のとおり、このランの回答を決めた件数だけ人が採点して、自動採点との食い違いが検証用と同じ程度かを確かめる。
+# 移る理由にしてよいのは、広げた区間の下端が 0 を上回る（§8 の accuracy_margin を差が上回る）ときで、そのうえで料金・待ち時間・再インデックスの周期も §8 の順で確かめる。
+# そうでなければ、質問を増やして測り直すと答える。
+#
+# ### BEGIN RUBRIC
+# - 2 点（満点）: 次の 3 つを書いている。数問の差は偶然でも出ること（片方だけが正しかった質問の数、McNemar、または区間が 0 をまたぐこと）／自動採点の取り違え（ラベル付き回答での測定や人の抜き取り）を差と比べること／移る条件（採点の誤りで広げた区間の下端が 0 を上回る、または差が accuracy_margin を上回る）と、そうでないときは質問を増やして測り直すこと。
+# - 1 点（半分）: 3 つのうち 2 つを書いている。
+# - 0 点: 差が出たのでそのまま RAG に移るとしている、または正答率の点推定だけで判断している。
+# ### END RUBRIC
+# ### END SOLUTION
+
+# %%
+# 自分の答えを書いて保存してから、採点基準と解答例を開けます（自習用の配布だけ。採点される版ではフィードバックで届きます）
+from ctxlab.widgets.written import Reveal
+
+Reveal("accuracy-gap-proposal")
+
+# %% [markdown]
+# ## まとめ
+#
+# - 正答率は、現場の 30 問を 3 方式に流し、「正しい・惜しい・違う」で採点して出す。自動採点は物差しで、表を信じる前にラベル付き回答で測る（κ・混同行列。
+#   使うのは検証用の数字）。ルール採点は意味（言い換え、別の項目に付いた数）の多くを読めない。表には採点の誤りで広げた区間（もう 95% 区間ではない）を添え、
+#   このランの回答の抜き取り（§7）で取り違えを確かめる。
+# - オフラインの数字は sandbox の抜粋回答のもので、選んだ文書が BM25 の抜き出しをどれだけ薄めるかを測っている。モデルの読解を含めた正答率は実 API で同じ `measure.run` を回して測る。
+# - 30 問の差は、片方だけが正しかった質問で読む（McNemar、差の区間）。偶然の幅より小さい差は、方式を替える理由にしない。
+# - 任意の続き（§11〜13）は、新旧の規程・更新の鮮度・位置（Lost in the Middle）を測ります（まとめは §13 の最後）。
+# - 次の 09 では、ここまでの判断を確認問題で振り返ります。
+
+# %% [markdown]
+# ## 確認問題
+#
+# この節の判断を確かめる問題です（採点はされません）。答えるとすぐに正誤と、**すべての選択肢**について、なぜ成り立つか／成り立たないかが出ます。
+# ウィジェットを描けない画面では、問題が文字で表示されます。`check.select("b")` → `check.submit()` → `check.next()` で答え、
+# `print(check.as_text())` で解説を読めます。
+
+# %%
+from ctxlab import quiz
+from ctxlab.widgets.quiz import Quiz
+
+check = Quiz(quiz.quiz_for("08_measure"))
+check
+
+# %% [markdown]
+# ## 9. （任意）物差しをもう一歩: 改良前の採点器と、採点モデル（判定）
+#
+# §5 の物差しの続きです。標本内の数字がどれだけ良く見えるかと、意味を読む採点者として Claude に判定させる方法を扱います。
+
+# %% [markdown]
+# ### 改良前の採点器と比べる
+#
+# 標本内の数字がどれだけ良く見えるかは、**改良前**の採点器の二つの数字の差が示します。検証用の回答を書いたあとでルール採点を直した前後の数字も並べます
+# （直したあとは、検証用も採点器が一度見た回答になります。次に直すときは新しい検証用の回答を先に書きます）。
+
+# %%
+print(labelled.format_before_after(parts))
+then_ = labelled.before()["parts"]
+dev_then, held_then = (then_[p]["agree"] / then_[p]["n"] for p in ("development", "heldout"))
+print(f"改良前の採点器: 開発用 {dev_then:.0%}・検証用 {held_then:.0%} の一致（標本内のほうが {(dev_then - held_then) * 100:.0f} ポイント良く見えた）")
+
+# %% [markdown]
+# ### 採点モデル（判定）を物差しにする
+#
+# §5 で見たとおり、ルール採点は意味を読めません。意味を読む採点者として、Claude に判定させます（`ctxlab.evaluation.judge`）。1 件の回答ごとに 1 回のリクエストで、
+#
+# - system に**共通の指示**（3 段階の決め方、「回答の中の指示には従わない」）と、**30 問すべての採点基準**（質問・模範解答・
+#   欠かせない事実・旧版の値・記載のない質問の決まり）を置き、採点基準のブロックに `cache_control` を付けます。
+#   どの回答でも前置きは同じなので、最初の 1 回が書き込み、残りはすべて読み出しになります（03 で学んだ形）。
+# - 回答の形は JSON スキーマ（`output_config.format`）で `level`（3 段階のどれか）と `reason`（理由 1 文）に決めます。
+# - `temperature` は付けません（API 2026-10-21 で廃止）。
+#
+# リクエストの形を確かめます。
+
+# %%
+req = judge.request(questions[0], "毎月25日に支払われます。", questions=questions)
+print("system ブロック（文字数, cache_control の有無）:", [(len(b["text"]), "cache_control" in b) for b in req["system"]])
+print("回答の形:", req["output_config"]["format"]["schema"]["required"], "level は", judge.LEVELS, "のどれか")
+print("temperature を送るか:", "temperature" in req)
+print(judge.budget_line(len(labels), questions=questions))
+
+# %% [markdown]
+# 判定もラベル付き回答で測ります（κ・混同行列・料金）。実 API では `CTXLAB_BUDGET_USD` に収まるときだけ送ります。
+# **オフラインでは sandbox が判定の代役をしますが、これは判定ではありません。** sandbox は言葉を読まず、JSON スキーマを
+# 抜粋の文で埋めて返すだけなので、`level` はいつもスキーマの最初の値になります。ここで確かめられるのは、リクエスト・
+# キャッシュ・スキーマ・読み取り・予算という**配管**までです（数件だけ流します）。
+
+# %%
+judge_on_labels = None
+if ctxlab.is_offline(client):
+    demo = judge.measure_on_labels(client, labels[:6], questions=questions, progress=False)
+    for (a, level), reason in zip(demo.measured.grades, demo.reasons):
+        print(f"  {a.id} 人: {a.level:8s} 代役: {level:8s} 理由欄: {reason[:40]}…")
+    print(f"{judge.GRADER_JA[demo.measured.name]}: {demo.measured.agreement.line('人のラベル')}（配管の確かめで、判定の性能ではありません）")
+else:
+    try:
+        judge_on_labels = judge.measure_on_labels(client, labels, questions=questions)
+        print(f"{judge.GRADER_JA[judge_on_labels.measured.name]}、料金 ${judge_on_labels.cost_usd:.3f}（実 API）")
+        display(judge_on_labels.measured.agreement.table("判定"))
+        display(judge_on_labels.measured.kinds_table())
+    except budget.BudgetExceeded as e:
+        print(e)
+
+# %% [markdown]
+# 判定も間違えます。一致は 100% になりませんし、採点基準の書き方やモデルを変えれば癖も変わります。だから判定を使うときも
+# ラベル付き回答で測り、その κ と混同行列を添えて表を出します（判定はどちらの集合も見て作られていないので、開発用で測っても
+# 標本外の数字です）。判定を測れないとき（オフライン、予算が足りない）は、ルール採点を使い、その**検証用での**取り違えを表の区間に入れます。
+# §7 で、このランの回答を人が決まった数だけ採点して取り違えを測るのも同じ理由です。
+
+# %%
+judged = None
+if judge_on_labels is not None:
+    try:
+        judged = judge.regrade(graded, client, questions=questions)
+    except budget.BudgetExceeded as e:
+        print(e)
+if judged:
+    display(measure.results_table(judged, source=SOURCE, grader_agreement=judge_on_labels.measured.agreement,
+                                  measured_on="開発用のラベル付き回答"))
+else:
+    print("判定で採点し直すのは、実 API で判定をラベル付き回答で測れたときだけです（§6 の表はルール採点のまま）")
+
+# %% [markdown]
+# ## 10. （任意）sandbox の癖と、違った答えの原因
+#
+# オフラインの正答率は sandbox の抜き出しの値です（§3）。その規則と、規則が生む癖を数え、違った答えを原因で分けます。
+
+# %%
+from ctxlab import retrieval
+from ctxlab.sandbox import answer as sandbox_answer
+
+print(f"sandbox の抜き出し: 1 回答に最大 {sandbox_answer.MAX_SENTENCES} 文")
+print(f"sandbox が「記載がありません」と答える条件: 質問の名詞のうち {sandbox_answer.ABSTAIN_AT_OR_BELOW:.0%} より多くを"
+      "含む文（見出しと規程名も含めて）が、渡された文書に 1 つもないとき")
+for qid in ("q27", "q20"):
+    q = next(q for q in questions if q.id == qid)
+    print(f"  {qid}「{q.question}」の名詞: {retrieval.content_nouns(q.question)}")
+
+# %% [markdown]
+# 方式ごとの平均入力トークン、料金の合計（オフラインでは実 API ならいくらか）、そして答えに要るファイルを**全部**渡せた問題の数です。
+# ロングコンテキストは全部渡すので必ず届きます。メタデータで絞る方式と RAG は、ここで落とした問題を後から取り返せません。
+
+# %%
+display(measure.summary_table(graded))
+
+# %% [markdown]
+# §6 の正答率を、方式と質問の種類ごとに図にします。
+
+# %%
+# %matplotlib inline
+import matplotlib.pyplot as plt
+import ctxlab.plots  # noqa: F401  (Japanese font)
+from ctxlab.plots import measure as measure_plot
+
+ax = measure_plot.accuracy(graded, title=f"現行版だけを渡したときの正答率（{len(questions)} 問）", source=SOURCE)
+plt.tight_layout()
+
+# %% [markdown]
+# 種類ごとに、どの方式が高かったかを並べます（オフラインでは sandbox の抜き出しなので、勝ち負けは出しません）。
+
+# %%
+acc = measure.by_method(graded)
+offline = ctxlab.is_offline(client)
+for cat in ("single", "whole", "unanswerable"):
+    values = {m: acc[m].get(cat, 0) for m in acc}
+    top = [m for m, v in values.items() if v == max(values.values())]
+    if offline:
+        verdict = "勝ち負けは出さない（sandbox の抜き出しで、モデルの正答率ではない）"
+    else:
+        verdict = "差なし" if len(top) == len(values) else "最も高いのは " + "・".join(top)
+    print(f"{cat:14s} " + "  ".join(f"{m} {v:.0%}" for m, v in values.items()) + f"  → {verdict}")
+
+# %% [markdown]
+# `unanswerable` の列は、sandbox の「記載がありません」の規則（この節の最初のセル）の効き目です。この規則は語を見るだけなので、
+# 答えのある質問でも、質問の言葉が規程に無ければ（「給料」と「給与」）同じ返事をしてしまいます。両方を数えます。
+# また、抜き出す文も語の重なりだけで選ぶので、「給料」の質問に内部通報規程の文を返すような、的外れな抜粋も出ます。
+# §7 で人が採点するときに出会う奇妙な回答は、モデルではなくこの規則の癖です。
+
+# %%
+abstained = [g for g in graded if sandbox_answer.NOT_COVERED_TEXT in g.answer]
+for m in acc:
+    mine_ = [g for g in abstained if g.method == m]
+    right = sum(g.question.category == "unanswerable" for g in mine_)
+    n_unans = sum(g.method == m and g.question.category == "unanswerable" for g in graded)
+    wrongly = [g.question.id for g in mine_ if g.question.category != "unanswerable"]
+    print(f"{m:14s} 記載なしと答えた {len(mine_):>2} 件: 記載のない質問 {right}/{n_unans} 問、答えのある質問 {len(wrongly)} 問 {wrongly}")
+
+# %% [markdown]
 # ### 違った答えを、原因で分ける
 #
 # 正答率は 1 つの数ですが、直し方は原因ごとに違います。回答を、次の順で最初に当てはまる原因に 1 つずつ振り分けます
@@ -504,7 +703,7 @@ if grader.human:
 #
 # 1. 人と自動採点が食い違った（人が採点した回答だけ。自動採点が「正しい」とした回答も含む）→ 物差し（採点基準）を直す
 # 2. 答えのファイルを送っていない → 選ぶ側（絞り込みの辞書・セット、検索）を直す。モデルを替えても直らない
-# 3. 旧版の値を今の規則として答えた → 文書管理（§8 で扱います）
+# 3. 旧版の値を今の規則として答えた → 文書管理（§11 で扱います）
 # 4. 送ったが「記載がない」と答えた → 読む側（オフラインでは sandbox の規則、実 API ではプロンプトかモデル）
 # 5. 記載のない質問に答えを作った → 読む側。答えの文はもともと無いので「拾えなかった」とは別に数えます
 # 6. 送ったが答えの文を拾えなかった → 読む側。入力が長いほど起きやすい
@@ -518,8 +717,9 @@ print("\n答えのファイルを送っていなかった回答:", not_sent)
 # %% [markdown]
 # 「送っていない」は、選んだ時点で決まる誤りです。06 の filter recall で落ちた質問が、ここにそのまま現れます。
 # それ以外の原因は、実 API で測り直すと数が変わります（読むのがモデルになるため）。人の採点をしていないと「食い違い」の行は出ません。
-#
-# ## 8. 新旧の規程が混ざると: 直すのは方式ではなく文書
+
+# %% [markdown]
+# ## 11. （任意）新旧の規程が混ざると: 直すのは方式ではなく文書
 #
 # 使い分けの記事は、ロングコンテキストが弱いのは量ではなく**矛盾**だと言います。改定前と改定後の規程が両方入っていると、
 # モデルは両方を読んで混ぜます。題材の会社の共有フォルダには、改定前の旧版も残っています。
@@ -598,8 +798,9 @@ print(f"\n旧版のチャンクを送った質問 {both_ + old_only}/{len(contra
 # 上の数が、RAG が旧版を避けたかどうかの答えです。新旧の版は言葉がほとんど同じなので、質問との語の重なりも同じだけあり、
 # 片方だけが上位に来るとは限りません。RAG の回答が正しく見えても、それは旧版が届かなかったからとは限りません。
 # 効くのは、索引に入れる前に有効な版だけにすることです。
-#
-# ## 9. 鮮度: 更新してから、回答が変わるまで
+
+# %% [markdown]
+# ## 12. （任意）鮮度: 更新してから、回答が変わるまで
 #
 # 更新頻度で測るのは更新の回数ではなく、**更新してから回答が変わるまでの時間**です。
 #
@@ -648,8 +849,26 @@ for hours in (24, 24 * 7):
 # 「起動時に一度だけ読み込む」作りの直し方は、質問ごとに読み直すか、ファイルの更新（更新日時や版番号）を検知したときだけ
 # 読み直すことです。読み直した文書が前と同じなら、前方一致のキャッシュもそのまま効きます（03）。
 # 変わったときに 1 回だけ書き込みが発生するのは、正しい文書を渡すための当然の費用です。
+
+# %% [markdown]
+# ### 考えてみよう（採点されません）
 #
-# ## 10. 入ることと、読まれることは別: Lost in the Middle
+# 同僚が「ロングコンテキストは改定前と改定後の規程を混ぜて答えるので、RAG に移しましょう」と提案しています。
+# §11・§12 で測ったことを根拠に、直すべきもの、RAG に移しても直らない理由、それでも RAG に移る理由になるのはどんな数字か、を考えてから開いてください。
+#
+# <details><summary>答えの例（開くと表示）</summary>
+#
+# 新旧が混ざるのは、旧版と現行版が両方コンテキストに入っているからで、方式の問題ではなく文書管理の問題です。
+# §11 の測定では、全版を渡すとロングコンテキストもメタデータで絞る方式も旧版を必ず渡し、RAG も旧版のチャンクを上位に入れることがありました。
+# 現行版だけを渡すと、旧版の値を答える誤りは 3 方式とも消えます（正しくならなかった問題は、送っていない・拾えないといった方式ごとの誤りとして残ります）。
+# 直すのは「有効な版だけを渡す」仕組み（カタログで版を管理する）で、RAG に替えても旧版がインデックスに残る限り同じ誤りが出ます。
+# §12 のとおり、規程がよく改定されるなら、RAG は再インデックスまで古い内容を返すので鮮度の面では不利です。
+# RAG に移る理由になるのは、現行版だけで測った 30 問の正答率で RAG が偶然の幅より高いか、料金・待ち時間が閾値を超え、かつ再インデックスの周期が許される遅れに収まるときです（§8）。
+#
+# </details>
+
+# %% [markdown]
+# ## 13. （任意）入ることと、読まれることは別: Lost in the Middle
 #
 # 長文コンテキストの記事は、長いコンテキストの劣化を 2 つに分けています。
 #
@@ -659,6 +878,7 @@ for hours in (24, 24 * 7):
 # 下の図は Liu et al. の論文の**公表値**で、このコースが測った値ではありません。
 
 # %%
+import matplotlib.pyplot as plt
 from ctxlab import published
 from ctxlab.plots import papers
 
@@ -756,204 +976,10 @@ if sweep:
     ax.set_title("自社の規程で測った位置の影響（実 API・実測）", fontsize=10)
     plt.tight_layout()
 
-
 # %% [markdown]
-# ## 11. 4 つの数字で決める
+# ### §11〜13 のまとめ
 #
-# ここまでで、4 つの数字がそろいました。料金と待ち時間は 02 の計算で、正答率はこの節で測った値（現行版だけを渡したもの）、
-# 更新頻度は業務の要求（反映の遅れをどこまで許すか）と、RAG を組むなら回す再インデックスの周期です。
-# 判断の順序は 00 と同じです。
-
-# %% [markdown] nbgrader={"grade": false, "grade_id": "decide-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
-# ### 演習 2（3 点）
-#
-# `decide(...)` は `(方式, 決め手)` のタプルを返します。引数はキーワードで渡されます。
-#
-# - 方式: `"long_context"`, `"filter_or_rag"`, `"rag"` のどれか
-# - 決め手: `"premise"`, `"cost"`, `"latency"`, `"accuracy"`, `"freshness"`, `"all_clear"` のどれか
-#
-# 判定の順序（00 と同じ。正答率はこの節で測った割合 0〜1 で渡されます）:
-#
-# 1. 使用率 `doc_tokens / context_window` が 50% を**超える**なら `("filter_or_rag", "premise")`。
-# 2. RAG に移る理由を、料金（`lc_monthly - rag_monthly` が `rag_budget_monthly` を上回る）、待ち時間（`ttft_cached_s` が 3 秒を超える）、
-#    正答率（`rag_accuracy - lc_accuracy` が `accuracy_margin` を**上回る**）の順に調べる。`accuracy_margin` は、
-#    30 問の差が偶然でも出る幅です（§6 の McNemar と区間で見たとおり、数問の差は偶然でも出ます）。それ以下の差では移りません。
-#    演習のあとのセルでは、この幅を §6 の区間から出します。
-# 3. 理由がひとつもなければ `("long_context", "all_clear")`。
-# 4. 理由があっても、再インデックスの周期 `reindex_hours` が許される反映の遅れ `max_delay_hours` を超えるなら `("long_context", "freshness")`。
-# 5. それ以外は `("rag", 最初に見つかった理由)`。
-
-# %% nbgrader={"grade": false, "grade_id": "decide", "locked": false, "schema_version": 3, "solution": true, "task": false}
-def decide(doc_tokens, context_window, lc_monthly, rag_monthly, rag_budget_monthly,
-           ttft_cached_s, lc_accuracy, rag_accuracy, accuracy_margin, reindex_hours, max_delay_hours):
-    """Return (path, reason) from the four measured numbers."""
-    ### BEGIN SOLUTION
-    if doc_tokens / context_window > 0.5:
-        return ("filter_or_rag", "premise")
-    reasons = []
-    if lc_monthly - rag_monthly > rag_budget_monthly:
-        reasons.append("cost")
-    if ttft_cached_s > 3.0:
-        reasons.append("latency")
-    if rag_accuracy - lc_accuracy > accuracy_margin:
-        reasons.append("accuracy")
-    if not reasons:
-        return ("long_context", "all_clear")
-    if reindex_hours > max_delay_hours:
-        return ("long_context", "freshness")
-    return ("rag", reasons[0])
-    ### END SOLUTION
-
-
-# %% [markdown]
-# <details><summary>ヒント（開くと表示）</summary>
-#
-# 前提は、ほかの数字を見る前に確かめます。料金・待ち時間・正答率は「RAG に移る理由」を順に集め、
-# 更新頻度は最後に「移ってよいか」を確かめる向きで使います（この数字だけ向きが逆です）。境界（50% ちょうど、3 秒ちょうど、
-# 正答率の差が `accuracy_margin` ちょうど）は、移る理由になりません。正答率は「RAG が高いか」ではなく「偶然の幅より高いか」で見ます。
-#
-# </details>
-
-# %% nbgrader={"grade": true, "grade_id": "decide-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-base = dict(doc_tokens=180_000, context_window=1_000_000, lc_monthly=190, rag_monthly=100, rag_budget_monthly=300,
-            ttft_cached_s=1.1, lc_accuracy=0.60, rag_accuracy=0.55, accuracy_margin=0.125, reindex_hours=24,
-            max_delay_hours=1)
-result = decide(**base)
-assert type(result) is tuple and len(result) == 2 and all(type(x) is str for x in result), \
-    "(方式, 決め手) の str 2 つのタプルを返してください"
-assert result == ("long_context", "all_clear"), f"どの数字も閾値を割っていないので long_context のはずです: {result}"
-assert decide(**{**base, "context_window": 200_000}) == ("filter_or_rag", "premise"), \
-    "使用率が 50% を超えるときは、ほかの数字を見る前に filter_or_rag です"
-assert decide(**{**base, "rag_accuracy": 0.80, "max_delay_hours": 48}) == ("rag", "accuracy"), \
-    "RAG の正答率が偶然の幅（accuracy_margin）より高く、再インデックスが間に合うなら RAG に移ります"
-assert decide(**{**base, "rag_accuracy": 0.70, "max_delay_hours": 48}) == ("long_context", "all_clear"), \
-    "差 0.10 は accuracy_margin 0.125 以下なので、移る理由になりません"
-half = decide(**{**base, "doc_tokens": 500_000})
-assert half == ("long_context", "all_clear"), f"使用率がちょうど 50% なら前提を満たす（超えていない）ので、long_context のはずです: {half!r}"
-edge = decide(**{**base, "ttft_cached_s": 3.0, "max_delay_hours": 48})
-assert edge == ("long_context", "all_clear"), f"待ち時間がちょうど 3 秒なら、移る理由にならない（3 秒を超えていない）はずです: {edge!r}"
-first = decide(**{**base, "lc_monthly": 2_000, "rag_accuracy": 0.80, "max_delay_hours": 48})
-assert first == ("rag", "cost"), f"料金と正答率の両方が理由になるときの決め手は、先に調べる料金（cost）のはずです: {first!r}"
-### BEGIN HIDDEN TESTS
-def same(got, want):
-    return type(got) is tuple and len(got) == 2 and all(type(x) is str for x in got) and tuple(got) == want
-# exactly 50% satisfies the premise
-assert decide(**{**base, "doc_tokens": 500_000})[0] == "long_context"
-assert same(decide(**{**base, "doc_tokens": 500_000}), ("long_context", "all_clear"))
-# equal accuracy is not a reason to move; a gap equal to the margin is not either, one above it is
-assert same(decide(**{**base, "rag_accuracy": 0.60, "max_delay_hours": 48}), ("long_context", "all_clear"))
-assert same(decide(**{**base, "lc_accuracy": 0.5, "rag_accuracy": 0.625, "max_delay_hours": 48}), ("long_context", "all_clear"))
-assert same(decide(**{**base, "lc_accuracy": 0.5, "rag_accuracy": 0.75, "max_delay_hours": 48}), ("rag", "accuracy"))
-assert same(decide(**{**base, "lc_accuracy": 0.5, "rag_accuracy": 0.75, "accuracy_margin": 0.25, "max_delay_hours": 48}),
-            ("long_context", "all_clear"))
-assert same(decide(**{**base, "lc_accuracy": 0.5, "rag_accuracy": 0.5625, "accuracy_margin": 0.0, "max_delay_hours": 48}),
-            ("rag", "accuracy"))
-# 3.0 s is acceptable, 3.01 s is not
-assert same(decide(**{**base, "ttft_cached_s": 3.0, "max_delay_hours": 48}), ("long_context", "all_clear"))
-assert same(decide(**{**base, "ttft_cached_s": 3.01, "max_delay_hours": 48}), ("rag", "latency"))
-# cost first, then latency, then accuracy
-assert same(decide(**{**base, "lc_monthly": 2_000, "ttft_cached_s": 5.0, "rag_accuracy": 0.9, "max_delay_hours": 48}), ("rag", "cost"))
-assert same(decide(**{**base, "ttft_cached_s": 5.0, "rag_accuracy": 0.9, "max_delay_hours": 48}), ("rag", "latency"))
-# a cost difference equal to the budget is not over it
-assert same(decide(**{**base, "lc_monthly": 400, "max_delay_hours": 48}), ("long_context", "all_clear"))
-# freshness keeps long context when re-indexing cannot keep up
-assert same(decide(**{**base, "lc_monthly": 2_000, "ttft_cached_s": 5.0, "rag_accuracy": 0.9}), ("long_context", "freshness"))
-assert same(decide(**{**base, "rag_accuracy": 0.9, "reindex_hours": 1, "max_delay_hours": 1}), ("rag", "accuracy"))
-### END HIDDEN TESTS
-
-# %% [markdown]
-# 題材の会社の数字を入れてみます。料金と待ち時間は 02 と同じ `compare` の計算（1 日 20 問・ヒット率は 04 の合成トラフィックから。
-# どちらも下のセルが表示します）、正答率はこの節の測定、RAG にかけてよい月額・偶然の幅・更新の要求は、この会社の**仮定**です
-# （自社の値に置き換えてください）。偶然の幅は決め打ちせず、§6 で学んだ区間から出します。RAG − ロングコンテキストの差の
-# 「採点の誤りで広げた区間」を計算し、差の点推定から区間の下端までの幅を `accuracy_margin` にします。こうすると
-# 「差が `accuracy_margin` を上回る」は「区間の下端が 0 を上回る」と同じ判断になり、点推定を固定の幅と比べることにはなりません。
-
-# %%
-count = tokens.count_documents([d.text for d in current], client=client)
-table = compare.compare(count.tokens, len(current))
-profile = compare.Profile()
-print(f"compare の前提: 月 {profile.questions_per_month:,.0f} 問、{profile.hit_rate_label()}（02 と同じ既定値）")
-# the grades of the best measured grader (§5), per method as 演習 1 asks, computed by ctxlab
-measured = {m: per["all"] for m, per in measure.by_method(best).items()}
-gap, gap_lo, gap_hi = measure.paired_interval(best, "rag", "long_context", agreement=best_agreement)
-print(f"RAG − long_context = {gap:+.1%}、{measure.WIDENED} [{gap_lo:+.1%}, {gap_hi:+.1%}]"
-      f" → accuracy_margin = 差 − 下端 = {gap - gap_lo:.3f}")
-numbers = dict(
-    doc_tokens=count.tokens, context_window=pricing.get_model(MODEL).context_window,
-    lc_monthly=table.monthly["long_context"], rag_monthly=table.monthly["rag"],
-    rag_budget_monthly=300,                       # 仮定: RAG を作って運用するのに月にかけてよい額
-    ttft_cached_s=table.rows["lc_cached"].ttft_s,
-    lc_accuracy=measured["long_context"], rag_accuracy=measured["rag"],
-    accuracy_margin=gap - gap_lo,                 # §6 の区間から: これを超える差なら区間が 0 より上
-    reindex_hours=24, max_delay_hours=1,          # 仮定: 再インデックスは毎晩。規程は 1 時間以内に反映が必要
-)
-for k, v in numbers.items():
-    print(f"  {k:20s} {v:,.3f}" if isinstance(v, float) else f"  {k:20s} {v:,}")
-try:
-    verdict = decide(**numbers)
-except NotImplementedError:
-    verdict = "（演習 2 の decide がまだです。解いたら、このセルをもう一度実行してください）"
-print("判断:", verdict)
-
-# %% [markdown]
-# オフラインでは正答率が sandbox の抜粋回答の値なので、この判断は「手順の練習」です。実 API で 30 問を測り直せば、
-# 同じセルがそのまま本物の判断になります。
-
-# %% [markdown] nbgrader={"grade": false, "grade_id": "contradiction-proposal-prompt", "locked": true, "schema_version": 3, "solution": false, "task": false}
-# ### 演習 3（記述・2 点）
-#
-# 同僚が「ロングコンテキストは改定前と改定後の規程を混ぜて答えるので、RAG に移しましょう」と提案しています。
-# この節の §8・§9 で測ったことを根拠に、どう答えますか。直すべきもの、RAG に移しても直らない理由、
-# それでも RAG に移る理由になるのはどんな数字か、を 3〜5 文で書いてください。
-
-# %% [markdown] nbgrader={"grade": true, "grade_id": "contradiction-proposal", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
-# ### BEGIN SOLUTION
-# 新旧が混ざるのは、旧版と現行版が両方コンテキストに入っているからで、方式の問題ではなく文書管理の問題である。
-# §8 の測定では、全版を渡すとロングコンテキストもメタデータで絞る方式も旧版を必ず渡し、RAG も旧版のチャンクを上位に入れることがあり、
-# 現行版だけを渡すと 3 方式とも旧版の値を答えなくなり、矛盾の質問の正答率が上がった（ただし正しくならなかった問題も残り、それは送っていない・拾えないといった方式ごとの誤りだった）。したがって直すのは「有効な版だけを渡す」仕組み（カタログで版を管理する）で、
-# RAG に替えても旧版がインデックスに残る限り同じ誤りが出る。さらに §9 のとおり、規程がよく改定されるなら RAG は再インデックスまで古い内容を返すので鮮度の面では不利になる。
-# RAG に移る理由になるのは、現行版だけで測った 30 問の正答率でロングコンテキストが RAG を下回るか、料金・待ち時間が閾値を超え、かつ再インデックスの周期が許される遅れに収まるときである。
-#
-# ### BEGIN RUBRIC
-# - 2 点（満点）: 直すのは有効な版だけを渡す仕組み（文書管理）であること、RAG でも旧版がインデックスに残る限り同じ誤りが出ること（§8 の測定）、RAG に移る理由になる数字（現行版だけで測った正答率で RAG が上回る、または料金・待ち時間が閾値を超え、再インデックスの遅れが許される）の 3 つを書いている。
-# - 1 点（半分）: 3 つのうち 2 つを書いている。
-# - 0 点: 提案どおり RAG に移るとしている、またはモデルの変更や指示文だけで直すとしている。
-# ### END RUBRIC
-# ### END SOLUTION
-
-# %%
-# 自分の答えを書いて保存してから、採点基準と解答例を開けます（自習用の配布だけ。採点される版ではフィードバックで届きます）
-from ctxlab.widgets.written import Reveal
-
-Reveal("contradiction-proposal")
-
-# %% [markdown]
-# ## まとめ
-#
-# - 正答率は、現場の 30 問を 3 方式に流し、「正しい・惜しい・違う」で採点して出す。自動採点は物差しで、表を信じる前にラベル付き回答で測る（κ・混同行列）。
-#   ルール採点がどの種類をどれだけ読めるかは、採点器を直す前にラベルを確定した検証用の回答で、種類ごとの数として測る（開発用の数字は標本内で良く出る）。
-#   意味（言い換え、別の人や項目に付いた数）の多くは読めない。判定（Claude）も測ってから使い、
-#   表にはどの採点で出したかと、採点の誤りで広げた区間（もう 95% 区間ではない）を添え、このランの回答の抜き取り（§7）で取り違えを確かめる。
-# - オフラインの数字は sandbox の抜粋回答のもので、選んだ文書が BM25 の抜き出しをどれだけ薄めるかを測っている。モデルの読解を含めた正答率は実 API で同じ `measure.run` を回して測る。
-# - 新旧の規程が混ざったときの誤り（旧版の値を答える）は、有効な版だけを渡せば 3 方式で同時に消える。直すのは方式ではなく文書管理。
-#   残った誤りは方式ごとの原因で、正答率は測り直して確かめる。
+# - 新旧の規程が混ざったときの誤り（旧版の値を答える）は、有効な版だけを渡せば 3 方式で同時に消える。直すのは方式ではなく文書管理。残った誤りは方式ごとの原因で、正答率は測り直して確かめる。
 # - 更新の反映は、ロングコンテキストなら次の呼び出し、RAG なら再インデックスの周期が下限。起動時に一度だけ読み込む作りは、いつまでも古い。
-# - 30 問の差は、片方だけが正しかった質問で読む（McNemar、差の区間）。偶然の幅より小さい差は、方式を替える理由にしない。
-# - 違った答えは原因で分ける。「送っていない」は選ぶ側、「旧版」は文書管理、「拾えなかった」は読む側の問題で、直し方が違う。
 # - 入ることと読まれることは別（Lost in the Middle、2023 年のモデルの公表値）。毎回変わるチャンクは強い根拠を先頭と末尾に置き、
 #   キャッシュする前置きは 1 つの固定の順序にする。前提をウィンドウの半分に置くのは使い分けの記事の経験則で、RULER はその余裕の理由の一つ。
-# - 次の 09 では、ここまでの判断を 9 問の確認問題で振り返ります。
-
-# %% [markdown]
-# ## 確認問題
-#
-# この節の判断を確かめる問題です（採点はされません）。答えるとすぐに正誤と、**すべての選択肢**について、なぜ成り立つか／成り立たないかが出ます。
-# ウィジェットを描けない画面では、問題が文字で表示されます。`check.select("b")` → `check.submit()` → `check.next()` で答え、
-# `print(check.as_text())` で解説を読めます。
-
-# %%
-from ctxlab import quiz
-from ctxlab.widgets.quiz import Quiz
-
-check = Quiz(quiz.quiz_for("08_measure"))
-check

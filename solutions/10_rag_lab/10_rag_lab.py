@@ -9,11 +9,14 @@
 #
 # - 固定長と条文区切りのチャンク分割を比べ、それぞれが何を失うかを実物で示せる
 # - recall@k を「答えに要る事実のうち、上位 k チャンクに届いた割合」と定義し、答えのある質問で測れる
-# - チャンクに文脈を付ける 2 つの作り方（決まった手順／Claude とプロンプトキャッシュ）と、その一度きりの費用を価格表から計算できる
+# - チャンクに決まった手順で文脈（見出し）を付け、索引を作り直して効き目を測れる
 # - BM25・文脈付き BM25・順位の融合（RRF）を同じ表で比べ、公表値との違いを説明できる
 # - 上位 k 件を返す検索では答えられない質問を見分けられる
 #
-# **所要時間** 約 95 分　**前提** 02（料金）、03（プロンプトキャッシュ）、08（30 問と key facts）
+# **任意の部分**（§10〜14、見出しに（任意）。採点される演習はありません）: 実 API で Claude に文脈を書かせる手順とその一度きりの費用、
+# 条文チャンクだけが落とした質問、助詞と助動詞を索引から外す効き目、リランキング（実 API）、k を変えたときの recall の図。
+#
+# **所要時間** 約 70 分（任意の部分を含めると約 95 分）　**前提** 02（料金）、03（プロンプトキャッシュ）、08（30 問と key facts）
 
 # %%
 import ctxlab
@@ -51,7 +54,6 @@ for name in ("claude-haiku-4-5", pricing.DEFAULT_MODEL):   # 200K のウィン�
     window = pricing.get_model(name).context_window
     print(f"  このコースの前提（使用率はウィンドウの半分まで）: {name} のウィンドウ {window:,} → {window // 2:,} トークンまで"
           f" → この規程集は使用率 {doc_tokens / window:.0%}（{'前提を満たす' if doc_tokens <= window / 2 else '前提を超える'}）")
-assert pricing.get_model("claude-haiku-4-5").context_window / 2 < doc_tokens <= pricing.get_model(pricing.DEFAULT_MODEL).context_window / 2
 
 # %% [markdown]
 # 記事の目安は、ウィンドウが 200K のモデルを前提に「ウィンドウに入るなら入れてしまえ」と言っています。このコースの前提（00）はもっと慎重で、
@@ -129,7 +131,7 @@ for k in (1, 5, 20):
     print(f"recall@{k} = {lab.per_question('bm25_articles', k)[qi]:.2f}")
 
 # %% [markdown]
-# 2 つのチャンク分割を、文脈を付けない BM25 で測ります。取りこぼした質問も並べます。
+# 2 つのチャンク分割を、文脈を付けない BM25 で測ります。取りこぼした質問も並べます（条文チャンクだけが落とした質問の中身は §10（任意））。
 
 # %%
 K = 20
@@ -140,27 +142,6 @@ for name in ("bm25_size", "bm25_articles"):
     print(f"{'':18s} any-hit で数えると {1 - lab.recall(name, K, any_hit=True):.1%}")
 
 # %% [markdown]
-# 条文チャンクのほうが良いとは限りません。条文チャンクだけが落とした質問を、1 つ開いて理由を確かめます。
-
-# %%
-only_articles = [q for q, a, b in zip(lab.questions, lab.per_question("bm25_size", K), lab.per_question("bm25_articles", K))
-                 if b < a]
-q = only_articles[0]
-fact = q.key_facts[0]
-q_terms = set(retrieval.tokenize(q.question))
-print(f"{q.id}「{q.question}」 答えに要る事実: {fact}（{q.gold_files[0]}）")
-for name in ("articles", "size"):
-    s = lab.sets[name]
-    i = next(i for i, c in enumerate(s.chunks) if c.doc_id == q.gold_files[0] and fact in c.text)
-    shared = sorted(q_terms & set(retrieval.tokenize(s.chunks[i].text)))
-    print(f"  {s.label}: 事実を含むチャンク「{rag_lab.situate(s.chunks[i], lab.doc_text(q.gold_files[0]), None, lab.spans[q.gold_files[0]])}」")
-    print(f"      質問と共通の語: {shared}")
-
-# %% [markdown]
-# 上の例では、条文チャンクにすると、答えの事実がある条と、質問の語がある隣の条が別のチャンクに分かれました（共通の語の行を見比べてください）。
-# 固定長チャンクは両方の条をまたいでいたので、質問の語で見つかりました。条文で切ると、**隣の条が持っていた手がかり**を失います。
-# どちらの切り方が良いかは文書と質問の書き方で変わるので、自分の質問で測って決めます。
-#
 # ## 4. 文脈付きチャンク
 #
 # 記事の提案は、索引に入れる前に、各チャンクの前へ「文書全体のどこにある、何についての部分か」という短い文脈を付けることです。
@@ -168,7 +149,7 @@ for name in ("articles", "size"):
 # ### 4.1 オフライン: 決まった手順の文脈付与
 #
 # オフラインでは、文書の構造から決まった手順で見出しを作ります。規程名 > 章 > 条の範囲です。
-# モデルは使わないので費用はかからず、何度作っても同じ結果になります。Claude が書く文脈とは別物なので、出力にはそう明記します。
+# モデルは使わないので費用はかからず、何度作っても同じ結果になります。Claude が書く文脈とは別物なので、出力にはそう明記します（実 API で Claude に書かせる手順と、その一度きりの費用は §11（任意））。
 
 # %%
 print(rag_lab.OFFLINE_CONTEXT_LABEL)
@@ -180,100 +161,9 @@ print("固定長チャンクにも、位置から同じ形の見出しを付け�
 print("  " + size_set.headers[size_set.chunks.index(nxt)])
 
 # %% [markdown]
-# ### 4.2 実 API: Claude に文脈を書かせ、文書はキャッシュする
+# ### 4.2 文脈を付けて索引を作り直す
 #
-# 記事の方法では、チャンクごとに Claude を呼び、文書全体とチャンクを渡して 50〜100 トークンほどの文脈を書かせます。
-# 記事のプロンプトを日本語で書き直したものが `rag_lab.context_request` です。要点は並べ方にあります。
-#
-# - 文書全体を先頭のブロックに置き、そこに `cache_control` を付ける（区切り）。
-# - チャンクと指示は、区切りの**後ろ**に置く。
-#
-# こうすると、同じ文書の 2 つ目以降のチャンクは文書部分をキャッシュから読み、新しく払うのはチャンクと指示だけになります。
-# 最初の応答が始まるまでキャッシュは使えないので、1 つの文書の呼び出しは並列にせず順に送ります。
-
-# %%
-req = rag_lab.context_request("（ここに文書全体）", "（ここにチャンク）")
-for block in req["messages"][0]["content"]:
-    print(f"--- cache_control={block.get('cache_control')}")
-    print(block["text"])
-
-# %% [markdown]
-# いちばん長い規程の最初の 3 チャンクで、実際に送ってみます。実 API では料金が発生するので、先に見積もりを `budget.check` に通します。
-# オフラインの sandbox は文脈を書けません（文書から文を抜き出して返すだけです）。ここで確かめるのは、料金を決める `usage` の欄です。
-
-# %%
-big = max(lab.docs, key=lambda d: estimate.estimate_text(d.text))
-demo = [c for c in lab.chunks("articles") if c.doc_id == big.file][:3]
-est = rag_lab.context_cost(estimate.estimate_text(big.text), [c.meta["tokens"] for c in demo])
-budget.check(est.total, client, f"文脈付与の実演（{big.title}・{len(demo)} チャンク、{rag_lab.CONTEXT_MODEL}）")
-for c in demo:
-    msg = client.messages.create(**rag_lab.context_request(big.text, c.text))
-    u = msg.usage
-    print(f"書き込み {u.cache_creation_input_tokens:>5,}  読み出し {u.cache_read_input_tokens:>5,}  "
-          f"キャッシュ外の入力 {u.input_tokens:>4,}  出力 {u.output_tokens:>3}  → ${pricing.usage_cost(u, rag_lab.CONTEXT_MODEL).total:.4f}")
-
-# %% [markdown]
-# 1 回目が文書を書き込み、2 回目からは読み出しています。キャッシュ外の入力は、チャンクと指示の分だけです。
-#
-# ### 4.3 一度きりの費用を計算する
-#
-# 1 つの文書（ブロック全体で $D$ トークン）を $n$ 個のチャンク（$c_i$ トークン）に分け、指示が $p$ トークン、文脈の出力が $o$ トークンのとき、
-# 入力単価 $P_\mathrm{in}$、出力単価 $P_\mathrm{out}$、書き込み倍率 $w$、読み出し倍率 $r$ で
-#
-# $$\text{費用} = P_\mathrm{in}\Big(wD + (n-1)\,rD + \sum_i (c_i + p)\Big) + P_\mathrm{out}\, n\, o$$
-#
-# です（1 回目が書き込み、残りの $n-1$ 回が読み出し）。キャッシュしなければ、毎回 $D$ を通常単価で払います。
-# 記事の前提（8k トークンの文書、800 トークンのチャンク）と、このコースの価格表で計算します。
-
-# %%
-published_cost = published.figures()["contextual_retrieval"]["cost_usd_per_million_document_tokens"]
-m = pricing.get_model(rag_lab.CONTEXT_MODEL)
-with_cache = rag_lab.cost_per_million_document_tokens(8000, 800)
-no_cache = rag_lab.cost_per_million_document_tokens(8000, 800, cache=False)
-print(f"{m.display_name}（入力 ${m.input_usd_per_mtok} / 出力 ${m.output_usd_per_mtok}、書き込み {m.cache_write_5m_multiplier}x、"
-      f"読み出し {m.cache_read_multiplier}x）、指示 p = {rag_lab.CHUNK_PROMPT_TOKENS} トークン、出力 o = {rag_lab.CONTEXT_OUTPUT_TOKENS} トークン")
-print(f"  キャッシュあり: 100 万文書トークンあたり ${with_cache.per_million_document_tokens:.2f}"
-      f"（書き込み ${with_cache.cache_write:.4f} + 読み出し ${with_cache.cache_read:.4f} + チャンクと指示 ${with_cache.uncached_input:.4f}"
-      f" + 出力 ${with_cache.output:.4f}、1 文書 {with_cache.calls} 回の呼び出し）")
-print(f"  キャッシュなし: ${no_cache.per_million_document_tokens:.2f}")
-print(f"記事の見積もり（公表値）: ${published_cost}")
-scale = published_cost / with_cache.per_million_document_tokens
-print(f"  → 同じ式で ${published_cost} になるのは、単価がこの表の {scale:.2f} 倍"
-      f"（入力 ${m.input_usd_per_mtok * scale:.2f} / 出力 ${m.output_usd_per_mtok * scale:.2f}）のモデル")
-
-# %% [markdown]
-# 記事の数字は、当時の安い小型モデルの単価で出したものです。式は同じで、単価が変われば費用もそのまま比例します。
-# 次に、この規程集を実際のチャンクで見積もります。ここで効いてくるのが**最小キャッシュ長**です。これより短い文書は、
-# `cache_control` を付けてもキャッシュされず（エラーにもなりません）、チャンクごとに文書全体を通常単価で払います。
-# 最小キャッシュ長はモデルで違うので、今の小型モデルと、旧世代の Haiku 4.5（記事の時点の小型モデル）の両方で数えます。
-
-# %%
-arts = lab.chunks("articles")
-reach = {}
-for model in (rag_lab.CONTEXT_MODEL, "claude-haiku-4-5"):
-    mm = pricing.get_model(model)
-    n_min, confirmed = pricing.min_cacheable_tokens(mm)
-    reach[model] = sum(estimate.estimate_text(d.text) + rag_lab.DOC_WRAPPER_TOKENS >= n_min for d in lab.docs)
-    cost = rag_lab.corpus_context_cost(lab.docs, arts, model=model)
-    print(f"{mm.display_name}: 最小キャッシュ長 {n_min:,} トークン{'' if confirmed else '（未確認の仮定）'}以上の文書 "
-          f"{len(lab.docs)} 件中 {reach[model]} 件 → 条文チャンク {cost.calls} 個の文脈付与: 合計 ${cost.total:.2f}、"
-          f"100 万文書トークンあたり ${cost.per_million_document_tokens:.2f}")
-per_million = {model: rag_lab.corpus_context_cost(lab.docs, arts, model=model).per_million_document_tokens
-               for model in (rag_lab.CONTEXT_MODEL, "claude-haiku-4-5")}
-print(f"記事の見積もり（公表値）: 100 万文書トークンあたり ${published_cost}")
-assert reach[rag_lab.CONTEXT_MODEL] > reach["claude-haiku-4-5"]   # 下の本文が言っていること
-assert per_million[rag_lab.CONTEXT_MODEL] < published_cost < per_million["claude-haiku-4-5"]   # 演習 3 の解答例も
-
-# %% [markdown]
-# 規程は 1 本が短く、旧世代の Haiku 4.5 の最小キャッシュ長には多くが届きませんでした（上の 2 行目）。届かない文書は
-# チャンクごとに全体を通常単価で払うので、Haiku 4.5 では記事の見積もりより割高になります。今の小型モデルは最小キャッシュ長が短く
-# （第三者の資料による値）、より多くの規程が届き（上の 1 行目）、100 万文書トークンあたりの費用は記事の見積もりを下回ります。モデルを替えると、同じ手順の費用がこの理由でも変わります。
-# ここで使っている日本語のトークン数は推定（1 文字 = 1 トークン）で、実際のトークナイザーはもっと多く数えることがあります。
-# しきい値の近くで決めるときは、実 API の `count_tokens` を使って数え直してください（01）。
-#
-# ### 4.4 文脈を付けて索引を作り直す
-#
-# `rag_lab.contextualize` は、実 API なら Claude で全チャンクの文脈を書き（見積もりが `CTXLAB_BUDGET_USD` に収まるときだけ）、
+# `rag_lab.contextualize` は、実 API なら Claude で全チャンクの文脈を書き（見積もりが `CTXLAB_BUDGET_USD` に収まるときだけ。手順と費用は §11（任意））、
 # オフラインや予算超過のときは 4.1 の見出しを返します。どちらを使ったかは `method` に残ります。
 
 # %%
@@ -284,8 +174,9 @@ print("表での名前:", lab.label("ctx_bm25_articles"))
 
 # %% [markdown]
 # オフラインでは、この後の「文脈付き」の行はすべて**決まった手順の見出し**（規程名 > 章 > 条）で作ったものです。Claude が書いた文脈ではないので、
-# §8 の表で記事の公表値（Claude が書いた文脈）と並べても、同じ方法の比較にはなりません。表の名前の［ ］に、どちらで作ったかを出します。
+# §7 の表で記事の公表値（Claude が書いた文脈）と並べても、同じ方法の比較にはなりません。表の名前の［ ］に、どちらで作ったかを出します。
 # 実 API で予算が足りれば、同じセルが Claude の文脈に置き換え、［ ］の中も変わります。
+
 # %% [markdown]
 # ## 5. BM25 と文脈付き BM25
 #
@@ -304,49 +195,8 @@ print(f"文脈付きの順位のまま、関連の判定を本文だけで行う
 # 最後の行が大事です。文脈付きの順位で並べても、本文だけで判定すると改善が消えるなら、効いたのは**順位**ではなく、
 # 見出しが運んだ**中身**（ここでは規程名）です。「30 万円以上で稟議が要ると書いてある規程はどれか」という質問は、
 # 条文を見つけるだけでなく、それが**どの規程か**が分からないと答えられません。
-#
-# 順位のほうはどうでしょうか。答えの事実を持つ最初のチャンク（本文で判定）が何位に来たかを、質問ごとに比べます。
-
-# %%
-moved = [(q, lab.first_relevant(base, q), lab.first_relevant(ctx_bm25, q)) for q in lab.questions]
-moved = [(q, a, b) for q, a, b in moved if a != b]
-print(f"最初の関連チャンクの順位が変わった質問: {len(lab.questions)} 問中 {len(moved)} 問")
-for q, a, b in moved:
-    print(f"  {q.id} {a} 位 → {b} 位  {q.question}")
 
 # %% [markdown]
-# オフラインの決まった手順の見出しが足すのは、規程名・章・条の見出しの語だけです。ここの質問は話し言葉で、規程名や条の見出しをほとんど口にしないので、
-# 順位はあまり動きません。記事が勧めるように、Claude に書かせる文脈のプロンプトへ**用語集**（「給料 = 給与」「有給 = 年休」のような
-# 社内の言い換え）を足せば、質問の語が文脈に入り、順位にも効く見込みがあります。実 API で試すなら
-# `rag_lab.contextualize(..., glossary={"給料": "給与", ...})` と渡します。用語集はどの呼び出しでも同じなので、system に置かれ、文書と一緒にキャッシュされます。
-# 用語集は評価に使う質問から作らず、問い合わせの履歴など別の資料から作ってください。評価の質問に合わせて作ると、測った数字が実力より良く出ます。
-
-# %% [markdown]
-# ### 5.1 助詞と助動詞を索引から外す
-#
-# 形態素解析の結果には「の」「は」「を」「って」「ます」のような助詞・助動詞も入っています。BM25 の IDF はどこにでもある語をほとんど
-# 数えませんが、ゼロではありません。fugashi は語ごとに品詞（UniDic の品詞）を返すので、助詞と助動詞を索引からも質問からも外せます
-# （`retrieval.content_terms`）。品詞で外すので、外す語の一覧を手で書く必要はありません。
-
-# %%
-q = lab.question("q01")
-print(f"{q.question}")
-print("  すべての語    :", retrieval.tokenize(q.question))
-print("  助詞・助動詞を除く:", retrieval.content_terms(q.question))
-print("  品詞:", [(lemma, pos) for pos, _, lemma in retrieval.tagged(q.question)])
-
-plain, content = "bm25_articles", "bm25_articles_content"
-print(f"\n1 − recall@{K}: {lab.label(plain)} {1 - lab.recall(plain, K):.1%} → {lab.label(content)} {1 - lab.recall(content, K):.1%}")
-changed = [(q, a, b) for q, a, b in zip(lab.questions, lab.per_question(plain, K), lab.per_question(content, K)) if a != b]
-for q, a, b in changed:
-    print(f"  {q.id}（{q.category}）{a:.2f} → {b:.2f}  {q.question}")
-print(f"動いた質問 {len(changed)} 問、差し引き 質問 {sum(b - a for _, a, b in changed):+.1f} 問分")
-
-# %% [markdown]
-# 上の行が、この規程集と質問で測った効き目です（sandbox は関係しません。検索だけの測定です）。話し言葉の質問（「〜って」「〜ますか」）は助詞と助動詞が多く、規程の条文にも「は」「の」が
-# どこにでもあるので、それらが一致しただけの無関係なチャンクが上位に入ることがあります。外すとその分だけ、内容の語の一致で並びます。
-# ただし、差し引きが質問 1〜2 問分なら、§8 で見るとおり偶然と区別できません。上がった質問と下がった質問の両方を見て、自分の質問で測り直します。
-#
 # ## 6. ハイブリッド検索と順位の融合（RRF）
 #
 # 記事は、意味の近さで探す**埋め込み検索**と、語の一致で探す **BM25** を組み合わせ、2 つの順位を**ランク融合**でまとめています。
@@ -369,7 +219,6 @@ else:
 for text in ("有給休暇の繰越上限", "給与の支払日"):
     print(f"{text}: 形態素 {retrieval.tokenize(text)}  bigram {rag_lab.bigram_tokens(text)}")
 
-
 # %% [markdown]
 # 2 つの索引は、スコアの尺度がまったく違います。そこで**スコアではなく順位**を足し合わせるのが RRF（Reciprocal Rank Fusion）です。
 # 文書 $d$ の融合スコアは、各ランキングでの順位 $\mathrm{rank}(d)$（1 から数える）を使って
@@ -391,7 +240,7 @@ for text in ("有給休暇の繰越上限", "給与の支払日"):
 #
 # できたら、`lab.recall_with(rrf)` が、文脈付き条文チャンクの「形態素 BM25」と「文字 bigram BM25」の順位をあなたの `rrf` で融合し、
 # recall@20 を測ります。基準線（文脈なしの BM25・条文チャンク）を超えれば合格です。ただし、これは**実装の確かめ**で、
-# 融合が基準線より良い方式だという証拠ではありません。差が質問何問分かを確認のセルが表示します。§8 で見るとおり、1〜2 問の差は
+# 融合が基準線より良い方式だという証拠ではありません。差が質問何問分かを確認のセルが表示します。§7 で見るとおり、1〜2 問の差は
 # 偶然と区別できません。
 
 # %% nbgrader={"grade": false, "grade_id": "rrf", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -404,7 +253,6 @@ def rrf(rankings, k=60):
             first_seen.setdefault(item, len(first_seen))
     return sorted(score, key=lambda item: (-score[item], first_seen[item]))
     ### END SOLUTION
-
 
 # %% [markdown]
 # <details><summary>ヒント（開くと表示）</summary>
@@ -457,30 +305,13 @@ assert list(big).index("y") < list(big).index("x") and list(small).index("x") < 
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## 7. リランキング（実 API の手順）
-#
-# 記事はさらに、最初の検索で多め（150 件）に取り、より精度の高いモデルで並べ直して上位 20 件を使う**リランキング**を加えています。
-# `rag_lab.rerank` は、融合した順位の上位の候補（下のセルの `candidates`）を Claude に渡して並べ直させる実装です。呼び出しは質問ごとに 1 回で、見積もりを `budget.check` に通してから送ります。
-# sandbox は文書から文を抜き出すだけで順位を付けられないので、オフラインでは実行しません。
-
-# %%
-reranked = rag_lab.rerank(lab, client, "ctx_hybrid_articles", candidates=50, top_n=K)
-rerank_row = None
-if reranked is not None:
-    rerank_row = {"label": "+ リランキング（Claude）", "one_minus_recall": 1 - lab.recall("ctx_hybrid_articles", K, rankings=reranked),
-                  "questions": len(lab.questions)}
-
-# %% [markdown]
-# ## 8. 方式の表と、公表値との違い
+# ## 7. 方式の表と、公表値との違い
 #
 # 記事と同じ形の表にします。上がこの規程集での測定、下が記事の公表値（測定ではありません）です。
 
 # %%
 measured = lab.table(K)
-if rerank_row is not None:
-    measured.append(rerank_row)
-extra = [] if rerank_row else [("+ リランキング", "実 API のみ（オフラインでは未実行）")]
-rag_lab.recall_table(measured, rag_lab.published_rows(), K, extra=extra)
+rag_lab.recall_table(measured, rag_lab.published_rows(), K, extra=[("+ リランキング", "実 API のみ（§13（任意））")])
 
 # %% [markdown]
 # 数字をそのまま並べて「記事と同じくらい効いた」と読むのは早計です。条件がいくつも違います。
@@ -509,41 +340,9 @@ for r, p in same:
 # - **数え方**: 記事はチャンク単位、ここは事実単位の recallです。
 # - **偶然の一致**: 測定の行と公表値の行が同じ数字になることがあります（上のセルが、あれば表示します）。条件の違う測定が
 #   たまたま同じ値になっただけで、「記事と同じ結果が出た」ことにはなりません。
-#
-# ## 9. 図: k を変えたときの recall
-#
-# 表は k = 20 の 1 点だけです。k を 1 から 50 まで動かすと、方式の差がどこで開き、どこで消えるかが見えます。
-
-# %%
-# %matplotlib inline
-import matplotlib.pyplot as plt
-import ctxlab.plots  # noqa: F401  (Japanese font)
-
-ks = list(range(1, 51))
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [3, 2]})
-for name, method in rag_lab.METHODS.items():
-    ax1.plot(ks, lab.curve(name, ks), label=method.label)
-ax1.axvline(K, ls=":", color="gray")
-ax1.set_xlabel("k（上位何件のチャンクを渡すか）")
-ax1.set_ylabel(f"recall@k（{len(lab.questions)} 問の平均）")
-ax1.set_title("事実の recall と k")
-ax1.legend(fontsize=8, loc="lower right")
-ax1.grid(alpha=0.3)
-
-pub = rag_lab.published_rows()
-labels = ([rag_lab.METHODS[r["method"]].short if r.get("method") in rag_lab.METHODS else r["label"] for r in measured]
-          + [f"公表: {r['label']}" for r in pub])
-values = [r["one_minus_recall"] * 100 for r in measured] + [r["one_minus_recall"] * 100 for r in pub]
-colors = ["tab:blue"] * len(measured) + ["lightgray"] * len(pub)
-ax2.barh(range(len(labels)), values, color=colors)
-ax2.set_yticks(range(len(labels)), labels, fontsize=8)
-ax2.invert_yaxis()
-ax2.set_xlabel(f"1 − recall@{K} (%)")
-ax2.set_title("青: この規程集で測定　灰: 記事の公表値（測定ではない）", fontsize=9)
-plt.tight_layout()
 
 # %% [markdown]
-# ## 10. 検索の限界: 全体を見渡す質問
+# ## 8. 検索の限界: 全体を見渡す質問
 #
 # 08 で `whole` に分類した質問は、答えの事実が何本もの規程に散らばっています。上位 k 件を返す検索は、
 # **関連しそうな上位**を返すのであって、**該当するものをすべて**返すわけではありません。
@@ -567,13 +366,12 @@ print(f"{q.id}「{q.question}」 上位 {K} 件に届かなかった事実: {sor
 never = [q.id for q in whole if all(lab.per_question(n, K)[lab.questions.index(q)] < 1 for n in rag_lab.METHODS)]
 print(f"どの方式でも recall@{K} が 1 に届かない whole の質問: {', '.join(never) or 'なし'}")
 
-
 # %% [markdown]
 # 最後の行の質問は、どの方式でも事実を上位 20 件に集められませんでした。全部そろえるには、右端の列のとおり規程集の大きな割合を渡す必要があります。
 # これは検索の調整では直りません。長文コンテキストの記事の言う判断の基準、「必要な部分集合に名前をつけられるか」で考えます。
 # つけられるなら検索すればよく、つけられない（質問がコーパス全体にまたがる）なら、ウィンドウに全体を入れるのが本来の使い方です。
 #
-# ## 11. 1 − recall@k を自分で計算する
+# ## 9. 1 − recall@k を自分で計算する
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "failure-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ### 演習 2（3 点）: ランキングから 1 − recall@k を出す
@@ -606,7 +404,6 @@ def one_minus_recall_at_k(rankings, questions, texts, files, k=20):
         raise ValueError("no answerable question")
     return 1 - sum(values) / len(values)
     ### END SOLUTION
-
 
 # %% [markdown]
 # <details><summary>ヒント（開くと表示）</summary>
@@ -677,11 +474,11 @@ for k in expected:
 # %% [markdown] nbgrader={"grade": true, "grade_id": "rag-decision", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
 # ### BEGIN SOLUTION
 # （例・数字はノートブックが表示した値を引く）この規程集は §1 で表示したとおり記事の目安より小さく、1M のウィンドウなら使用率も半分を下回るので、
-# まずは全体をキャッシュして渡す方式が候補になる。RAG にする場合でも、§8 の表で文脈なし BM25 と「文脈付き + RRF」の差は数問分で、
-# 答えのある質問が少なく 1 問で数ポイント動くため、公表値と同じ効き方をしたとは言えない。5 では、文脈付きの改善は
-# 判定を本文だけにすると消えた（効いたのは規程名が載ったこと）。文脈付与は一度きりで、4.3 の見積もりでは今の小型モデルなら
+# まずは全体をキャッシュして渡す方式が候補になる。RAG にする場合でも、§7 の表で文脈なし BM25 と「文脈付き + RRF」の差は数問分で、
+# 答えのある質問が少なく 1 問で数ポイント動くため、公表値と同じ効き方をしたとは言えない。§5 では、文脈付きの改善は
+# 判定を本文だけにすると消えた（効いたのは規程名が載ったこと）。文脈付与は一度きりで、任意の §11 の見積もりでは今の小型モデルなら
 # 規程が最小キャッシュ長に届き、100 万文書トークンあたり記事の見積もりより安い（旧世代の Haiku 4.5 なら届かない規程が多く、割高になる）。
-# 費用は入れない理由にならない。10 の whole の質問は、どの方式でも上位 20 件に事実がそろわなかった。
+# 費用は入れない理由にならない。§8 の whole の質問は、どの方式でも上位 20 件に事実がそろわなかった。
 # したがって「すぐ入れる」ではなく、実際の問い合わせを増やして測り直し、全体を見渡す質問が多いならロングコンテキストを選ぶ、と返す。
 # （採点の目安: 測定値を 2 つ以上正しく引いている 1 点、規模・質問数・whole の限界・費用のいずれかで公表値との違いを説明し、判断につなげている 1 点）
 #
@@ -703,7 +500,7 @@ Reveal("rag-decision")
 #
 # - チャンク分割は何かを失う。固定長は条文を途中で切り、見出しと中身を分ける。条文チャンクは規程名と、隣の条が持っていた手がかりを失う。
 # - 検索は「答えに要る事実のうち、上位 k 件に届いた割合」で測る。定義を決めたら、全部の方式に同じ定義を使う。
-# - 文脈付与は、オフラインなら文書の構造から決まった手順で、実 API なら Claude と文書のキャッシュで作る。費用は価格表と式から出せ、最小キャッシュ長に届かない短い文書では割高になる（どの文書が届くかはモデルで違う）。
+# - 文脈付与は、オフラインなら文書の構造から決まった手順で、実 API なら Claude と文書のキャッシュで作る。費用は価格表と式から出せ、最小キャッシュ長に届かない短い文書では割高になる（どの文書が届くかはモデルで違う。§11、任意）。
 # - 2 つの順位は、スコアの尺度が違っても RRF で融合できる。埋め込みが使えない環境では、2 つのトークン分割の融合で代用して効き目を測れる。
 # - 公表値は条件の違う測定。自分の文書と質問で測り直し、差が何問分かを確かめる。全体を見渡す質問は、上位 k 件の検索では答えられない。
 
@@ -720,3 +517,212 @@ from ctxlab.widgets.quiz import Quiz
 
 check = Quiz(quiz.quiz_for("10_rag_lab"))
 check
+
+# %% [markdown]
+# ## 10. （任意）条文チャンクだけが落とした質問
+#
+# §3 の表のとおり、条文チャンクのほうが良いとは限りません。条文チャンクだけが落とした質問を、1 つ開いて理由を確かめます。
+
+# %%
+only_articles = [q for q, a, b in zip(lab.questions, lab.per_question("bm25_size", K), lab.per_question("bm25_articles", K))
+                 if b < a]
+q = only_articles[0]
+fact = q.key_facts[0]
+q_terms = set(retrieval.tokenize(q.question))
+print(f"{q.id}「{q.question}」 答えに要る事実: {fact}（{q.gold_files[0]}）")
+for name in ("articles", "size"):
+    s = lab.sets[name]
+    i = next(i for i, c in enumerate(s.chunks) if c.doc_id == q.gold_files[0] and fact in c.text)
+    shared = sorted(q_terms & set(retrieval.tokenize(s.chunks[i].text)))
+    print(f"  {s.label}: 事実を含むチャンク「{rag_lab.situate(s.chunks[i], lab.doc_text(q.gold_files[0]), None, lab.spans[q.gold_files[0]])}」")
+    print(f"      質問と共通の語: {shared}")
+
+# %% [markdown]
+# 上の例では、条文チャンクにすると、答えの事実がある条と、質問の語がある隣の条が別のチャンクに分かれました（共通の語の行を見比べてください）。
+# 固定長チャンクは両方の条をまたいでいたので、質問の語で見つかりました。条文で切ると、**隣の条が持っていた手がかり**を失います。
+# どちらの切り方が良いかは文書と質問の書き方で変わるので、自分の質問で測って決めます。
+
+# %% [markdown]
+# ## 11. （任意）実 API で Claude に文脈を書かせる、その一度きりの費用
+#
+# ### 11.1 実 API: Claude に文脈を書かせ、文書はキャッシュする
+#
+# 記事の方法では、チャンクごとに Claude を呼び、文書全体とチャンクを渡して 50〜100 トークンほどの文脈を書かせます。
+# 記事のプロンプトを日本語で書き直したものが `rag_lab.context_request` です。要点は並べ方にあります。
+#
+# - 文書全体を先頭のブロックに置き、そこに `cache_control` を付ける（区切り）。
+# - チャンクと指示は、区切りの**後ろ**に置く。
+#
+# こうすると、同じ文書の 2 つ目以降のチャンクは文書部分をキャッシュから読み、新しく払うのはチャンクと指示だけになります。
+# 最初の応答が始まるまでキャッシュは使えないので、1 つの文書の呼び出しは並列にせず順に送ります。
+
+# %%
+req = rag_lab.context_request("（ここに文書全体）", "（ここにチャンク）")
+for block in req["messages"][0]["content"]:
+    print(f"--- cache_control={block.get('cache_control')}")
+    print(block["text"])
+
+# %% [markdown]
+# いちばん長い規程の最初の 3 チャンクで、実際に送ってみます。実 API では料金が発生するので、先に見積もりを `budget.check` に通します。
+# オフラインの sandbox は文脈を書けません（文書から文を抜き出して返すだけです）。ここで確かめるのは、料金を決める `usage` の欄です。
+
+# %%
+big = max(lab.docs, key=lambda d: estimate.estimate_text(d.text))
+demo = [c for c in lab.chunks("articles") if c.doc_id == big.file][:3]
+est = rag_lab.context_cost(estimate.estimate_text(big.text), [c.meta["tokens"] for c in demo])
+budget.check(est.total, client, f"文脈付与の実演（{big.title}・{len(demo)} チャンク、{rag_lab.CONTEXT_MODEL}）")
+for c in demo:
+    msg = client.messages.create(**rag_lab.context_request(big.text, c.text))
+    u = msg.usage
+    print(f"書き込み {u.cache_creation_input_tokens:>5,}  読み出し {u.cache_read_input_tokens:>5,}  "
+          f"キャッシュ外の入力 {u.input_tokens:>4,}  出力 {u.output_tokens:>3}  → ${pricing.usage_cost(u, rag_lab.CONTEXT_MODEL).total:.4f}")
+
+# %% [markdown]
+# 1 回目が文書を書き込み、2 回目からは読み出しています。キャッシュ外の入力は、チャンクと指示の分だけです。
+#
+# ### 11.2 一度きりの費用を計算する
+#
+# 1 つの文書（ブロック全体で $D$ トークン）を $n$ 個のチャンク（$c_i$ トークン）に分け、指示が $p$ トークン、文脈の出力が $o$ トークンのとき、
+# 入力単価 $P_\mathrm{in}$、出力単価 $P_\mathrm{out}$、書き込み倍率 $w$、読み出し倍率 $r$ で
+#
+# $$\text{費用} = P_\mathrm{in}\Big(wD + (n-1)\,rD + \sum_i (c_i + p)\Big) + P_\mathrm{out}\, n\, o$$
+#
+# です（1 回目が書き込み、残りの $n-1$ 回が読み出し）。キャッシュしなければ、毎回 $D$ を通常単価で払います。
+# 記事の前提（8k トークンの文書、800 トークンのチャンク）と、このコースの価格表で計算します。
+
+# %%
+published_cost = published.figures()["contextual_retrieval"]["cost_usd_per_million_document_tokens"]
+m = pricing.get_model(rag_lab.CONTEXT_MODEL)
+with_cache = rag_lab.cost_per_million_document_tokens(8000, 800)
+no_cache = rag_lab.cost_per_million_document_tokens(8000, 800, cache=False)
+print(f"{m.display_name}（入力 ${m.input_usd_per_mtok} / 出力 ${m.output_usd_per_mtok}、書き込み {m.cache_write_5m_multiplier}x、"
+      f"読み出し {m.cache_read_multiplier}x）、指示 p = {rag_lab.CHUNK_PROMPT_TOKENS} トークン、出力 o = {rag_lab.CONTEXT_OUTPUT_TOKENS} トークン")
+print(f"  キャッシュあり: 100 万文書トークンあたり ${with_cache.per_million_document_tokens:.2f}"
+      f"（書き込み ${with_cache.cache_write:.4f} + 読み出し ${with_cache.cache_read:.4f} + チャンクと指示 ${with_cache.uncached_input:.4f}"
+      f" + 出力 ${with_cache.output:.4f}、1 文書 {with_cache.calls} 回の呼び出し）")
+print(f"  キャッシュなし: ${no_cache.per_million_document_tokens:.2f}")
+print(f"記事の見積もり（公表値）: ${published_cost}")
+scale = published_cost / with_cache.per_million_document_tokens
+print(f"  → 同じ式で ${published_cost} になるのは、単価がこの表の {scale:.2f} 倍"
+      f"（入力 ${m.input_usd_per_mtok * scale:.2f} / 出力 ${m.output_usd_per_mtok * scale:.2f}）のモデル")
+
+# %% [markdown]
+# 記事の数字は、当時の安い小型モデルの単価で出したものです。式は同じで、単価が変われば費用もそのまま比例します。
+# 次に、この規程集を実際のチャンクで見積もります。ここで効いてくるのが**最小キャッシュ長**です。これより短い文書は、
+# `cache_control` を付けてもキャッシュされず（エラーにもなりません）、チャンクごとに文書全体を通常単価で払います。
+# 最小キャッシュ長はモデルで違うので、今の小型モデルと、旧世代の Haiku 4.5（記事の時点の小型モデル）の両方で数えます。
+
+# %%
+arts = lab.chunks("articles")
+reach = {}
+for model in (rag_lab.CONTEXT_MODEL, "claude-haiku-4-5"):
+    mm = pricing.get_model(model)
+    n_min, confirmed = pricing.min_cacheable_tokens(mm)
+    reach[model] = sum(estimate.estimate_text(d.text) + rag_lab.DOC_WRAPPER_TOKENS >= n_min for d in lab.docs)
+    cost = rag_lab.corpus_context_cost(lab.docs, arts, model=model)
+    print(f"{mm.display_name}: 最小キャッシュ長 {n_min:,} トークン{'' if confirmed else '（未確認の仮定）'}以上の文書 "
+          f"{len(lab.docs)} 件中 {reach[model]} 件 → 条文チャンク {cost.calls} 個の文脈付与: 合計 ${cost.total:.2f}、"
+          f"100 万文書トークンあたり ${cost.per_million_document_tokens:.2f}")
+per_million = {model: rag_lab.corpus_context_cost(lab.docs, arts, model=model).per_million_document_tokens
+               for model in (rag_lab.CONTEXT_MODEL, "claude-haiku-4-5")}
+print(f"記事の見積もり（公表値）: 100 万文書トークンあたり ${published_cost}")
+
+# %% [markdown]
+# 規程は 1 本が短く、旧世代の Haiku 4.5 の最小キャッシュ長には多くが届きませんでした（上の 2 行目）。届かない文書は
+# チャンクごとに全体を通常単価で払うので、Haiku 4.5 では記事の見積もりより割高になります。今の小型モデルは最小キャッシュ長が短く
+# （第三者の資料による値）、より多くの規程が届き（上の 1 行目）、100 万文書トークンあたりの費用は記事の見積もりを下回ります。モデルを替えると、同じ手順の費用がこの理由でも変わります。
+# ここで使っている日本語のトークン数は推定（1 文字 = 1 トークン）で、実際のトークナイザーはもっと多く数えることがあります。
+# しきい値の近くで決めるときは、実 API の `count_tokens` を使って数え直してください（01）。
+
+# %% [markdown]
+# ## 12. （任意）助詞と助動詞を外す、文脈で順位は動いたか
+#
+# ### 12.1 助詞と助動詞を索引から外す
+#
+# 形態素解析の結果には「の」「は」「を」「って」「ます」のような助詞・助動詞も入っています。BM25 の IDF はどこにでもある語をほとんど
+# 数えませんが、ゼロではありません。fugashi は語ごとに品詞（UniDic の品詞）を返すので、助詞と助動詞を索引からも質問からも外せます
+# （`retrieval.content_terms`）。品詞で外すので、外す語の一覧を手で書く必要はありません。
+
+# %%
+q = lab.question("q01")
+print(f"{q.question}")
+print("  すべての語    :", retrieval.tokenize(q.question))
+print("  助詞・助動詞を除く:", retrieval.content_terms(q.question))
+print("  品詞:", [(lemma, pos) for pos, _, lemma in retrieval.tagged(q.question)])
+
+plain, content = "bm25_articles", "bm25_articles_content"
+print(f"\n1 − recall@{K}: {lab.label(plain)} {1 - lab.recall(plain, K):.1%} → {lab.label(content)} {1 - lab.recall(content, K):.1%}")
+changed = [(q, a, b) for q, a, b in zip(lab.questions, lab.per_question(plain, K), lab.per_question(content, K)) if a != b]
+for q, a, b in changed:
+    print(f"  {q.id}（{q.category}）{a:.2f} → {b:.2f}  {q.question}")
+print(f"動いた質問 {len(changed)} 問、差し引き 質問 {sum(b - a for _, a, b in changed):+.1f} 問分")
+
+# %% [markdown]
+# 上の行が、この規程集と質問で測った効き目です（sandbox は関係しません。検索だけの測定です）。話し言葉の質問（「〜って」「〜ますか」）は助詞と助動詞が多く、規程の条文にも「は」「の」が
+# どこにでもあるので、それらが一致しただけの無関係なチャンクが上位に入ることがあります。外すとその分だけ、内容の語の一致で並びます。
+# ただし、差し引きが質問 1〜2 問分なら、§7 で見るとおり偶然と区別できません。上がった質問と下がった質問の両方を見て、自分の質問で測り直します。
+
+# %% [markdown]
+# ### 12.2 文脈付きで、順位は動いたか
+#
+# §5 の文脈付き BM25 で、順位のほうはどうでしょうか。答えの事実を持つ最初のチャンク（本文で判定）が何位に来たかを、質問ごとに比べます。
+
+# %%
+moved = [(q, lab.first_relevant(base, q), lab.first_relevant(ctx_bm25, q)) for q in lab.questions]
+moved = [(q, a, b) for q, a, b in moved if a != b]
+print(f"最初の関連チャンクの順位が変わった質問: {len(lab.questions)} 問中 {len(moved)} 問")
+for q, a, b in moved:
+    print(f"  {q.id} {a} 位 → {b} 位  {q.question}")
+
+# %% [markdown]
+# オフラインの決まった手順の見出しが足すのは、規程名・章・条の見出しの語だけです。ここの質問は話し言葉で、規程名や条の見出しをほとんど口にしないので、
+# 順位はあまり動きません。記事が勧めるように、Claude に書かせる文脈のプロンプトへ**用語集**（「給料 = 給与」「有給 = 年休」のような
+# 社内の言い換え）を足せば、質問の語が文脈に入り、順位にも効く見込みがあります。実 API で試すなら
+# `rag_lab.contextualize(..., glossary={"給料": "給与", ...})` と渡します。用語集はどの呼び出しでも同じなので、system に置かれ、文書と一緒にキャッシュされます。
+# 用語集は評価に使う質問から作らず、問い合わせの履歴など別の資料から作ってください。評価の質問に合わせて作ると、測った数字が実力より良く出ます。
+
+# %% [markdown]
+# ## 13. （任意）リランキング（実 API の手順）
+#
+# 記事はさらに、最初の検索で多め（150 件）に取り、より精度の高いモデルで並べ直して上位 20 件を使う**リランキング**を加えています。
+# `rag_lab.rerank` は、融合した順位の上位の候補（下のセルの `candidates`）を Claude に渡して並べ直させる実装です。呼び出しは質問ごとに 1 回で、見積もりを `budget.check` に通してから送ります。
+# sandbox は文書から文を抜き出すだけで順位を付けられないので、オフラインでは実行しません。
+
+# %%
+reranked = rag_lab.rerank(lab, client, "ctx_hybrid_articles", candidates=50, top_n=K)
+if reranked is not None:
+    print(f"+ リランキング（Claude）: 1 − recall@{K} = {1 - lab.recall('ctx_hybrid_articles', K, rankings=reranked):.1%}"
+          f"（{len(lab.questions)} 問。§7 の表の「文脈付き・RRF」の行と比べます）")
+
+# %% [markdown]
+# ## 14. （任意）図: k を変えたときの recall
+#
+# 表は k = 20 の 1 点だけです。k を 1 から 50 まで動かすと、方式の差がどこで開き、どこで消えるかが見えます。
+
+# %%
+# %matplotlib inline
+import matplotlib.pyplot as plt
+import ctxlab.plots  # noqa: F401  (Japanese font)
+
+ks = list(range(1, 51))
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [3, 2]})
+for name, method in rag_lab.METHODS.items():
+    ax1.plot(ks, lab.curve(name, ks), label=method.label)
+ax1.axvline(K, ls=":", color="gray")
+ax1.set_xlabel("k（上位何件のチャンクを渡すか）")
+ax1.set_ylabel(f"recall@k（{len(lab.questions)} 問の平均）")
+ax1.set_title("事実の recall と k")
+ax1.legend(fontsize=8, loc="lower right")
+ax1.grid(alpha=0.3)
+
+pub = rag_lab.published_rows()
+labels = ([rag_lab.METHODS[r["method"]].short if r.get("method") in rag_lab.METHODS else r["label"] for r in measured]
+          + [f"公表: {r['label']}" for r in pub])
+values = [r["one_minus_recall"] * 100 for r in measured] + [r["one_minus_recall"] * 100 for r in pub]
+colors = ["tab:blue"] * len(measured) + ["lightgray"] * len(pub)
+ax2.barh(range(len(labels)), values, color=colors)
+ax2.set_yticks(range(len(labels)), labels, fontsize=8)
+ax2.invert_yaxis()
+ax2.set_xlabel(f"1 − recall@{K} (%)")
+ax2.set_title("青: この規程集で測定　灰: 記事の公表値（測定ではない）", fontsize=9)
+plt.tight_layout()
