@@ -44,7 +44,10 @@ def built_site(tmp_path_factory) -> Path:
 def executed_lessons() -> Path:
     """The released lessons executed offline, as the site build executes them (tools/build_site.py:
     build/site/executed, reused while the release, ctxlab and data/ are unchanged; no Sphinx).
-    Returns the folder of executed notebooks that the prose checks read."""
+    Returns the folder of executed notebooks that the prose checks read. ``CTXLAB_EXECUTED`` names another
+    folder of executed lessons to check instead (tools/drift_check.py: the lessons on another default model)."""
+    if os.environ.get("CTXLAB_EXECUTED"):
+        return Path(os.environ["CTXLAB_EXECUTED"])
     import build_site
     from ctxlab.grading.release import fresh_release
 
