@@ -146,3 +146,13 @@ def test_11_the_cost_verdict_is_on_the_long_context_side_while_rag_is_above(less
     lc, _filter, rag = (num(x) for x in row.groups())
     verdict = re.search(r"どこでも料金の判定は (\S+) のまま", out)
     assert rag > lc and verdict and verdict.group(1) == "ロングコンテキスト", (lc, rag, verdict)
+
+
+def test_11_the_same_procedure_on_the_course_regulations_reaches_another_verdict(lesson):
+    """11 §6: 「同じ手順を、みなと計測の規程に 1 日 20 問で当てると、結論が変わります。」"""
+    out = section(lesson, "11_decide", "6.", "同じ手順を、みなと計測の規程に 1 日 20 問で当てると、結論が変わります。")
+    rows = re.findall(r"^(.+?): [\d,]+ tokens・1 日 ([\d.]+) 問 → (\S+?)（", out, re.M)
+    verdicts = {name: verdict for name, _, verdict in rows}
+    regs = re.search(r"^みなと計測の規程: [\d,]+ tokens・1 日 ([\d.]+) 問", out, re.M)
+    assert regs and num(regs.group(1)) == 20, out[-400:]
+    assert len(verdicts) == 2 and len(set(verdicts.values())) == 2, verdicts

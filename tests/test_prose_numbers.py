@@ -127,3 +127,17 @@ def test_every_prose_figure_is_printed_defined_or_sourced(lesson, executed_lesso
     assert not new, "figures in prose that no output of their section prints:\n" + "\n".join(new)
     gone = {k for k in KNOWN if k[0] == lesson} - {(lesson, f.figure) for f in flags}
     assert not gone, f"fixed: remove from KNOWN: {sorted(gone)}"
+
+
+def test_a_model_named_in_prose_is_one_its_section_prints():
+    printed = ("code", "show()", "Claude Opus 5 の月額 $207（claude-haiku-5-5 は段あり）\n")
+    ok = _nb(("md", "## 1\n\nOpus 5 と Haiku 5.5 で比べます。記事のモデル Sonnet 5 とは違います。", None), printed)
+    assert _flags(ok) == []
+    drifted = _nb(("md", "## 1\n\n今日の Opus 5.5 で比べます。", None), printed)
+    assert [f.figure for f in _flags(drifted)] == ["Opus 5.5"]          # Opus 5 is printed, not Opus 5.5
+
+
+def test_a_multiplier_is_vouched_for_only_by_a_printed_multiplier():
+    printed = ("code", "show()", "s = 0.05: 検索が勝つ条件 ρ < r − s = 0.05\n読み出し 0.1x → k > 1.28\n")
+    assert [f.figure for f in _flags(_nb(("md", "## 1\n\n読み出しは 0.05 倍です。", None), printed))] == ["0.05 倍"]
+    assert _flags(_nb(("md", "## 1\n\n読み出しは 0.1 倍で、検索費 s は 0.05 です。", None), printed)) == []

@@ -29,7 +29,14 @@ What is **not a figure** (removed before numbers are read), precisely:
 - counting words: an integer from 0 to 10 with no unit of measure (「2 つの方式」「3 回」「1 ファイル」). A decimal,
   an integer above 10, or any number with a unit ($, %, 倍, ×, k, 万, トークン, 円, 秒 …) is a figure.
 
+A model named in prose (Opus 5.5, Haiku 4.5) is checked the same way: its section's output names it (by name or
+id), or the sentence names a source (「記事のモデル Opus 5」, or 「価格表」 for a fact of the price table). The numbers of a sentence belong to the model it
+names, so a default model switched under unchanged prose shows here first.
+
 Normalisation: thousands separators (1,234 = 1234), a currency sign, full-width digits, the minus sign, and
+kind: a multiplier (0.05 倍, 0.05×) matches only a printed multiplier (0.05x, 0.05 倍, r = 0.05) and an amount of
+money ($58) only a printed amount ($58.2), so that s = 0.05 does not vouch for 「読み出し 0.05 倍」 (a multiplier is
+a number on a line that prints multipliers: 0.05x, 倍, ×, r =, 比率); and
 precision: a prose figure matches a printed one that rounds to it at the prose's precision (「約 107k」 matches
 107,355; 「0.05 倍」 matches 0.05×; 「40%」 matches 40% or 0.4; 「約 17 万トークン」 matches 169,659).
 """
@@ -52,7 +59,7 @@ from ctxlab.published import DEFINITIONS  # noqa: E402
 GLOSSARY = ROOT / "course" / "glossary.md"
 #: a sentence that names one of these quotes a published figure (rule b)
 SOURCE_MARKERS = ("記事", "論文", "Lost in the Middle", "RULER", "Contextual Retrieval", "Anthropic の発表",
-                  "Anthropic のドキュメント", "公表")
+                  "Anthropic のドキュメント", "公表", "という報告")
 #: a sentence that points at output shown earlier in the lesson: every earlier section's output counts for it
 EARLIER = re.compile(r"上の(?:表|出力|図)|\d+\s*節の(?:表|出力)")
 #: sections that sum up the lesson: their figures may be printed by any section of it
@@ -111,6 +118,7 @@ class Figure:
     sentence: str
     candidates: tuple[tuple[float, float], ...]   # (value, half-width of the rounding interval)
     lead: str = ""      # for a list item: the sentence that introduces the list (it may name the source)
+    kind: str = ""      # "mult" (倍, ×) or "usd" ($): only printed numbers of the same kind match it
 
 
 def _precision(num: str) -> float:
@@ -140,7 +148,8 @@ def figures_in(markdown: str, subsections: frozenset[str] = frozenset()) -> list
             cands = [(value * scale, step * scale / 2)]
             if unit in ("%", "％"):
                 cands.append((value / 100, step / 200))
-            out.append(Figure(m.group(0).strip(), sentence.strip(), tuple(cands), lead))
+            kind = "mult" if unit in ("倍", "×", "x") else "usd" if cur or unit == "ドル" else ""
+            out.append(Figure(m.group(0).strip(), sentence.strip(), tuple(cands), lead, kind))
     return out
 
 
@@ -170,6 +179,39 @@ def _sentences(text: str) -> list[tuple[str, str]]:
         if sents and not item:
             last = sents[-1]
     return out
+
+
+_MODEL = re.compile(r"(Opus|Sonnet|Haiku|Fable)\s*(\d+(?:\.\d+)?)(?![\d])")
+
+
+def models_in(markdown: str) -> list[Figure]:
+    """The models a markdown cell names (Opus 5.5, Haiku 4.5), each with its sentence: a model named in prose is
+    a figure too (the price table's model that the sentence's numbers belong to)."""
+    text = re.sub(r"`[^`]*`", " ", _normalise(markdown))
+    return [Figure(m.group(0), sentence.strip(), (), lead) for sentence, lead in _sentences(text)
+            for m in _MODEL.finditer(sentence)]
+
+
+def model_printed(name: str, printed: str) -> bool:
+    """Whether output names the model ``name`` (「Opus 5.5」) by its name or its id (claude-opus-5-5)."""
+    family, version = _MODEL.match(name).groups()
+    by_name = rf"{family}\s*{re.escape(version)}(?![.\d])"
+    by_id = rf"{family.lower()}-{version.replace('.', '-')}(?![-\d])"
+    return re.search(by_name, printed) is not None or re.search(by_id, printed) is not None
+
+
+#: a line of output that prints multipliers: 0.05x, 1.25 倍, × 2, r = 0.1, 比率 1.0〜1.5
+_MULT_LINE = re.compile(r"倍|比率|\d\s*x\b|×|\b[rw]\s*=")
+#: an amount of money as output prints it: $0.864, $1,234
+_OUT_USD = re.compile(r"\$\s*(?P<a>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)")
+
+
+def printed_kind(text: str, kind: str) -> list[float]:
+    """The printed numbers of one kind: ``"mult"`` (on a line that prints multipliers) or ``"usd"`` ($ before)."""
+    text = _normalise(text)
+    if kind == "mult":
+        return printed_values("\n".join(line for line in text.splitlines() if _MULT_LINE.search(line)))
+    return sorted(float(m.group("a").replace(",", "")) for m in _OUT_USD.finditer(text))
 
 
 def printed_values(text: str) -> list[float]:
@@ -297,20 +339,29 @@ def code_literals(code: str) -> list[float]:
 
 def check_section(lesson: str, sec: Section, subsections: frozenset[str] = frozenset(),
                   lesson_printed: str = "", earlier_printed: str = "") -> list[Flag]:
-    values = printed_values(sec.printed + (lesson_printed if WHOLE_LESSON.match(sec.heading) else ""))
-    earlier = printed_values(earlier_printed + sec.printed)
+    scope = sec.printed + (lesson_printed if WHOLE_LESSON.match(sec.heading) else "")
+    pools = {"": printed_values(scope), "mult": printed_kind(scope, "mult"), "usd": printed_kind(scope, "usd")}
+    before = earlier_printed + sec.printed
+    earlier = {"": printed_values(before), "mult": printed_kind(before, "mult"), "usd": printed_kind(before, "usd")}
     literals = code_literals(sec.code)
     flags = []
     for md in sec.markdown:
         for fig in figures_in(_strip_definitions(md), subsections):
             if any(m in fig.sentence or m in fig.lead for m in SOURCE_MARKERS):
                 continue                                   # (b) a quoted figure with its source
-            if any(_matches(values, v, h) for v, h in fig.candidates):
+            if any(_matches(pools[fig.kind], v, h) for v, h in fig.candidates):
                 continue                                   # (c) printed in the section
-            if EARLIER.search(fig.sentence) and any(_matches(earlier, v, h) for v, h in fig.candidates):
+            if EARLIER.search(fig.sentence) and any(_matches(earlier[fig.kind], v, h) for v, h in fig.candidates):
                 continue                                   # (c) 「上の表の …」: printed earlier in the lesson
             if ASSUMPTION.search(fig.sentence) and any(_matches(literals, v, h) for v, h in fig.candidates):
                 continue                                   # (c) an assumption the section's code runs on
+            flags.append(Flag(lesson, sec.heading, fig.text, fig.sentence[:160]))
+        for fig in models_in(md):
+            if any(m in fig.sentence or m in fig.lead for m in SOURCE_MARKERS + ("価格表",)):
+                continue
+            if model_printed(fig.text, scope) or (EARLIER.search(fig.sentence)
+                                                  and model_printed(fig.text, earlier_printed + sec.printed)):
+                continue
             flags.append(Flag(lesson, sec.heading, fig.text, fig.sentence[:160]))
     return flags
 

@@ -354,7 +354,7 @@ display(prompt_caching.calls_table([r.usage for r in toggled], DEMO, ["system �
 # リクエストに `diagnostics={"previous_message_id": 前の応答の id}` を付けると、前の呼び出しより読めた分が少ないとき、応答の
 # `diagnostics.cache_miss_reason` に原因の種類（`model_changed`・`system_changed`・`tools_changed`・`messages_changed` など）と、
 # 読めなかったトークン数の見積もりが入ります。最初の 1 回は `previous_message_id` を `None` にします。
-# 5.1・5.3・5.5 と同じ変え方を、診断を付けて送ります（モデルは、この節でまだキャッシュを書いていない Opus 5.5 に切り替えます）。原因の判定は、sandbox ではドキュメントの規則どおりに判定するシミュレーションです。
+# 5.1・5.3・5.5 と同じ変え方を、診断を付けて送ります（モデルは、この節でまだキャッシュを書いていない既定のモデル `pricing.DEFAULT_MODEL` に切り替えます）。原因の判定は、sandbox ではドキュメントの規則どおりに判定するシミュレーションです。
 
 # %%
 first = client.messages.create(**ask(QUESTIONS[0]), diagnostics={"previous_message_id": None})
