@@ -156,3 +156,64 @@ def test_11_the_same_procedure_on_the_course_regulations_reaches_another_verdict
     regs = re.search(r"^みなと計測の規程: [\d,]+ tokens・1 日 ([\d.]+) 問", out, re.M)
     assert regs and num(regs.group(1)) == 20, out[-400:]
     assert len(verdicts) == 2 and len(set(verdicts.values())) == 2, verdicts
+
+
+# ------------------------------------------------------------------ 06
+
+def _06_rows(out):
+    pat = (r"^(固定セット|質問ごとの集合)\s+filter recall (\d+)%.*?ヒット率\s+(\d+)%.*?\$\s*([\d,.]+)"
+           r"（sandbox のログ \$[\d,.]+、キャッシュなしなら \$([\d,.]+)）")
+    return {name: (int(rec), int(hit), num(cost), num(plain)) for name, rec, hit, cost, plain in re.findall(pat, out, re.M)}
+
+
+def test_06_per_question_sets_cost_more_than_no_cache_and_keep_the_same_recall(lesson):
+    """06 §5: 「質問ごとに選び直しても、部署のキーが同じなので filter recall は上がっていません。… キャッシュを付けない場合より
+    高くつくのはそのためです。」"""
+    out = section(lesson, "06_metadata_filtering", "5.", "キャッシュを付けない場合より高くつくのはそのためです。")
+    rows = _06_rows(out)
+    fixed, per_q = rows["固定セット"], rows["質問ごとの集合"]
+    assert per_q[0] <= fixed[0], rows                      # recall not higher
+    assert per_q[2] > per_q[3], rows                       # dearer than no cache
+    assert fixed[2] < fixed[3] and fixed[2] < per_q[2], rows   # the fixed sets are the cheap ones
+
+
+def test_06_the_fixed_sets_hit_rate_is_far_from_100_percent(lesson):
+    """06 §5: 「一方、固定セットのヒット率も 100% 近くにはなりません。トラフィックがセットの数に**分かれる**からです。」"""
+    out = section(lesson, "06_metadata_filtering", "5.", "固定セットのヒット率も 100% 近くにはなりません。")
+    fixed = _06_rows(out)["固定セット"]
+    assert fixed[1] < 90, fixed
+
+
+# ------------------------------------------------------------------ 10
+
+def test_10_todays_small_model_reaches_more_regulations_and_costs_less_than_the_article(lesson):
+    """10 §4: 「旧世代の Haiku 4.5 の最小キャッシュ長には多くが届きませんでした（上の 2 行目）。… Haiku 4.5 では記事の見積もり
+    より割高になります。今の小型モデルは …より多くの規程が届き（上の 1 行目）、100 万文書トークンあたりの費用は記事の見積もりを
+    下回ります。」"""
+    out = section(lesson, "10_rag_lab", "4.", "100 万文書トークンあたりの費用は記事の見積もりを下回ります。")
+    rows = re.findall(r"^Claude (Haiku [\d.]+): 最小キャッシュ長 [\d,]+ トークン.*?以上の文書 (\d+) 件中 (\d+) 件 .*?"
+                      r"100 万文書トークンあたり \$([\d.]+)$", out, re.M)
+    assert len(rows) == 2 and rows[1][0] == "Haiku 4.5", rows
+    (_, n, today_reach, today_cost), (_, _, old_reach, old_cost) = rows
+    article = num(re.search(r"記事の見積もり（公表値）: 100 万文書トークンあたり \$([\d.]+)", out).group(1))
+    assert int(old_reach) < int(n) / 2 and int(today_reach) > int(old_reach), rows   # 「多くが届きませんでした」
+    assert num(today_cost) < article < num(old_cost), (rows, article)
+
+
+# ------------------------------------------------------------------ 08
+
+def test_08_versions_in_the_catalogue_remove_old_values_for_all_three_methods(lesson):
+    """08 §8: 「全版のフォルダでは、ロングコンテキストもメタデータで絞る方式も、旧版を**必ず**渡しています。」
+    「旧版を渡すことも、旧版の値を答えることも、3 方式で同時になくなります。」「版の管理で新旧の混在は 3 方式とも消え、
+    残りは方式ごとの誤り」"""
+    out = section(lesson, "08_measure", "8.", "旧版を渡すことも、旧版の値を答えることも、3 方式で同時になくなります。")
+    rows = {(docs, method): [tuple(map(int, x.split("/"))) for x in cells] for docs, method, *cells in
+            re.findall(r"^(全版|現行版のみ)\s+(long_context|filter|rag)\s+(\d+/\d+)\s+(\d+/\d+)\s+(\d+/\d+)\s*$", out, re.M)}
+    assert len(rows) == 6, rows
+    for method in ("long_context", "filter"):
+        sent, _, _ = rows["全版", method]
+        assert sent[0] == sent[1] > 0, (method, sent)                        # always sent the old version
+    for method in ("long_context", "filter", "rag"):
+        sent, old, right = rows["現行版のみ", method]
+        assert sent[0] == 0 and old[0] == 0, (method, rows["現行版のみ", method])
+    assert any(rows["現行版のみ", m][2][0] < rows["現行版のみ", m][2][1] for m in ("long_context", "filter", "rag"))
