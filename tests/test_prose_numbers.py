@@ -3,6 +3,8 @@
 (build/site/executed, the ``executed_lessons`` fixture): no second execution."""
 from __future__ import annotations
 
+import re
+
 import nbformat
 import pytest
 
@@ -141,3 +143,19 @@ def test_a_multiplier_is_vouched_for_only_by_a_printed_multiplier():
     printed = ("code", "show()", "s = 0.05: 検索が勝つ条件 ρ < r − s = 0.05\n読み出し 0.1x → k > 1.28\n")
     assert [f.figure for f in _flags(_nb(("md", "## 1\n\n読み出しは 0.05 倍です。", None), printed))] == ["0.05 倍"]
     assert _flags(_nb(("md", "## 1\n\n読み出しは 0.1 倍で、検索費 s は 0.05 です。", None), printed)) == []
+
+
+@pytest.mark.parametrize("lesson, heading, planted, figure", [
+    ("03_prompt_caching", "7.", "読み出しは 0.1 倍なので、2 回目から得です。", "0.1 倍"),               # the article's world
+    ("02_pricing", "2.", "2 回目以降は $0.118 です。", "$0.118"),                                     # a typo'd amount
+    ("05_crossover", "8.", "ρ = 0.0377 に対して r − s = 0.030 です。", "0.030"),                      # issue 43's premise
+])
+def test_a_drift_planted_in_an_executed_lesson_is_flagged(lesson, heading, planted, figure, executed_lessons, tmp_path):
+    """Positive controls on real lessons: the sentence typed for another world is flagged, and nothing else is."""
+    nb = nbformat.read(executed_lessons / f"{lesson}.ipynb", as_version=4)
+    before = {(f.section, f.figure, f.sentence) for f in pn.check_notebook(executed_lessons / f"{lesson}.ipynb")}
+    cell = next(c for c in nb.cells if c.cell_type == "markdown" and re.search(rf"^## {re.escape(heading)}", c.source, re.M))
+    cell.source += "\n\n" + planted
+    nbformat.write(nb, tmp_path / f"{lesson}.ipynb")
+    new = [f.figure for f in pn.check_notebook(tmp_path / f"{lesson}.ipynb") if (f.section, f.figure, f.sentence) not in before]
+    assert new == [figure], new

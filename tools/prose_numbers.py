@@ -34,6 +34,9 @@ id), or the sentence names a source (「記事のモデル Opus 5」, or 「価�
 names, so a default model switched under unchanged prose shows here first.
 
 Normalisation: thousands separators (1,234 = 1234), a currency sign, full-width digits, the minus sign, and
+world: a sentence that names neither the article nor one of its models (Opus 5, Sonnet 5, Haiku 4.5) is about
+today's models, so output lines about the article's world do not vouch for it (「読み出しは 0.1 倍」 in a summary is
+not vouched for by the article's Opus 5 printing 0.1x);
 kind: a multiplier (0.05 倍, 0.05×) matches only a printed multiplier (0.05x, 0.05 倍, r = 0.05) and an amount of
 money ($58) only a printed amount ($58.2), so that s = 0.05 does not vouch for 「読み出し 0.05 倍」 (a multiplier is
 a number on a line that prints multipliers: 0.05x, 倍, ×, r =, 比率); and
@@ -337,18 +340,44 @@ def code_literals(code: str) -> list[float]:
     return sorted(vals)
 
 
+def _article_names() -> tuple[str, ...]:
+    from ctxlab.costs import pricing
+
+    names = []
+    for mid, m in pricing.article_models().items():
+        family_version = _MODEL.search(m.display_name)
+        names += [mid] + ([family_version.group(0)] if family_version else [])
+    return tuple(names)
+
+
+def today_lines(text: str) -> str:
+    """Output without the lines about the article's world (a line naming 記事 or one of the article's models):
+    such a line vouches only for a sentence that names the article or its model."""
+    article = _article_names()
+    keep = [line for line in text.splitlines() if "記事" not in line
+            and not any(model_printed(n, line) if _MODEL.fullmatch(n) else re.search(rf"{re.escape(n)}(?![-\d])", line)
+                        for n in article)]
+    return "\n".join(keep)
+
+
+def _pools(text: str) -> dict[str, list[float]]:
+    return {"": printed_values(text), "mult": printed_kind(text, "mult"), "usd": printed_kind(text, "usd")}
+
+
 def check_section(lesson: str, sec: Section, subsections: frozenset[str] = frozenset(),
                   lesson_printed: str = "", earlier_printed: str = "") -> list[Flag]:
     scope = sec.printed + (lesson_printed if WHOLE_LESSON.match(sec.heading) else "")
-    pools = {"": printed_values(scope), "mult": printed_kind(scope, "mult"), "usd": printed_kind(scope, "usd")}
     before = earlier_printed + sec.printed
-    earlier = {"": printed_values(before), "mult": printed_kind(before, "mult"), "usd": printed_kind(before, "usd")}
+    world = {True: (_pools(scope), _pools(before)), False: (_pools(today_lines(scope)), _pools(today_lines(before)))}
+    article = _article_names()
     literals = code_literals(sec.code)
     flags = []
     for md in sec.markdown:
         for fig in figures_in(_strip_definitions(md), subsections):
             if any(m in fig.sentence or m in fig.lead for m in SOURCE_MARKERS):
                 continue                                   # (b) a quoted figure with its source
+            names_article = any(model_printed(n, fig.sentence) for n in article if _MODEL.fullmatch(n))
+            pools, earlier = world[names_article]
             if any(_matches(pools[fig.kind], v, h) for v, h in fig.candidates):
                 continue                                   # (c) printed in the section
             if EARLIER.search(fig.sentence) and any(_matches(earlier[fig.kind], v, h) for v, h in fig.candidates):
