@@ -159,3 +159,9 @@ def test_a_drift_planted_in_an_executed_lesson_is_flagged(lesson, heading, plant
     nbformat.write(nb, tmp_path / f"{lesson}.ipynb")
     new = [f.figure for f in pn.check_notebook(tmp_path / f"{lesson}.ipynb") if (f.section, f.figure, f.sentence) not in before]
     assert new == [figure], new
+
+
+def test_a_sentence_about_the_articles_model_may_use_its_lines():
+    printed = ("code", "show()", "Claude Haiku 4.5: ウィンドウ 200K（読み出し 0.1x）\nClaude Opus 5.5: 読み出し 0.05x\n")
+    assert _flags(_nb(("md", "## 1\n\n旧世代の Haiku 4.5 では読み出しが 0.1 倍です。", None), printed)) == []
+    assert [f.figure for f in _flags(_nb(("md", "## 1\n\n読み出しは 0.1 倍です。", None), printed))] == ["0.1 倍"]
