@@ -117,6 +117,7 @@ SLOW_FIXTURES = {
     "venv_path": "tests/test_lms.py: ctxlab grade, nbgrader's gradebook",
     "built": "tests/test_hub_env.py: builds the learners' environment with pip",
     "built_site": "tests/test_site.py: executes every released lesson and runs Sphinx",
+    "executed_lessons": "tests/test_prose_numbers.py, test_prose_claims.py: execute every released lesson (as the site)",
     "graded_class": "tests/graded_class.py: autogrades a whole class in the sandbox with nbgrader (minutes)",
 }
 
