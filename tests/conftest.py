@@ -40,6 +40,27 @@ def built_site(tmp_path_factory) -> Path:
 
 
 
+@pytest.fixture(scope="session")
+def executed_lessons() -> Path:
+    """The released lessons executed offline, as the site build executes them (tools/build_site.py:
+    build/site/executed, reused while the release, ctxlab and data/ are unchanged; no Sphinx).
+    Returns the folder of executed notebooks that the prose checks read. ``CTXLAB_EXECUTED`` names another
+    folder of executed lessons to check instead (tools/drift_check.py: the lessons on another default model)."""
+    if os.environ.get("CTXLAB_EXECUTED"):
+        return Path(os.environ["CTXLAB_EXECUTED"])
+    import build_site
+    from ctxlab.grading.release import fresh_release
+
+    import shutil
+
+    work = ROOT / "build" / "site"
+    release = work / "release"
+    shutil.rmtree(release, ignore_errors=True)
+    fresh_release(release, ROOT)   # from solutions/ now; a lesson's execution is reused while it is unchanged
+    build_site.execute_lessons(work, release)
+    return work / "executed"
+
+
 def pytest_configure(config):
     """One id for the whole run, set before xdist starts its workers (they inherit it): what the
     workers share for this run only lives in folders named by it (tests/hubclass.py shared_envs).
@@ -79,7 +100,7 @@ SHARED = {
     # the class graded once per session (graded_class: the suite's longest fixture)
     "graded_class": ("test_grading_e2e.py", "test_feedback.py", "test_attacks.py", "test_assessment.py"),
     # the course site, built once per session (built_site: executes every released lesson)
-    "built_site": ("test_site.py", "browser/test_site.py"),
+    "built_site": ("test_site.py", "browser/test_site.py", "test_prose_numbers.py", "test_prose_claims.py"),
 }
 #: the longest units first, so that no long file starts last (from the sums of each unit's test
 #: times, docs/benchmarks.md "Where the test time goes"); the rest follow in file order. Only the
@@ -96,6 +117,7 @@ SLOW_FIXTURES = {
     "venv_path": "tests/test_lms.py: ctxlab grade, nbgrader's gradebook",
     "built": "tests/test_hub_env.py: builds the learners' environment with pip",
     "built_site": "tests/test_site.py: executes every released lesson and runs Sphinx",
+    "executed_lessons": "tests/test_prose_numbers.py, test_prose_claims.py: execute every released lesson (as the site)",
     "graded_class": "tests/graded_class.py: autogrades a whole class in the sandbox with nbgrader (minutes)",
 }
 

@@ -8,6 +8,7 @@ model is in :mod:`ctxlab.costs.formulas`. Bad input raises ValueError saying wha
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Annotated, Literal, Mapping, Optional
@@ -24,8 +25,10 @@ from ctxlab.errors import ContextWindowExceeded
 PRICING_PATH = DATA_DIR / "pricing.json"
 MTOK = 1_000_000
 
-#: the model the lessons price and teach on: the current lineup's Opus, the successor of the article's Opus 5
-DEFAULT_MODEL = "claude-opus-5-5"
+#: the model the lessons price and teach on: the current lineup's Opus, the successor of the article's Opus 5.
+#: ``CTXLAB_DRIFT_DEFAULT_MODEL`` replaces it for tools/drift_check.py alone (the lessons executed on another default
+#: model, to show which sentences of their prose drift); nothing else sets it.
+DEFAULT_MODEL = os.environ.get("CTXLAB_DRIFT_DEFAULT_MODEL", "").strip() or "claude-opus-5-5"
 #: the model the source articles price their tables on (now legacy): their figures are reproduced on it
 ARTICLE_MODEL = "claude-opus-5"
 #: the current lineup's small model (successor of the article's Haiku 4.5): the one-word classification,

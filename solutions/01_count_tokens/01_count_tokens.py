@@ -202,7 +202,7 @@ except ValueError:
 # - `candidates` は価格表の行（`pricing.ModelPrice`）の並びです。今日のラインアップなら `list(pricing.current_models().values())`、
 #   品質で Opus と Sonnet に絞ったなら、その 2 つだけを渡します。ウィンドウ（`context_window`）と単価は行にあります
 # - 単価は、**最後の年の文書を 1 回送るときの入力単価**で比べます。`m.rates(トークン数)[0]`（1 トークンあたりのドル）で取れます。
-#   Haiku 5.5 のようにプロンプトの長さで単価が変わるモデル（10 万トークンを超えると高い段階）でも、その長さの単価が返ります
+#   Haiku 5.5 のようにプロンプトの長さで単価が変わるモデル（プロンプトが料金の段を超えると高い単価）でも、その長さの単価が返ります
 #   （どのトークンを数えるかは価格表が置いた前提で、公式には確かめられていません）。`input_usd_per_mtok` は最も低い段階の単価です
 # - `doc_tokens` が 0 以下、`yearly_growth` か `years` が負なら `ValueError`
 

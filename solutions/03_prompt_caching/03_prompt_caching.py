@@ -304,7 +304,7 @@ for ttl in ("5m", "1h"):
 #
 # - 同額（ちょうど損益分岐）は「安くなった」に数えません。
 # - `r` が 1 以上なら何回送っても安くならないので `ValueError`、`w` か `r` が負なら `ValueError` を投げてください。
-# - 価格表にないモデルでも使えるようにします。たとえば読み出しが 0.1 倍より安いモデルでも、同じ関数で答えが出るはずです。
+# - 価格表にないモデルでも使えるようにします。たとえば読み出しが記事のモデルの 0.1 倍より安いモデルでも、同じ関数で答えが出るはずです。
 # - この節の上で使った `formulas.first_paying_call`（と `formulas.breakeven_reuses`）は、この演習の答えそのものです。呼ばずに自分で計算してください（採点では使えません）。
 # - 下の確認のセルは、ちょうど同額になる場合・`ValueError`・ライブラリを呼んでいないことを確かめます。採点ではさらに非公開のテスト（境界の値、型）が走ります。
 
@@ -720,7 +720,7 @@ display(prompt_caching.calls_table([r.usage for r in toggled], DEMO, ["system �
 # リクエストに `diagnostics={"previous_message_id": 前の応答の id}` を付けると、前の呼び出しより読めた分が少ないとき、応答の
 # `diagnostics.cache_miss_reason` に原因の種類（`model_changed`・`system_changed`・`tools_changed`・`messages_changed` など）と、
 # 読めなかったトークン数の見積もりが入ります。最初の 1 回は `previous_message_id` を `None` にします。
-# 4.1・A.3・A.4 と同じ変え方を、診断を付けて送ります（モデルは、このレッスンでまだキャッシュを書いていない Opus 5.5 に切り替えます）。原因の判定は、sandbox ではドキュメントの規則どおりに判定するシミュレーションです。
+# 4.1・A.3・A.4 と同じ変え方を、診断を付けて送ります（モデルは、このレッスンでまだキャッシュを書いていない既定のモデル `pricing.DEFAULT_MODEL` に切り替えます）。原因の判定は、sandbox ではドキュメントの規則どおりに判定するシミュレーションです。
 
 # %%
 first = client.messages.create(**ask(QUESTIONS[0]), diagnostics={"previous_message_id": None})

@@ -93,7 +93,7 @@ write_cost = pricing.usage_cost(r.usage, MODEL).total
 print(f"{traffic.clock_label(sb.now())}（6 分後）  {kind(r.usage)}  ${write_cost:.3f}（読み出しの {write_cost / read_cost:.1f} 倍）")
 
 # %% [markdown]
-# 5 分を 1 秒でも超えると、エントリは消えていて、文書全体をもう一度書き込みます。1 回の料金が読み出しの何倍にもなります。
+# 5 分を少しでも超えると、エントリは消えていて、文書全体をもう一度書き込みます。1 回の料金が読み出しの何倍にもなります。
 #
 # ## 3. 間隔は「開始から開始まで」
 #

@@ -16,7 +16,7 @@
 
 # %%
 import ctxlab
-from ctxlab import decide
+from ctxlab import corpus, decide
 from ctxlab._paths import DATA_DIR
 from ctxlab.api.online import lesson_model
 from ctxlab.costs import pricing, traffic
@@ -29,7 +29,7 @@ ctxlab.show_cost("11_decide", client)   # モードと、実 API で動かした
 # ## 1. フォルダを選ぶ
 #
 # 下の `DOCS` を自社の文書のフォルダに書き換えると、このレッスンのすべてのセルがその文書で動きます。サブフォルダは部署として扱い、
-# メタデータで絞る方式のキーにします（06）。既定は、コースに付いている FAQ です。みなと計測の規程（50 ファイル近い社内規程）とは
+# メタデータで絞る方式のキーにします（06）。既定は、コースに付いている FAQ です。みなと計測の規程（下に出すファイル数の社内規程）とは
 # 形が違い、ファイルが少なく短い、製品のサポート窓口の文書です。
 #
 # 読めないファイル（画像だけの PDF、バイナリ、隠しファイル）は、理由を付けて飛ばします。同じ本文のファイルは 1 回だけ数え、
@@ -43,6 +43,7 @@ PER_DAY = 20                                   # ログがないときの 1 日�
 
 folder = decide.read_folder(DOCS, progress=False)
 print(f"読んだ文書: {len(folder.documents)} ファイル・{folder.chars:,} 字（部署: {folder.departments() or 'なし'}）")
+print(f"（比べると、00〜10 のみなと計測の規程は {len(corpus.by_file())} ファイル）")
 for f, reason in folder.skipped:
     print(f"飛ばした: {f}: {reason}")
 for f, original in folder.duplicates:
