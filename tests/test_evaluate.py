@@ -434,7 +434,7 @@ def test_the_spot_check_is_the_first_answers_of_review_order_and_says_when_it_is
 
 
 def test_rag_on_all_versions_sends_old_chunks_with_current_ones_on_every_contradiction_question():
-    """What lesson 08 §8 prints and 09 q9's note b says (issue 41 item 7): no 'one version only' for RAG here."""
+    """What lesson 08 §11 (optional) prints and 09 q9's note b says (issue 41 item 7): no 'one version only' for RAG here."""
     docs = corpus.load(current_only=False)
     rag = evaluate.RAG(docs)
     version = {d.file: d for d in docs}

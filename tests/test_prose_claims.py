@@ -203,7 +203,7 @@ def test_10_todays_small_model_reaches_more_regulations_and_costs_less_than_the_
 # ------------------------------------------------------------------ 08
 
 def test_08_versions_in_the_catalogue_remove_old_values_for_all_three_methods(lesson):
-    """08 §8: 「全版のフォルダでは、ロングコンテキストもメタデータで絞る方式も、旧版を**必ず**渡しています。」
+    """08 §11 (optional): 「全版のフォルダでは、ロングコンテキストもメタデータで絞る方式も、旧版を**必ず**渡しています。」
     「旧版を渡すことも、旧版の値を答えることも、3 方式で同時になくなります。」「版の管理で新旧の混在は 3 方式とも消え、
     残りは方式ごとの誤り」"""
     out = section(lesson, "08_measure", "8.", "旧版を渡すことも、旧版の値を答えることも、3 方式で同時になくなります。")
