@@ -4,7 +4,7 @@
 # RAG では「どのチャンクを渡したか」が構造として残るので、**渡した範囲**は分かります。ただし、回答のどの文がどのチャンクに
 # 拠るのかまでは、それだけでは分かりません（チャンクを API の `search_result` ブロックにして引用を有効にすれば、RAG でも文ごとの
 # 引用が返ります。§5 の終わりで形を見ます）。ロングコンテキストでは全部を渡すので、どこに拠ったかは引用を作り込まないと出ません。根拠を示す必要がある社内規程の回答では、ここが方式の差になります。
-# この節では、API の引用（citations）で出典を答えに残し、画面で原文と突き合わせられるところまで作ります。
+# このレッスンでは、API の引用（citations）で出典を答えに残し、画面で原文と突き合わせられるところまで作ります。
 #
 # **このレッスンで身につくこと**
 #
@@ -31,10 +31,10 @@ ctxlab.show_cost("07_citations", client)   # モードと、実 API で動かし
 MODEL = ctxlab.lesson_model()   # いまの Opus（online.LESSON_MODEL）。CTXLAB_MODEL で別のモデルを選べる
 
 # %% [markdown]
-# ## 1. 題材と、この節でかかる額
+# ## 1. 題材と、このレッスンでかかる額
 #
 # 人事の規程から 6 ファイルを使います。リクエストに並べた順番が、そのまま応答の `document_index`（0 始まり）になります。
-# 実 API では呼び出しに料金がかかるので、この節の呼び出し全体の見積もりを先に出します（オフラインでは料金は発生しません）。
+# 実 API では呼び出しに料金がかかるので、このレッスンの呼び出し全体の見積もりを先に出します（オフラインでは料金は発生しません）。
 
 # %%
 FILES = ["hr_shugyo_kisoku.txt", "hr_kyuyo_kitei.txt", "hr_yukyu_2025.txt",
@@ -47,7 +47,7 @@ for i, d in enumerate(docs):
 doc_tokens = tokens.count_documents([d.text for d in docs], client=client).tokens
 write = pricing.call_cost(MODEL, input_tokens=50, cache_write_5m_tokens=doc_tokens, output_tokens=300).total
 read = pricing.call_cost(MODEL, input_tokens=50, cache_read_tokens=doc_tokens, output_tokens=300).total
-budget.check(5 * write + 5 * read, client, f"この節の呼び出し（{doc_tokens:,} トークンの文書で書き込み 5 回・読み出し 5 回）")
+budget.check(5 * write + 5 * read, client, f"このレッスンの呼び出し（{doc_tokens:,} トークンの文書で書き込み 5 回・読み出し 5 回）")
 
 # %% [markdown]
 # ## 2. 1 ファイル 1 ブロックで、引用を有効にして送る
@@ -477,7 +477,7 @@ assert M([], docs) == []
 # > 画面側は `{"answer": ..., "sources": [...]}` の JSON が欲しいので、構造化出力（`output_config.format`）で受け取る。
 # > 画面では根拠の文を原文の中で強調表示したい。
 #
-# この案でうまくいかない点を 2 つ挙げ、あなたならどう作るかを 3〜5 文で書いてください。この節で見た結果を根拠にしてください。
+# この案でうまくいかない点を 2 つ挙げ、あなたならどう作るかを 3〜5 文で書いてください。このレッスンで見た結果を根拠にしてください。
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "design-review", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
 # ### BEGIN SOLUTION
@@ -517,7 +517,7 @@ Reveal("design-review")
 # %% [markdown]
 # ## 確認問題
 #
-# この節の判断を確かめる問題です（採点はされません）。答えるとすぐに正誤と、**すべての選択肢**について、なぜ成り立つか／成り立たないかが出ます。
+# このレッスンの判断を確かめる問題です（採点はされません）。答えるとすぐに正誤と、**すべての選択肢**について、なぜ成り立つか／成り立たないかが出ます。
 # ウィジェットを描けない画面では、問題が文字で表示されます。`check.select("b")` → `check.submit()` → `check.next()` で答え、
 # `print(check.as_text())` で解説を読めます。
 

@@ -300,7 +300,7 @@ def request(time_before_breakpoint):
 prefix = tokens.count_request(request(False), client=client, model=DEMO)
 write = pricing.call_cost(DEMO, cache_write_5m_tokens=prefix.tokens, output_tokens=100).total
 read = pricing.call_cost(DEMO, cache_read_tokens=prefix.tokens, output_tokens=100).total
-budget.check(4 * write + 2 * read, client, f"この節の 6 回の呼び出し（{prefix.tokens:,} トークン前後、書き込み 4 回・読み出し 2 回）")
+budget.check(4 * write + 2 * read, client, f"このレッスンの 6 回の呼び出し（{prefix.tokens:,} トークン前後、書き込み 4 回・読み出し 2 回）")
 
 for label, before in (("時刻が区切りより前", True), ("時刻が区切りより後ろ", False)):
     print(label)
