@@ -29,6 +29,8 @@ DEFINITIONS = {
     "1M": "a million tokens: the price table's unit (US$ per MTok; data/pricing.json)",
     "× 1.25（1 時間なら 2）": "the cache write multipliers w, 5 minutes and 1 hour: the same for every model "
                               "(Anthropic's pricing; data/pricing.json, tests/test_prose_numbers.py checks each model)",
+    "5 分 TTL は 1.25 倍、1 時間は 2 倍": "the same cache write multipliers w as lesson 03's table of the usage fields "
+                                      "writes them (data/pricing.json; tests/test_prose_numbers.py checks each model)",
     "30 問": "the course's question set (data/eval: 30 questions; tests/test_corpus.py checks the count)",
     "3 秒": "the course's latency threshold (lesson 00's table of the four numbers: the first token within 3 s)",
     "20 ブロック": "the API's lookback from a cache breakpoint (Anthropic's prompt caching docs: 20 blocks)",

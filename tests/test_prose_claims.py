@@ -46,7 +46,7 @@ def num(s: str) -> float:
 def test_00_few_questions_favour_long_context_on_both_models(lesson):
     """00 §5: 「どちらのモデルでも、質問が少ない側ではロングコンテキストが安くなります。」"""
     out = section(lesson, "00_start_here", "5.", "どちらのモデルでも、質問が少ない側ではロングコンテキストが安くなります。")
-    rows = re.findall(r"^(\S+)\s+1 日\s+(\d+) 問.*→ 安いのは (\S+)", out, re.M)
+    rows = re.findall(r"^(Claude \S+ [\d.]+)\s+(\d+)\s+(?:5m|1h)\s+\d+%\s+\$[\d,.]+\s+\$[\d,.]+\s+(\S+)$", out, re.M)
     models = {m for m, _, _ in rows}
     assert len(models) == 2, rows
     for m in models:
@@ -64,15 +64,15 @@ def test_00_one_question_a_day_caching_costs_more_than_none(lesson):
 # ------------------------------------------------------------------ 03
 
 def test_03_a_single_cached_call_costs_more_than_sending_everything(lesson):
-    """03 §7: 「$k = 1$ では 1 を上回ります。割増を払っただけで、割引を一度も受け取っていない状態です。」"""
-    out = section(lesson, "03_prompt_caching", "7.", "$k = 1$ では 1 を上回ります。")
+    """03 付録 C.3（任意）: 「$k = 1$ では 1 を上回ります。割増を払っただけで、割引を一度も受け取っていない状態です。」"""
+    out = section(lesson, "03_prompt_caching", "付録 C", "$k = 1$ では 1 を上回ります。")
     row = re.search(r"^\s*1\s+([\d.]+)\s+([\d.]+)\s*$", out, re.M)
     assert row and num(row.group(1)) > 1 and num(row.group(2)) > 1, row
 
 
 def test_03_the_cache_pays_from_the_second_call_at_5m_and_later_at_1h(lesson):
-    """03 §7's table: the relative cost per call falls below 1 (sending everything) after the first call."""
-    out = section(lesson, "03_prompt_caching", "7.", "割増を払っただけで、割引を一度も受け取っていない状態です。")
+    """03 付録 C.3's table (optional appendix): the relative cost per call falls below 1 (sending everything) after the first call."""
+    out = section(lesson, "03_prompt_caching", "付録 C", "割増を払っただけで、割引を一度も受け取っていない状態です。")
     rows = {int(k): (num(a), num(b)) for k, a, b in re.findall(r"^\s*(\d+)\s+([\d.]+)\s+([\d.]+)\s*$", out, re.M)}
     assert rows[2][0] < 1 and all(rows[k][0] < 1 and rows[k][1] < 1 for k in rows if k >= 3), rows
 
@@ -93,11 +93,11 @@ def test_04_at_20_a_day_only_the_1h_ttl_reaches_80_percent(lesson):
 # ------------------------------------------------------------------ 05
 
 def test_05_todays_opus_crossing_moves_back_right_with_many_questions(lesson):
-    """05 §4: 「読み出しが安くなった今日のモデルでは、質問の多い側で交点が右へ戻ります。」 (today's Opus, the default)"""
-    out = section(lesson, "05_crossover", "4.", "読み出しが安くなった今日のモデルでは、質問の多い側で交点が右へ戻ります。")
+    """05 §9（任意）: 「読み出しが安くなった今日のモデルでは、質問の多い側で交点が右へ戻ります。」 (today's Opus, the default)"""
+    out = section(lesson, "05_crossover", "9.", "読み出しが安くなった今日のモデルでは、質問の多い側で交点が右へ戻ります。")
     back = re.search(r"質問が増えると交点が文書の多い側へ戻るモデル:\s*(.*)$", out, re.M).group(1)
     todays = re.findall(r"^\| (\d+) \| [^|]+ \| [^|]+ \| [^|]+ \| (Claude Opus [\d.]+) \| ([\d,]+) \|", out, re.M)
-    assert todays, "the table of 05 §4 lost today's Opus"
+    assert todays, "the table of 05 §9 lost today's Opus"
     opus = todays[0][1]
     assert opus in back, (opus, back)
     by_q = {int(q): num(x) for q, m, x in todays if m == opus}
@@ -187,10 +187,10 @@ def test_06_the_fixed_sets_hit_rate_is_far_from_100_percent(lesson):
 # ------------------------------------------------------------------ 10
 
 def test_10_todays_small_model_reaches_more_regulations_and_costs_less_than_the_article(lesson):
-    """10 §4: 「旧世代の Haiku 4.5 の最小キャッシュ長には多くが届きませんでした（上の 2 行目）。… Haiku 4.5 では記事の見積もり
+    """10 §11（任意）: 「旧世代の Haiku 4.5 の最小キャッシュ長には多くが届きませんでした（上の 2 行目）。… Haiku 4.5 では記事の見積もり
     より割高になります。今の小型モデルは …より多くの規程が届き（上の 1 行目）、100 万文書トークンあたりの費用は記事の見積もりを
     下回ります。」"""
-    out = section(lesson, "10_rag_lab", "4.", "100 万文書トークンあたりの費用は記事の見積もりを下回ります。")
+    out = section(lesson, "10_rag_lab", "11.", "100 万文書トークンあたりの費用は記事の見積もりを下回ります。")
     rows = re.findall(r"^Claude (Haiku [\d.]+): 最小キャッシュ長 [\d,]+ トークン.*?以上の文書 (\d+) 件中 (\d+) 件 .*?"
                       r"100 万文書トークンあたり \$([\d.]+)$", out, re.M)
     assert len(rows) == 2 and rows[1][0] == "Haiku 4.5", rows
@@ -206,7 +206,7 @@ def test_08_versions_in_the_catalogue_remove_old_values_for_all_three_methods(le
     """08 §11 (optional): 「全版のフォルダでは、ロングコンテキストもメタデータで絞る方式も、旧版を**必ず**渡しています。」
     「旧版を渡すことも、旧版の値を答えることも、3 方式で同時になくなります。」「版の管理で新旧の混在は 3 方式とも消え、
     残りは方式ごとの誤り」"""
-    out = section(lesson, "08_measure", "8.", "旧版を渡すことも、旧版の値を答えることも、3 方式で同時になくなります。")
+    out = section(lesson, "08_measure", "11.", "旧版を渡すことも、旧版の値を答えることも、3 方式で同時になくなります。")
     rows = {(docs, method): [tuple(map(int, x.split("/"))) for x in cells] for docs, method, *cells in
             re.findall(r"^(全版|現行版のみ)\s+(long_context|filter|rag)\s+(\d+/\d+)\s+(\d+/\d+)\s+(\d+/\d+)\s*$", out, re.M)}
     assert len(rows) == 6, rows

@@ -107,7 +107,7 @@ def test_the_definitions_that_code_knows_hold():
     from ctxlab.costs import pricing
 
     assert "30 問" in DEFINITIONS and len(corpus.questions()) == 30
-    assert "× 1.25（1 時間なら 2）" in DEFINITIONS
+    assert "× 1.25（1 時間なら 2）" in DEFINITIONS and "5 分 TTL は 1.25 倍、1 時間は 2 倍" in DEFINITIONS
     for m in pricing.models().values():
         assert (m.write_multiplier("5m"), m.write_multiplier("1h")) == (1.25, 2.0), m.id
 

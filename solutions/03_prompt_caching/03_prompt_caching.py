@@ -455,10 +455,13 @@ lab = prompt_caching.manual_clock(client)   # オフライン: 置き方ごと�
 CACHE_MODEL, cache_docs, BASE_SYSTEM = DEMO, docs, messages.SYSTEM_PROMPT
 CONVERSATION, SECOND, PLACEMENTS = prompt_caching.CONVERSATION, prompt_caching.SECOND, prompt_caching.PLACEMENTS
 SINGLE, kw = QUESTIONS, dict(model=CACHE_MODEL, system=BASE_SYSTEM)   # 単発の質問は 2 節と同じ 3 問
-single_runs = {p: prompt_caching.run_single(lab, cache_docs, SINGLE, p, gap_s=60, **kw) for p in PLACEMENTS}
-conv_runs = {p: prompt_caching.run_conversation(lab, cache_docs, CONVERSATION, p, tag="conv", gap_s=45, **kw) for p in PLACEMENTS}
-second_runs = {p: prompt_caching.run_conversation(lab, cache_docs, SECOND, p, tag="conv", gap_s=45, lead_s=45, **kw)
+SINGLE_GAP_S, TURN_GAP_S = 60, 45   # 単発の質問の間隔と、会話のターンの間隔（秒）
+single_runs = {p: prompt_caching.run_single(lab, cache_docs, SINGLE, p, gap_s=SINGLE_GAP_S, **kw) for p in PLACEMENTS}
+conv_runs = {p: prompt_caching.run_conversation(lab, cache_docs, CONVERSATION, p, tag="conv", gap_s=TURN_GAP_S, **kw)
+             for p in PLACEMENTS}
+second_runs = {p: prompt_caching.run_conversation(lab, cache_docs, SECOND, p, tag="conv", gap_s=TURN_GAP_S, lead_s=TURN_GAP_S, **kw)
                for p in PLACEMENTS}   # 同じアプリケーション（tag）の 2 人目
+print(f"間隔: 単発の質問は {SINGLE_GAP_S} 秒おき、会話のターンは {TURN_GAP_S} 秒おき、2 人目の会話は 1 人目の最後のターンの {TURN_GAP_S} 秒後")
 two_users = {p: conv_runs[p] + second_runs[p] for p in PLACEMENTS}
 prompt_caching.shapes_table({f"単発の質問 {len(SINGLE)} 問": single_runs, f"1 人の {len(CONVERSATION)} ターンの会話": conv_runs,
                              f"2 人の会話（{len(CONVERSATION)} + {len(SECOND)} ターン）": two_users}, CACHE_MODEL, lab.source)
