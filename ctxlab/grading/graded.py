@@ -1,0 +1,245 @@
+"""Grading: the tests run outside the learner's process (autograde with two kernels per submission).
+
+Why it holds. nbgrader runs every cell of a submission in one kernel, so a learner's code would
+run beside the hidden tests' source, their expected values, their helpers and their output, and
+could read, rebind or copy them. :class:`GradedExecute` (named in ``nbgrader_config.py``) keeps
+nbgrader's flow (cells in order, outputs, errors = 0 points, feedback) but uses two kernels:
+
+- the learner's kernel, in the sandbox (:mod:`~ctxlab.grading.isolation`), runs every cell that
+  is not a graded test cell;
+- a grader kernel (unsandboxed, offline, no secrets) never executes learner code. Each graded test
+  cell runs there: nbclient's kernel client is swapped for that cell, so outputs, errors and
+  tracebacks arrive as usual. Before a test cell the grader kernel runs, from the instructor's
+  source notebook, the lesson cells (not answer cells, not tests) the test depends on (a
+  name-dependency slice, :class:`Plan`), and binds the names the learner's answer cells define
+  (:func:`ctxlab.grading.harness.bind`): functions as proxies whose calls cross as data, values
+  fetched as data (:mod:`~ctxlab.grading.codec`).
+
+So the test cell's source, its expected values and helpers, the lesson objects it compares
+against and its output never enter the learner's process, and whatever the learner's process
+does to itself (hooks, patched builtins or library, frames, audit hooks) cannot reach them. What
+remains: a learner's function sees its own arguments (and the results of a test's function it is
+handed), and can answer anything: only a value that matches the test earns points.
+
+Without a source notebook (``nbgrader validate``, self-study) the cells run as before, in one kernel.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from jupyter_client.manager import AsyncKernelManager
+from nbclient.util import run_sync
+from nbformat.v4 import new_output
+from traitlets import Bool
+
+from ctxlab.grading.isolation import KEEP_ENV, IsolatedExecute
+
+REVIEW_KEY = "ctxlab_review"          # notebook metadata (autograded copy): why it is held (tamper.FlagForReview)
+REVIEW_ENAME = "GradingHeldForReview"  # the error output each test cell of a held submission gets
+REVIEW_NOTE = ("この提出は、採点側の準備がうまくいかなかったため自動採点していません（提出した人の問題ではありません）。"
+               "講師が原因を確かめて採点し直します。")
+_BUILTINS = set(dir(builtins)) | {"get_ipython", "display", "In", "Out", "exit", "quit"}
+
+
+def is_test_cell(cell) -> bool:
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return cell.get("cell_type") == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+def is_answer_cell(cell) -> bool:
+    return cell.get("cell_type") == "code" and bool(cell.get("metadata", {}).get("nbgrader", {}).get("solution"))
+
+
+def _parse(source: str) -> ast.Module | None:
+    lines = [("pass  # " + ln) if ln.lstrip().startswith(("%", "!")) else ln for ln in source.splitlines()]
+    try:
+        return ast.parse("\n".join(lines))
+    except SyntaxError:
+        return None
+
+
+def defined(source: str) -> set[str]:
+    """Names a cell binds at any level (assignments, defs, imports, arguments, loop targets)."""
+    tree = _parse(source)
+    out: set[str] = set()
+    for n in ast.walk(tree) if tree else ():
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(n.name)
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            out.add(n.id)
+        elif isinstance(n, ast.arg):
+            out.add(n.arg)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            out |= {(a.asname or a.name).split(".")[0] for a in n.names}
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            out |= set(n.names)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            out.add(n.name)
+    return out
+
+
+def loaded(source: str) -> set[str]:
+    """Names a cell reads that it does not bind itself (nor are built in)."""
+    tree = _parse(source)
+    if tree is None:
+        return set()
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return names - defined(source) - _BUILTINS
+
+
+@dataclass
+class Plan:
+    """What the grader kernel runs before each test cell: lesson cells of the source notebook
+    (by a name-dependency slice) and the learner's names to bind (see the module docstring)."""
+    lesson: list[str] = field(default_factory=list)          # source's lesson cells, in order
+    before: dict[str, list[int]] = field(default_factory=dict)  # grade_id -> lesson cells to run first
+    learner_names: set[str] = field(default_factory=set)     # names the answer cells define
+    needs: dict[str, list[str]] = field(default_factory=dict)   # grade_id -> learner names the test reads
+
+    @classmethod
+    def of(cls, source_nb) -> "Plan":
+        plan = cls()
+        cells = [c for c in source_nb.cells if c.cell_type == "code"]
+        for c in cells:
+            if is_answer_cell(c):
+                plan.learner_names |= defined(c.source)
+        # lesson cells, each with the index of the test cells before it
+        positions: list[tuple[int, str]] = []   # (lesson index, source)
+        tests: list[tuple[str, int, str]] = []  # (grade_id, lesson cells before it, source)
+        for c in cells:
+            if is_test_cell(c):
+                tests.append((c.metadata["nbgrader"]["grade_id"], len(positions), c.source))
+            elif not is_answer_cell(c) and c.source.strip():
+                positions.append((len(positions), c.source))
+        plan.lesson = [s for _, s in positions]
+        for gid, upto, src in tests:
+            need = loaded(src)
+            plan.needs[gid] = sorted(need & plan.learner_names)
+            chosen: set[int] = set()
+            want = set(need - plan.learner_names)
+            for i in range(upto - 1, -1, -1):
+                src_i = plan.lesson[i]
+                if defined(src_i) & want:
+                    chosen.add(i)
+                    want |= loaded(src_i) - plan.learner_names
+            plan.before[gid] = sorted(chosen)
+        return plan
+
+
+def source_notebook(config, resources) -> Path | None:
+    """The instructor's source notebook of the submission being autograded (None outside autograde)."""
+    from nbgrader.coursedir import CourseDirectory
+
+    info = resources.get("nbgrader") if isinstance(resources, dict) else None
+    if not info or "assignment" not in info or "notebook" not in info:
+        return None
+    coursedir = CourseDirectory(config=config)
+    path = Path(coursedir.format_path(coursedir.source_directory, ".", info["assignment"])) / f"{info['notebook']}.ipynb"
+    return path if path.exists() else None
+
+
+class GradedExecute(IsolatedExecute):
+    """nbgrader's ``Execute`` with the learner's kernel in the sandbox and every graded test cell
+    in a grader kernel (see the module docstring)."""
+
+    tests_outside = Bool(True, help="run graded test cells in a grader kernel that never runs learner code").tag(config=True)
+
+    def preprocess(self, nb, resources=None, km=None):
+        source = source_notebook(self.config, resources or {}) if self.tests_outside else None
+        self._plan = Plan.of(nbformat.read(source, as_version=4)) if source else None
+        self._grader = None
+        self._ran: set[int] = set()
+        self._setup_error: str | None = None
+        self._workdir = Path(tempfile.mkdtemp(prefix="ctxlab-grader-"))
+        try:
+            if self._plan is not None:
+                self._start_grader(source.parent)
+            nb, resources = super().preprocess(nb, resources, km)
+        finally:
+            self._stop_grader()
+        if self._setup_error is not None:   # a cause the instructor can act on: held, not blamed on the learner
+            resources[REVIEW_KEY] = [f"採点側の準備: {self._setup_error}"]
+        return nb, resources
+
+    # ------------------------------------------------------------------ the grader kernel
+
+    def _start_grader(self, folder: Path) -> None:
+        for p in folder.iterdir():   # the lesson's files beside it (data the lesson cells read)
+            if p.is_file() and p.suffix not in (".ipynb", ".py"):
+                shutil.copy(p, self._workdir / p.name)
+        env = {k: v for k, v in os.environ.items() if k in KEEP_ENV or k in ("PATH", "HOME")}
+        env.update(CTXLAB_OFFLINE="1", MPLBACKEND="Agg", CTXLAB_TIME_SCALE="0", PYTHONIOENCODING="utf-8")
+        km = AsyncKernelManager(kernel_name=self.kernel_name or "python3")
+        run_sync(km.start_kernel)(cwd=str(self._workdir), env=env,
+                                  extra_arguments=["--HistoryManager.hist_file=:memory:"])
+        self._grader = km
+
+    def _stop_grader(self) -> None:
+        if self._grader is not None:
+            try:
+                if getattr(self, "_grader_kc", None) is not None:
+                    self._grader_kc.stop_channels()
+                    self._ctl.stop_channels()
+                run_sync(self._grader.shutdown_kernel)(now=True)
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+            self._grader = None
+        shutil.rmtree(self._workdir, ignore_errors=True)
+
+    def _ready(self) -> bool:
+        """Connect to the grader kernel and link it to the learner's kernel (once)."""
+        if getattr(self, "_grader_kc", None) is not None:
+            return self._setup_error is None
+        self._grader_kc = self._grader.client()
+        self._grader_kc.start_channels()
+        run_sync(self._grader_kc.wait_for_ready)(timeout=self.startup_timeout)
+        self._ctl = self._grader.blocking_client()
+        self._ctl.start_channels()
+        self._quiet("from ctxlab.grading import harness as _ctxlab_harness\n"
+                    f"_ctxlab_harness.connect({json.dumps(str(self.km.connection_file))})", "採点の準備")
+        return self._setup_error is None
+
+    def _quiet(self, code: str, what: str) -> None:
+        """Run instructor code in the grader kernel, silently; a failure fails the tests that need it."""
+        if self._setup_error is not None:
+            return
+        reply = self._ctl.execute_interactive(code, silent=True, store_history=False, timeout=self.timeout or None,
+                                              allow_stdin=False, output_hook=lambda msg: None)
+        if reply["content"]["status"] != "ok":
+            c = reply["content"]
+            self._setup_error = f"{what}: {c.get('ename')}: {c.get('evalue')}"
+
+    def _bind(self, names: list[str]) -> None:
+        if names:
+            self._quiet(f"_ctxlab_harness.bind(globals(), {names!r})", "受講者の名前の受け取り")
+
+    def preprocess_cell(self, cell, resources, index):
+        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if self._plan is None or not is_test_cell(cell) or gid not in self._plan.before:
+            return super().preprocess_cell(cell, resources, index)
+        if self._ready():
+            for i in self._plan.before[gid]:
+                if i not in self._ran:
+                    self._ran.add(i)
+                    src = self._plan.lesson[i]
+                    self._bind(sorted(loaded(src) & self._plan.learner_names))
+                    self._quiet(src, f"レッスンのセル（{i + 1} 番目）")
+            self._bind(self._plan.needs[gid])
+        if self._setup_error is not None:
+            cell.outputs = [new_output("error", ename=REVIEW_ENAME, evalue=REVIEW_NOTE,
+                                       traceback=[f"{REVIEW_ENAME}: {REVIEW_NOTE}"])]
+            return cell, resources
+        learner_kc = self.kc
+        self.kc = self._grader_kc
+        try:
+            return super().preprocess_cell(cell, resources, index)
+        finally:
+            self.kc = learner_kc
