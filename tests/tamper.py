@@ -424,3 +424,21 @@ HONEST_UNUSUAL = {
                     "    return 'hit' if all(reads) else 'write_then_hit'\n"),
 }
 
+
+#: a learner that records every cell its kernel compiles or runs (pre_run_cell, an audit hook, the
+#: shell's history) and, in a last cell, prints how many of them were test cells: 0 since issue 42
+SPY = ("00_start_here", '''
+import sys
+_spy_seen = []
+get_ipython().events.register("pre_run_cell", lambda info: _spy_seen.append(info.raw_cell or ""))
+
+def _spy_audit(event, args):
+    if event == "compile" and args and isinstance(args[0], (str, bytes)):
+        _spy_seen.append(args[0] if isinstance(args[0], str) else args[0].decode("utf-8", "replace"))
+
+sys.addaudithook(_spy_audit)
+''', '''
+_spy_all = _spy_seen + list(In)
+_spy_tests = [t for t in _spy_all if "HIDDEN TESTS" in t or "_check(" in t or "_truth(" in t]
+print(f"SPY saw {len(_spy_all)} sources, {len(_spy_tests)} of them test code")
+''')

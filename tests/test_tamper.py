@@ -28,6 +28,8 @@ from ctxlab.grading._nbgrader import scores, sync_course_root  # noqa: E402
 from ctxlab.grading.graded import defined  # noqa: E402
 from ctxlab.grading.isolation import unavailable_reason  # noqa: E402
 
+# the first test pays for grading the whole batch (about 50 submissions): minutes on a quiet machine, more under load
+pytestmark = pytest.mark.timeout(1800)
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENTS = sorted({a for a, _, _ in [*tamper.FORGERIES.values(), *tamper.HONEST_UNUSUAL.values()]})
 
@@ -71,6 +73,12 @@ def build(tmp: Path) -> dict:
     for learner, (name, _what, code) in tamper.HONEST_UNUSUAL.items():
         (export / learner).mkdir(parents=True, exist_ok=True)
         nbformat.write(unusual(name, code), export / learner / f"{name}.ipynb")
+    name, recorder, reporter = tamper.SPY
+    nb = nbformat.read(ROOT / "solutions" / name / f"{name}.ipynb", as_version=4)
+    nb.cells.insert(nbfixtures.answer_cells(nb)[0], nbformat.v4.new_code_cell(recorder))
+    nb.cells.append(nbformat.v4.new_code_cell(reporter))
+    (export / "spy").mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, export / "spy" / f"{name}.ipynb")
     report = workflow.grade(export, root, course=ROOT, workers=2, progress=False, assignments=ASSIGNMENTS)
     import csv
     with open(report.csv, encoding="utf-8-sig", newline="") as fh:
@@ -120,13 +128,16 @@ def test_honest_but_unusual_solutions_score_full_marks_and_are_not_held(batch):
 
 
 @pytest.mark.slow
-def test_the_hidden_tests_never_reach_the_learners_kernel(batch):
-    """The autograded notebook of a forgery that reads the running cell shows the test cell ran in
-    the grader kernel: its outputs are the test's own, and no learner kernel saw "BEGIN HIDDEN"."""
-    nb = nbformat.read(batch["root"] / "autograded" / "tmp_inlast" / "00_start_here" / "00_start_here.ipynb", 4)
-    tests = [c for c in nb.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")
-             and not c.metadata["nbgrader"].get("solution")]
-    assert tests and all(any(o.get("output_type") == "error" for o in c.outputs) for c in tests)
+def test_no_test_code_reaches_the_learners_kernel(batch):
+    """A learner that records every source its kernel compiles or runs saw none of the test cells,
+    visible or hidden, and still scores full marks with its honest answers."""
+    name = tamper.SPY[0]
+    nb = nbformat.read(batch["root"] / "autograded" / "spy" / name / f"{name}.ipynb", 4)
+    said = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
+    assert "SPY saw" in said and ", 0 of them test code" in said, said
+    assert int(said.split("SPY saw ")[1].split()[0]) > 10   # it did see the learner's own cells
+    s = batch["scores"][("spy", name)]
+    assert s.code_score == s.max_code_score and not batch["outcomes"][("spy", name)].review
 
 
 def main(argv: list[str]) -> None:

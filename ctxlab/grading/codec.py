@@ -29,15 +29,16 @@ import math
 import types
 from typing import Any, Callable
 
-from ctxlab.errors import CtxlabError
+from ctxlab.errors import CtxlabError, Unsolved
 
 MAX_DEPTH = 40
 MAX_CHARS = 8_000_000
 #: the SDK and the course's own packages whose dataclasses and pydantic models may cross
 TYPE_MODULES = ("ctxlab.", "anthropic.types.")
 #: exception types rebuilt by name on the other side (a learner's own exception arrives as
-#: the first of these in its class's MRO, e.g. ``class MyError(ValueError)`` as ValueError)
-EXCEPTIONS = {e.__name__: e for e in (ValueError, TypeError, KeyError, IndexError, ZeroDivisionError, LookupError,
+#: the first of these in its class's MRO, e.g. ``class MyError(ValueError)`` as ValueError);
+#: ``Unsolved`` (a released stub) keeps its one-line display
+EXCEPTIONS = {e.__name__: e for e in (Unsolved, ValueError, TypeError, KeyError, IndexError, ZeroDivisionError, LookupError,
                                       ArithmeticError, AttributeError, NotImplementedError, RuntimeError,
                                       AssertionError, OverflowError, RecursionError, StopIteration,
                                       TimeoutError, MemoryError, NameError, Exception)}
@@ -209,6 +210,10 @@ def rebuild_error(data: dict) -> BaseException:
     """The exception :func:`error_data` described (only the types of :data:`EXCEPTIONS`)."""
     cls = EXCEPTIONS.get(str(data.get("$e")), Exception)
     message, own = str(data.get("msg", ""))[:4000], str(data.get("type", ""))[:200]
+    if cls is Unsolved:
+        exc = Unsolved()
+        exc.args = (message,)
+        return exc
     if own and own != cls.__name__:
         message = f"{message}（受講者のコードの {own}）" if message else f"（受講者のコードの {own}）"
     return cls(message)

@@ -38,7 +38,7 @@ import nbformat
 from jupyter_client.manager import AsyncKernelManager
 from nbclient.util import run_sync
 from nbformat.v4 import new_output
-from traitlets import Bool
+from traitlets import Bool, Float
 
 from ctxlab.grading.isolation import KEEP_ENV, IsolatedExecute
 
@@ -151,17 +151,24 @@ class GradedExecute(IsolatedExecute):
     in a grader kernel (see the module docstring)."""
 
     tests_outside = Bool(True, help="run graded test cells in a grader kernel that never runs learner code").tag(config=True)
+    grader_timeout_factor = Float(2.0, help="a test cell's timeout in the grader kernel, and a lesson cell's there, "
+                                           "as a multiple of the cell timeout (the learner's function runs within it)").tag(config=True)
 
     def preprocess(self, nb, resources=None, km=None):
         source = source_notebook(self.config, resources or {}) if self.tests_outside else None
         self._plan = Plan.of(nbformat.read(source, as_version=4)) if source else None
-        self._grader = None
+        self._grader = self._grader_kc = None
+        self._pending: list[tuple[str, str]] = []
+        self._linked = False
         self._ran: set[int] = set()
         self._setup_error: str | None = None
         self._workdir = Path(tempfile.mkdtemp(prefix="ctxlab-grader-"))
         try:
             if self._plan is not None:
-                self._start_grader(source.parent)
+                try:
+                    self._start_grader(source.parent)
+                except Exception as exc:  # noqa: BLE001 - held for review with the reason, not a crash
+                    self._setup_error = f"採点側のカーネルが起動しませんでした: {type(exc).__name__}: {exc}"
             nb, resources = super().preprocess(nb, resources, km)
         finally:
             self._stop_grader()
@@ -185,61 +192,98 @@ class GradedExecute(IsolatedExecute):
     def _stop_grader(self) -> None:
         if self._grader is not None:
             try:
-                if getattr(self, "_grader_kc", None) is not None:
-                    self._grader_kc.stop_channels()
-                    self._ctl.stop_channels()
+                for client in (self._grader_kc, getattr(self, "_ctl", None)):
+                    if client is not None:
+                        client.stop_channels()
                 run_sync(self._grader.shutdown_kernel)(now=True)
             except Exception:  # noqa: BLE001 - already gone
                 pass
             self._grader = None
         shutil.rmtree(self._workdir, ignore_errors=True)
 
-    def _ready(self) -> bool:
-        """Connect to the grader kernel and link it to the learner's kernel (once)."""
-        if getattr(self, "_grader_kc", None) is not None:
-            return self._setup_error is None
-        self._grader_kc = self._grader.client()
-        self._grader_kc.start_channels()
-        run_sync(self._grader_kc.wait_for_ready)(timeout=self.startup_timeout)
-        self._ctl = self._grader.blocking_client()
-        self._ctl.start_channels()
-        self._quiet("from ctxlab.grading import harness as _ctxlab_harness\n"
-                    f"_ctxlab_harness.connect({json.dumps(str(self.km.connection_file))})", "採点の準備")
-        return self._setup_error is None
-
-    def _quiet(self, code: str, what: str) -> None:
-        """Run instructor code in the grader kernel, silently; a failure fails the tests that need it."""
-        if self._setup_error is not None:
+    def _connect(self) -> None:
+        """Open clients on the grader kernel (once) and send it, without waiting, the lesson cells that
+        come before any cell needing a learner's name: they run while the learner's kernel runs."""
+        if self._grader_kc is not None or self._setup_error is not None:
             return
-        reply = self._ctl.execute_interactive(code, silent=True, store_history=False, timeout=self.timeout or None,
-                                              allow_stdin=False, output_hook=lambda msg: None)
-        if reply["content"]["status"] != "ok":
-            c = reply["content"]
-            self._setup_error = f"{what}: {c.get('ename')}: {c.get('evalue')}"
+        try:
+            self._grader_kc = self._grader.client()
+            self._grader_kc.start_channels()
+            self._grader_kc.allow_stdin = False
+            run_sync(self._grader_kc.wait_for_ready)(timeout=self.startup_timeout)
+            self._ctl = self._grader.blocking_client()
+            self._ctl.start_channels()
+        except Exception as exc:  # noqa: BLE001 - the tests that need it are held, with the reason
+            self._setup_error = f"採点側のカーネルが起動しませんでした: {type(exc).__name__}: {exc}"
+            return
+        self._send("from ctxlab.grading import harness as _ctxlab_harness", "採点の準備")
+        for i in next(iter(self._plan.before.values()), []):   # the first test's slice: nothing after it
+            if loaded(self._plan.lesson[i]) & self._plan.learner_names:
+                break
+            self._ran.add(i)
+            self._send(self._plan.lesson[i], f"レッスンのセル（{i + 1} 番目）")
+
+    def _send(self, code: str, what: str) -> None:
+        """Queue instructor code in the grader kernel (silent; :meth:`_settle` collects the replies)."""
+        if self._setup_error is None:
+            msg_id = self._ctl.execute(code, silent=True, store_history=False, allow_stdin=False)
+            self._pending.append((msg_id, what))
+
+    def _settle(self) -> None:
+        """Wait for every queued request; the first failure fails (and holds) the tests that need it."""
+        wait = (self.timeout or 120) * self.grader_timeout_factor
+        while self._pending and self._setup_error is None:
+            try:
+                msg = self._ctl.get_shell_msg(timeout=wait)
+            except Exception:  # noqa: BLE001 - queue.Empty
+                what = self._pending[0][1]
+                self._setup_error = f"{what}が {wait:g} 秒で終わりませんでした（採点するマシンが混んでいないか確かめてください）"
+                break
+            ids = [m for m, _ in self._pending]
+            parent = msg.get("parent_header", {}).get("msg_id")
+            if parent not in ids:
+                continue
+            what = self._pending.pop(ids.index(parent))[1]
+            c = msg["content"]
+            if c.get("status") != "ok":
+                self._setup_error = f"{what}: {c.get('ename', c.get('status'))}: {c.get('evalue', '')}"
+        self._pending = []
 
     def _bind(self, names: list[str]) -> None:
         if names:
-            self._quiet(f"_ctxlab_harness.bind(globals(), {names!r})", "受講者の名前の受け取り")
+            self._send(f"_ctxlab_harness.bind(globals(), {names!r})", "受講者の名前の受け取り")
+
+    def _get_timeout(self, cell):
+        timeout = super()._get_timeout(cell)
+        if timeout and getattr(self, "_in_grader", False):   # the learner's function runs within the test's time
+            return int(timeout * self.grader_timeout_factor)
+        return timeout
 
     def preprocess_cell(self, cell, resources, index):
         gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if self._plan is None or not is_test_cell(cell) or gid not in self._plan.before:
+        if self._plan is None:
             return super().preprocess_cell(cell, resources, index)
-        if self._ready():
-            for i in self._plan.before[gid]:
-                if i not in self._ran:
-                    self._ran.add(i)
-                    src = self._plan.lesson[i]
-                    self._bind(sorted(loaded(src) & self._plan.learner_names))
-                    self._quiet(src, f"レッスンのセル（{i + 1} 番目）")
-            self._bind(self._plan.needs[gid])
+        self._connect()
+        if not is_test_cell(cell) or gid not in self._plan.before:
+            return super().preprocess_cell(cell, resources, index)
+        if not self._linked:
+            self._linked = True
+            self._send(f"_ctxlab_harness.connect({json.dumps(str(self.km.connection_file))})", "受講者のカーネルへの接続")
+        for i in self._plan.before[gid]:
+            if i not in self._ran:
+                self._ran.add(i)
+                src = self._plan.lesson[i]
+                self._bind(sorted(loaded(src) & self._plan.learner_names))
+                self._send(src, f"レッスンのセル（{i + 1} 番目）")
+        self._bind(self._plan.needs[gid])
+        self._settle()
         if self._setup_error is not None:
             cell.outputs = [new_output("error", ename=REVIEW_ENAME, evalue=REVIEW_NOTE,
                                        traceback=[f"{REVIEW_ENAME}: {REVIEW_NOTE}"])]
             return cell, resources
         learner_kc = self.kc
-        self.kc = self._grader_kc
+        self.kc, self._in_grader = self._grader_kc, True
         try:
             return super().preprocess_cell(cell, resources, index)
         finally:
-            self.kc = learner_kc
+            self.kc, self._in_grader = learner_kc, False
