@@ -7,7 +7,7 @@ learner (the release as given), a guessing one (constant wrong answers, tests/ta
 and an honest one (the solution); every forgery of tests/tamper.py (the guess with one forging cell
 after the first answer cell); and every honest-but-unusual solution (``HONEST_UNUSUAL``: the
 solution with one more cell after the answer cell it redefines). Each forgery scores no more than
-blank; the honest learners, usual or not, score full marks; nobody is held for review.
+the guess it is built on; the honest learners, usual or not, score full marks; nobody is held for review.
 
 ``python tests/test_tamper.py`` grades the same batch and prints every learner's automatic score.
 """
@@ -96,14 +96,17 @@ def batch(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_every_forgery_scores_no_more_than_blank(batch):
+def test_every_forgery_scores_no_more_than_its_answers_earn(batch):
+    """A forgery is the guess plus one forging cell: it scores no more than the guess alone (what its
+    constant answers earn: 0 on 00, 09's "a" everywhere is right by chance on some questions)."""
     sc, outcomes = batch["scores"], batch["outcomes"]
     for learner, (name, what, _code) in tamper.FORGERIES.items():
-        blank = sc[("blank", name)]
+        base = sc[("guess", name)]
+        assert base.code_score < sc[("honest", name)].code_score
         o = outcomes[(learner, name)]
         assert o.graded, f"{learner} ({what}): {o.error}"
         s = sc[(learner, name)]
-        assert s.code_score <= blank.code_score, f"{learner} ({what}): {s.code_score} > blank {blank.code_score}"
+        assert s.code_score <= base.code_score, f"{learner} ({what}): {s.code_score} > guess {base.code_score}"
         assert not o.review, (learner, o.review)   # nothing to review: the tests were out of its reach
 
 
