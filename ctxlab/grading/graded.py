@@ -217,7 +217,15 @@ class GradedExecute(IsolatedExecute):
             self._setup_error = f"採点側のカーネルが起動しませんでした: {type(exc).__name__}: {exc}"
             return
         self._send("from ctxlab.grading import harness as _ctxlab_harness", "採点の準備")
-        for i in next(iter(self._plan.before.values()), []):   # the first test's slice: nothing after it
+        self._prefetch(next(iter(self._plan.before), None))
+
+    def _prefetch(self, gid: str | None) -> None:
+        """Send the lesson cells of test ``gid``'s slice that need no learner name, in order, up to the
+        first that does: the grader kernel runs them while the learner's kernel runs its cells (a
+        learner's name is bound only once the learner's kernel has reached the test)."""
+        for i in self._plan.before.get(gid, []) if gid is not None else []:
+            if i in self._ran:
+                continue
             if loaded(self._plan.lesson[i]) & self._plan.learner_names:
                 break
             self._ran.add(i)
@@ -287,3 +295,6 @@ class GradedExecute(IsolatedExecute):
             return super().preprocess_cell(cell, resources, index)
         finally:
             self.kc, self._in_grader = learner_kc, False
+            order = list(self._plan.before)
+            if gid in order and order.index(gid) + 1 < len(order):
+                self._prefetch(order[order.index(gid) + 1])
