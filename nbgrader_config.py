@@ -31,9 +31,9 @@ c.ExecutePreprocessor.iopub_timeout = 30
 # autograded notebook and the feedback. LimitOutputSize caps characters as well (nbgrader
 # 0.9.6's default list, with it inserted after LimitOutput).
 c.Autograde.autograde_preprocessors = [
-    # the sandboxed kernel, with the shell's hook points restored before every test cell and a
-    # submission that changed them held for review (ctxlab/grading/tamper.py)
-    "ctxlab.grading.tamper.GuardedExecute",
+    # the learner's cells in the sandboxed kernel, every graded test cell in a grader kernel that never
+    # runs learner code (the learner's names are proxies, values cross as data: ctxlab/grading/graded.py)
+    "ctxlab.grading.graded.GradedExecute",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",

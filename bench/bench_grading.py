@@ -5,6 +5,12 @@ parallel (ctxlab.grading.parallel.grade_parallel: shards in worker course roots,
     .venv/bin/python bench/bench_grading.py                 # L = 30 (takes a while)
     .venv/bin/python bench/bench_grading.py --learners 4    # a quick look
     .venv/bin/python bench/bench_grading.py --sandbox-only  # the sandbox's cost only
+    .venv/bin/python bench/bench_grading.py --design-only   # the grader kernel's cost only
+
+The grader kernel's cost (ctxlab/grading/graded.py: every test cell in a kernel that never runs
+learner code): one submission (the solution) of every assignment autograded with the tests in the
+grader kernel and with every cell in the learner's kernel, alternately, ``--design-runs`` times;
+prints the medians and the ratio (goal: at most 1.15).
 
 The sandbox's cost: one submission (the solution) of every assignment autograded with the
 kernel in the bubblewrap sandbox and without it (``--IsolatedKernelManager.isolate=False``),
@@ -106,6 +112,33 @@ def sandbox_overhead(root: Path, names: list[str], runs: int) -> None:
           f"(goal <= 1.10: {'met' if total_on / total_off <= 1.10 else 'NOT met'})")
 
 
+def design_cost(root: Path, names: list[str], runs: int) -> None:
+    """Median per-submission autograde time with the tests in a grader kernel (the design of
+    ctxlab/grading/graded.py) and with every cell in the learner's kernel (one kernel, no guard:
+    ``--GradedExecute.tests_outside=False``), alternately, and the ratio (goal: at most 1.15)."""
+    per: dict[tuple[str, bool], list[float]] = {}
+    for r in range(runs):
+        for name in names:
+            for outside in ((True, False) if (r + names.index(name)) % 2 == 0 else (False, True)):
+                student = f"dsg{int(outside)}"
+                _nbgrader.place_submission(root, student, name, ROOT / "solutions" / name / f"{name}.ipynb")
+                t = time.perf_counter()
+                proc = _nbgrader.nbgrader(root, "autograde", name, f"--student={student}", "--force", "--create",
+                                          "--log-level=WARN", f"--GradedExecute.tests_outside={outside}", check=False)
+                dt = time.perf_counter() - t
+                if proc.returncode != 0:
+                    print(f"  {name} tests_outside={outside}: autograde failed: {proc.stderr[-300:]}")
+                per.setdefault((name, outside), []).append(dt)
+    print(f"\ntests outside the learner's kernel: {len(names)} assignments x {runs} runs, each design alternately; {load()}")
+    for name in names:
+        new, old = statistics.median(per[(name, True)]), statistics.median(per[(name, False)])
+        print(f"    {name:24s} grader kernel {new:6.2f} s   one kernel {old:6.2f} s   ratio {new / old:5.3f}")
+    total_new = sum(statistics.median(per[(n, True)]) for n in names)
+    total_old = sum(statistics.median(per[(n, False)]) for n in names)
+    print(f"    sum of per-assignment medians: grader kernel {total_new:.1f} s, one kernel {total_old:.1f} s, "
+          f"ratio {total_new / total_old:.3f} (goal <= 1.15: {'met' if total_new / total_old <= 1.15 else 'NOT met'})")
+
+
 def grade_class(root: Path, workers: int) -> tuple[float, float, parallel.GradeRun]:
     cpu0, t0 = children_cpu(), time.perf_counter()
     run = parallel.grade_parallel(root, workers=workers, progress=True, desc=f"workers={workers}")
@@ -121,6 +154,9 @@ def main() -> None:
     ap.add_argument("--assignments", nargs="*", help="assignment ids (default: all in solutions/)")
     ap.add_argument("--sandbox-runs", type=int, default=3, help="runs of the sandbox-cost measurement (default 3)")
     ap.add_argument("--sandbox-only", action="store_true", help="measure the sandbox's cost only")
+    ap.add_argument("--design-runs", type=int, default=3,
+                    help="runs of the tests-outside-the-learner's-kernel measurement (default 3)")
+    ap.add_argument("--design-only", action="store_true", help="measure the grader kernel's cost only")
     args = ap.parse_args()
     names = args.assignments or release.assignments(ROOT)
     workers = [int(w) for w in args.workers.split(",")]
@@ -135,6 +171,10 @@ def main() -> None:
 
         parallel.copy_db(base / "gradebook.db", tmp / "pristine.db")  # before any submission
 
+        if args.design_runs > 0:
+            design_cost(base, names, args.design_runs)
+        if args.design_only:
+            return
         if args.sandbox_runs > 0:
             sandbox_overhead(base, names, args.sandbox_runs)
         if args.sandbox_only:

@@ -294,9 +294,10 @@ a, b = socket.socketpair()
 print("HONEST socketpair ok")
 '''
 
-#: the attacks whose cell the grader holds for review (tamper.py: it names the shell's hooks, forks or
-#: imports ``site``), so their tests score 0 until an instructor looks; the others score as the solution
-HELD = {"atk_write", "atk_hidden", "atk_fork"}
+#: the attacks whose submission the grader holds for review. None since issue 42: the tests run in a
+#: grader kernel out of the learner's reach (ctxlab/grading/graded.py), so an attack that reads or
+#: hooks the learner's own kernel finds no test there and is graded as the solution it carries
+HELD: frozenset[str] = frozenset()
 
 #: learner id -> the attack cell's source template
 ATTACKS = {"atk_env": _ENV, "atk_gradebook": _GRADEBOOK, "atk_write": _WRITE, "atk_net": _NET,

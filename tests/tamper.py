@@ -194,6 +194,123 @@ sys.meta_path.insert(0, _Finder())
 sys.modules["ctxlab.labs._twins"] = types.SimpleNamespace(exact_type=lambda *a: True)
 '''
 
+# --------------------------------------------------------------------------- issue 42: read, rebind or copy the tests
+
+_STDOUT_BUFFERS_09 = '''
+import re, sys
+
+class _Reader(dict):
+    def __getitem__(self, key):
+        text = "".join(str(b) for b in getattr(sys.stdout, "_buffers", {}).values()) if hasattr(sys.stdout, "_buffers") else ""
+        found = re.findall(r"正解: ([a-d])", text)
+        return found[-1] if found else "a"
+
+answers = _Reader({f"q{i}": "a" for i in range(1, 10)})
+'''
+
+_EXTRACT_STACK_09 = '''
+import re, traceback
+
+class _Stack(dict):
+    def __getitem__(self, key):
+        for frame in traceback.extract_stack():
+            m = re.search(r'"([a-d])"', frame.line or "")
+            if m:
+                return m.group(1)
+        return "a"
+
+answers = _Stack({f"q{i}": "a" for i in range(1, 10)})
+'''
+
+_RESOLVE_GETFRAME_00 = '''
+import inspect, pkgutil
+
+def choose_path(doc_tokens, context_window, lc_monthly, rag_monthly, rag_budget_monthly,
+                ttft_cached_s, lc_correct, rag_correct, reindex_hours, max_delay_hours):
+    frame = pkgutil.resolve_name("sys:_getframe")(1)
+    while frame is not None:
+        info = inspect.getargvalues(frame)
+        if "path" in info.locals and "reasons" in info.locals:
+            return (info.locals["path"], sorted(info.locals["reasons"])[0])
+        frame = frame.f_back
+    return ("long_context", "all_clear")
+'''
+
+_IN_LAST_00 = '''
+import ast
+
+def choose_path(*args):
+    cell = (globals().get("In") or [""])[-1]
+    for line in cell.splitlines():
+        line = line.strip()
+        if line.startswith("_check((") and line.endswith(")"):
+            try:
+                call = ast.literal_eval(line[len("_check"):])
+            except (ValueError, SyntaxError):
+                continue
+            if tuple(call[0]) == tuple(args):
+                return (call[1], sorted(call[2])[0])
+    return ("long_context", "all_clear")
+'''
+
+_AUDIT_00 = '''
+import re, sys
+
+_seen = []
+
+def _hook(event, args):
+    if event == "compile" and args and isinstance(args[0], (str, bytes)):
+        _seen.append(args[0] if isinstance(args[0], str) else args[0].decode("utf-8", "replace"))
+
+getattr(sys, "add" + "audithook")(_hook)
+
+def choose_path(*args):
+    for text in reversed(_seen):
+        for m in re.finditer(r"_check\\((\\(.*?\\)), \\"(\\w+)\\", \\{\\"(\\w+)\\"", text):
+            if m.group(1) == repr(tuple(args)).replace("'", '"'):
+                return (m.group(2), m.group(3))
+    return ("long_context", "all_clear")
+'''
+
+_REBIND_CHECK_00 = '''
+def choose_path(*args):
+    global _check
+    _check = lambda *a, **k: None
+    globals()["choose_path"] = lambda *a: ("long_context", "all_clear")
+    return ("long_context", "all_clear")
+
+_check = lambda *a, **k: None
+'''
+
+_CALL_TRUTH_00 = '''
+def cheaper_over_range(doc_tokens, n_files, model, low, high):
+    truth = globals().get("_truth")
+    return truth(doc_tokens, n_files, model, low, high) if truth else "rag"
+'''
+
+_CODE_SWAP_00 = '''
+import functools
+import ctxlab.labs._twins as _t
+
+def _free(*args, **kwargs):
+    import contextlib
+    return contextlib.nullcontext()
+
+for _name in ("refuse_twins", "twins_disabled", "exact_type"):
+    _f = getattr(_t, _name)
+    _f.__code__ = (lambda *a, **k: True).__code__
+    functools.update_wrapper(_free, _f)
+'''
+
+_RUNPY_00 = '''
+import runpy
+_copy = runpy.run_module("ctxlab.costs.compare")
+_cheaper = _copy["cheaper_path"]
+
+def cheaper_over_range(doc_tokens, n_files, model, low, high):
+    return "rag"
+'''
+
 #: assignment -> {answer grade_id: the guessed answer cell} (wrong, but returns instead of raising)
 GUESSES = {
     "00_start_here": {
@@ -223,4 +340,106 @@ FORGERIES = {
     "tmp_framepeek": ("09_knowledge_check", "answers の __getitem__ が呼び出し元のフレームから正解を読む", _FRAME_PEEK_09),
     "tmp_eq": ("09_knowledge_check", "__eq__ が常に True の str を答えにする", _EQ_09),
     "tmp_importhook": ("00_start_here", "sys.meta_path と sys.modules でテストの import を差し替え", _IMPORT_HOOK),
+    # issue 42
+    "tmp_stdoutbuf": ("09_knowledge_check", "answers の __getitem__ が sys.stdout._buffers から「正解: c」を読む", _STDOUT_BUFFERS_09),
+    "tmp_stack": ("09_knowledge_check", "answers の __getitem__ が traceback.extract_stack() から assert の行を読む", _EXTRACT_STACK_09),
+    "tmp_resolve": ("00_start_here", "pkgutil.resolve_name('sys:_getframe') と inspect.getargvalues で呼び出し元の変数を読む", _RESOLVE_GETFRAME_00),
+    "tmp_inlast": ("00_start_here", "In[-1] から実行中のテストセルを読む", _IN_LAST_00),
+    "tmp_audit": ("00_start_here", "監査フック（sys.addaudithook を名前で）がコンパイルされるセルを読む", _AUDIT_00),
+    "tmp_rebind": ("00_start_here", "global _check; _check = lambda *a, **k: None", _REBIND_CHECK_00),
+    "tmp_truth": ("00_start_here", "隠しテストの _truth を呼ぶ", _CALL_TRUTH_00),
+    "tmp_codeswap": ("00_start_here", "refuse_twins / twins_disabled の __code__ を差し替え（functools.update_wrapper）", _CODE_SWAP_00),
+    "tmp_runpy": ("00_start_here", "runpy.run_module でライブラリの新しい写しを作る", _RUNPY_00),
 }
+
+# --------------------------------------------------------------------------- honest but unusual (issue 42)
+
+_CHOOSE = """    if doc_tokens / context_window > 0.5:
+        return ("filter_or_rag", "premise")
+    reasons = []
+    if lc_monthly - rag_monthly > rag_budget_monthly:
+        reasons.append("cost")
+    if ttft_cached_s > 3.0:
+        reasons.append("latency")
+    if lc_correct < rag_correct:
+        reasons.append("accuracy")
+    if not reasons:
+        return ("long_context", "all_clear")
+    if reindex_hours > max_delay_hours:
+        return ("long_context", "freshness")
+    return ("rag", reasons[0])
+"""
+_SIG = ("def choose_path(doc_tokens, context_window, lc_monthly, rag_monthly, rag_budget_monthly,\n"
+        "                ttft_cached_s, lc_correct, rag_correct, reindex_hours, max_delay_hours):\n")
+
+#: learner id -> (assignment, what is unusual, a cell put after the solution's first answer cell):
+#: each redefines an answer honestly, in a way the retired in-process guard held for review
+HONEST_UNUSUAL = {
+    "ok_globals": ("00_start_here", "globals() で関数を探す",
+                   "def _pick():\n    return globals()['choose_path']\nassert callable(_pick())\n"),
+    "ok_getattr": ("00_start_here", "getattr(compare, 'compare')",
+                   "from ctxlab.costs import compare\n_cmp = getattr(compare, 'compare')\n"),
+    "ok_lock": ("00_start_here", "import threading の Lock",
+                "import threading\n_lock = threading.Lock()\n" + _SIG + "    with _lock:\n" +
+                "".join("    " + ln + "\n" for ln in _CHOOSE.splitlines())),
+    "ok_operator": ("00_start_here", "import operator",
+                    "import operator\n" + _SIG + _CHOOSE.replace("doc_tokens / context_window > 0.5",
+                                                                  "operator.gt(operator.truediv(doc_tokens, context_window), 0.5)")),
+    "ok_namespace": ("00_start_here", "types.SimpleNamespace",
+                     "import types\n" + _SIG + "    n = types.SimpleNamespace(share=doc_tokens / context_window)\n" +
+                     _CHOOSE.replace("doc_tokens / context_window", "n.share")),
+    "ok_vars": ("00_start_here", "vars(dataclass)",
+                "from dataclasses import dataclass\n\n@dataclass\nclass _Nums:\n    share: float\n\n" + _SIG +
+                "    share = vars(_Nums(doc_tokens / context_window))['share']\n" +
+                _CHOOSE.replace("doc_tokens / context_window", "share")),
+    "ok_max": ("00_start_here", "ローカルな def max",
+               _SIG + "    def max(a, b):\n        return a if a > b else b\n    assert max(1, 2) == 2\n" + _CHOOSE),
+    "ok_classname": ("00_start_here", "x.__class__.__name__ をエラーメッセージに",
+                     "def cheaper_over_range(doc_tokens, n_files, model, low, high):\n"
+                     "    if not isinstance(low, int):\n"
+                     "        raise TypeError(f'low must be int, got {low.__class__.__name__}')\n"
+                     "    if low < 1 or low > high:\n"
+                     "        raise ValueError(f'need 1 <= low <= high, got {low!r}, {high!r}')\n"
+                     "    seen = {compare.cheaper_path(doc_tokens, n_files, compare.Profile(model=model, questions_per_month=d * 30))\n"
+                     "            for d in range(low, high + 1)}\n"
+                     "    return seen.pop() if len(seen) == 1 and 'tie' not in seen else 'depends'\n"),
+    "ok_inspect": ("00_start_here", "import inspect でシグネチャを見る",
+                   "import inspect\n" + _SIG + "    assert len(inspect.signature(choose_path).parameters) == 10\n" + _CHOOSE),
+    "ok_answers_copy": ("09_knowledge_check", "dict(...) と zip で answers を作り直す",
+                        "answers = dict(zip(list(answers), [str(v) for v in answers.values()]))\n"),
+    "ok_diagnose": ("03_prompt_caching", "diagnose で getattr(u, name, None)（dict でも SDK のオブジェクトでも）",
+                    "def diagnose(usages):\n"
+                    "    def field(u, name):\n"
+                    "        v = u.get(name) if isinstance(u, dict) else getattr(u, name, None)\n"
+                    "        return v or 0\n"
+                    "    usages = list(usages)\n"
+                    "    if len(usages) < 2:\n"
+                    "        raise ValueError(f'need at least 2 calls, got {len(usages)}')\n"
+                    "    reads = [field(u, 'cache_read_input_tokens') > 0 for u in usages]\n"
+                    "    writes = [field(u, 'cache_creation_input_tokens') > 0 for u in usages]\n"
+                    "    if not any(reads) and not any(writes):\n"
+                    "        return 'nothing_cached'\n"
+                    "    if not any(reads):\n"
+                    "        return 'never_hits'\n"
+                    "    return 'hit' if all(reads) else 'write_then_hit'\n"),
+}
+
+
+#: a learner that records every cell its kernel compiles or runs (pre_run_cell, an audit hook, the
+#: shell's history) and, in a last cell, prints how many of them were test cells: 0 since issue 42
+SPY = ("00_start_here", '''
+import sys
+_spy_seen = []
+get_ipython().events.register("pre_run_cell", lambda info: _spy_seen.append(info.raw_cell or ""))
+
+def _spy_audit(event, args):
+    if event == "compile" and args and isinstance(args[0], (str, bytes)):
+        _spy_seen.append(args[0] if isinstance(args[0], str) else args[0].decode("utf-8", "replace"))
+
+sys.addaudithook(_spy_audit)
+''', '''
+_spy_all = [t for t in _spy_seen + list(In) if "_spy_" not in t]   # not the spy's own cells
+_spy_marks = ["HIDDEN" + " TESTS", "_check" + "(", "_truth" + "(", "assert choose" + "_path("]
+_spy_tests = [t for t in _spy_all if any(m in t for m in _spy_marks)]
+print(f"SPY saw {len(_spy_all)} sources, {len(_spy_tests)} of them test code")
+''')

@@ -1,15 +1,15 @@
-"""Forged submissions score no more than blank answers, and are held for review (issue 31).
+"""Forged submissions score no more than blank answers, honest ones full marks, and nobody is held (issues 31, 42).
 
 One batch, graded as an instructor grades (``ctxlab grade`` on a folder export, two workers, the
-sandbox on): for 00_start_here and 09_knowledge_check a blank learner (the release as given),
-a guessing one (constant wrong answers, tests/tamper.py ``GUESSES``) and an honest one (the
-solution), plus every forgery of tests/tamper.py (the guess with one forging cell after the
-first answer cell). Each forgery must score no more than blank, be held
-for review (its test grades need manual grading, the reason is in the summary and the CSV
-notes), and the honest learners must be graded as before, with no finding.
+sandbox on), with no in-process guard: the tests run in a grader kernel that never runs learner
+code (ctxlab/grading/graded.py). For 00_start_here, 03_prompt_caching and 09_knowledge_check a blank
+learner (the release as given), a guessing one (constant wrong answers, tests/tamper.py ``GUESSES``)
+and an honest one (the solution); every forgery of tests/tamper.py (the guess with one forging cell
+after the first answer cell); and every honest-but-unusual solution (``HONEST_UNUSUAL``: the
+solution with one more cell after the answer cell it redefines). Each forgery scores no more than
+the guess it is built on; the honest learners, usual or not, score full marks; nobody is held for review.
 
-``python tests/test_tamper.py [--no-guard]`` grades the same batch and prints every learner's
-automatic score (``--no-guard``: as the grader did before the guard, for comparison).
+``python tests/test_tamper.py`` grades the same batch and prints every learner's automatic score.
 """
 from __future__ import annotations
 
@@ -23,27 +23,38 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import nbfixtures  # noqa: E402
 import tamper  # noqa: E402
-from ctxlab.grading import tamper as guard  # noqa: E402
 from ctxlab.grading import workflow  # noqa: E402
-from ctxlab.grading._nbgrader import cell_scores, scores, sync_course_root  # noqa: E402
+from ctxlab.grading._nbgrader import scores, sync_course_root  # noqa: E402
+from ctxlab.grading.graded import defined  # noqa: E402
 from ctxlab.grading.isolation import unavailable_reason  # noqa: E402
-from ctxlab.grading.report import format_summary  # noqa: E402
 
+# the first test pays for grading the whole batch (about 50 submissions): minutes on a quiet machine, more under load
+pytestmark = pytest.mark.timeout(1800)
 ROOT = Path(__file__).resolve().parent.parent
-ASSIGNMENTS = sorted({a for a, _, _ in tamper.FORGERIES.values()})
+ASSIGNMENTS = sorted({a for a, _, _ in [*tamper.FORGERIES.values(), *tamper.HONEST_UNUSUAL.values()]})
 
 
 def guess(root: Path, name: str):
     """The release of ``name`` with its answer cells replaced by tests/tamper.py's guesses."""
     nb = nbformat.read(root / "course" / name / f"{name}.ipynb", as_version=4)
     for i in nbfixtures.answer_cells(nb):
-        code = tamper.GUESSES[name].get(nbfixtures.grade_id(nb.cells[i]))
+        code = tamper.GUESSES.get(name, {}).get(nbfixtures.grade_id(nb.cells[i]))
         if code is not None:
             nb.cells[i].source = code
     return nb
 
 
-def build(tmp: Path, guard_on: bool = True) -> dict:
+def unusual(name: str, code: str):
+    """The solution of ``name`` with ``code`` after the answer cell that defines the same names (else the first)."""
+    nb = nbformat.read(ROOT / "solutions" / name / f"{name}.ipynb", as_version=4)
+    cells = nbfixtures.answer_cells(nb)
+    mine = defined(code)
+    at = next((i for i in cells if defined(nb.cells[i].source) & mine), cells[0]) + 1
+    nb.cells.insert(at, nbformat.v4.new_code_cell(code))
+    return nb
+
+
+def build(tmp: Path) -> dict:
     root = tmp / "grading"
     sync_course_root(root, ASSIGNMENTS, ROOT)
     export = tmp / "export"
@@ -59,9 +70,16 @@ def build(tmp: Path, guard_on: bool = True) -> dict:
         nb.cells.insert(at, nbformat.v4.new_code_cell(code))
         (export / learner).mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, export / learner / f"{name}.ipynb")
-    args = [] if guard_on else ["--GuardedExecute.guard=False"]
-    report = workflow.grade(export, root, course=ROOT, workers=2, progress=False, config_args=args,
-                            assignments=ASSIGNMENTS)
+    for learner, (name, _what, code) in tamper.HONEST_UNUSUAL.items():
+        (export / learner).mkdir(parents=True, exist_ok=True)
+        nbformat.write(unusual(name, code), export / learner / f"{name}.ipynb")
+    name, recorder, reporter = tamper.SPY
+    nb = nbformat.read(ROOT / "solutions" / name / f"{name}.ipynb", as_version=4)
+    nb.cells.insert(nbfixtures.answer_cells(nb)[0], nbformat.v4.new_code_cell(recorder))
+    nb.cells.append(nbformat.v4.new_code_cell(reporter))
+    (export / "spy").mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, export / "spy" / f"{name}.ipynb")
+    report = workflow.grade(export, root, course=ROOT, workers=2, progress=False, assignments=ASSIGNMENTS)
     import csv
     with open(report.csv, encoding="utf-8-sig", newline="") as fh:
         rows = {r["learner_id"]: r for r in csv.DictReader(fh)}
@@ -78,87 +96,63 @@ def batch(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_every_forgery_scores_no_more_than_blank_and_is_held(batch):
+def test_every_forgery_scores_no_more_than_its_answers_earn(batch):
+    """A forgery is the guess plus one forging cell: it scores no more than the guess alone (what its
+    constant answers earn: 0 on 00, 09's "a" everywhere is right by chance on some questions)."""
     sc, outcomes = batch["scores"], batch["outcomes"]
     for learner, (name, what, _code) in tamper.FORGERIES.items():
-        blank = sc[("blank", name)]
+        base = sc[("guess", name)]
+        assert base.code_score < sc[("honest", name)].code_score
         o = outcomes[(learner, name)]
         assert o.graded, f"{learner} ({what}): {o.error}"
         s = sc[(learner, name)]
-        assert s.code_score <= blank.code_score, f"{learner} ({what}): {s.code_score} > blank {blank.code_score}"
-        assert o.review, f"{learner} ({what}) was not held for review"
-        # its tests wait for the instructor, and the LMS files do not carry it yet
-        grades = cell_scores(batch["root"], learner, name)
-        assert s.needs_manual_grade and grades
-        assert float(batch["rows"][learner]["pending_manual"]) > 0
+        assert s.code_score <= base.code_score, f"{learner} ({what}): {s.code_score} > guess {base.code_score}"
+        assert not o.review, (learner, o.review)   # nothing to review: the tests were out of its reach
 
 
 @pytest.mark.slow
-def test_honest_blank_and_guessing_learners_are_not_held(batch):
+def test_honest_blank_and_guessing_learners_are_graded_as_before(batch):
     sc, outcomes = batch["scores"], batch["outcomes"]
     for name in ASSIGNMENTS:
         honest, blank = sc[("honest", name)], sc[("blank", name)]
-        assert honest.code_score == honest.max_code_score > blank.code_score
-        for learner in ("honest", "blank", "guess"):
+        assert honest.code_score == honest.max_code_score > blank.code_score, name
+        for learner in ("honest", "blank") + (("guess",) if name in tamper.GUESSES else ()):
             assert not outcomes[(learner, name)].review, (learner, name, outcomes[(learner, name)].review)
             assert "自動採点を保留" not in batch["rows"][learner]["notes"]
 
 
 @pytest.mark.slow
-def test_the_reason_reaches_the_summary_the_csv_and_the_feedback(batch):
-    text = format_summary(batch["report"])
-    assert "自動採点を保留した" in text
-    for learner, (name, _what, _code) in tamper.FORGERIES.items():
-        assert f"- {learner} {name}:" in text.split("自動採点を保留した", 1)[1]
-        assert "自動採点を保留" in batch["rows"][learner]["notes"]
-        feedback = (batch["root"] / "feedback" / learner / name / f"{name}.html").read_text(encoding="utf-8")
-        assert guard.REVIEW_ENAME in feedback and "講師が確認して採点します" in feedback
-    # what each layer named, for the two forgeries of the issue that need different layers
-    cleanup = " ".join(batch["outcomes"][("tmp_cleanup", "00_start_here")].review)
-    assert "input_transformers_cleanup" in cleanup
-    peek = " ".join(batch["outcomes"][("tmp_framepeek", "09_knowledge_check")].review)
-    assert "_getframe" in peek
+def test_honest_but_unusual_solutions_score_full_marks_and_are_not_held(batch):
+    sc, outcomes = batch["scores"], batch["outcomes"]
+    for learner, (name, what, _code) in tamper.HONEST_UNUSUAL.items():
+        s, o = sc[(learner, name)], outcomes[(learner, name)]
+        assert o.graded and not o.review, (learner, what, o.error, o.review)
+        assert s.code_score == s.max_code_score, f"{learner} ({what}): {s.code_score}/{s.max_code_score}"
 
 
-# --------------------------------------------------------------------------- no nbgrader run
-
-RUNTIME_ONLY = {"tmp_shadow"}   # plain function definitions: only the runtime guard sees what they shadow
-
-
-def test_the_source_scan_finds_nothing_in_honest_answers():
-    """Every solution cell of every lesson, and every partly correct answer, reads as honest."""
-    import nbfixtures
-    from ctxlab.grading import _scan
-
-    for path in sorted((ROOT / "solutions").glob("*/*.ipynb")):
-        src = nbformat.read(path, as_version=4)
-        sources = [c.source for c in src.cells if c.cell_type == "code"]
-        for nb in (src, nbfixtures.make_variant(src, "partial")[0]):
-            cells = [(i, nb.cells[i].source) for i in nbfixtures.answer_cells(nb) if nb.cells[i].cell_type == "code"]
-            assert _scan.findings(cells, set(), sources) == [], path.name
-
-
-def test_the_source_scan_names_what_each_forgery_uses():
-    from ctxlab.grading import _scan
-
-    for learner, (_name, what, code) in tamper.FORGERIES.items():
-        found = _scan.findings([(2, code)], set(), ["from ctxlab.costs import compare", code])
-        assert bool(found) == (learner not in RUNTIME_ONLY), (learner, what, found)
-    # an instructor's cell is not the learner's; a learner's edit of it is
-    demo = "from IPython.display import display\nimport inspect\nprint(inspect.getsource(len))"
-    assert _scan.findings([(1, demo)], {demo}, [demo]) == []
-    assert _scan.findings([(1, demo + "\n")], {demo}, [demo]) == ["コードセル 1: import inspect（2 行目）"]
+@pytest.mark.slow
+def test_no_test_code_reaches_the_learners_kernel(batch):
+    """A learner that records every source its kernel compiles or runs saw none of the test cells,
+    visible or hidden, and still scores full marks with its honest answers."""
+    name = tamper.SPY[0]
+    nb = nbformat.read(batch["root"] / "autograded" / "spy" / name / f"{name}.ipynb", 4)
+    said = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
+    assert "SPY saw" in said and ", 0 of them test code" in said, said
+    assert int(said.split("SPY saw ")[1].split()[0]) > 10   # it did see the learner's own cells
+    s = batch["scores"][("spy", name)]
+    assert s.code_score == s.max_code_score and not batch["outcomes"][("spy", name)].review
 
 
 def main(argv: list[str]) -> None:
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="ctxlab-tamper-") as tmp:
-        got = build(Path(tmp), guard_on="--no-guard" not in argv)
+        got = build(Path(tmp))
         sc, outcomes = got["scores"], got["outcomes"]
         rows = [(k, a, w) for k, w in (("blank", "空欄のまま"), ("guess", "決め打ちの答え（偽装の土台）"), ("honest", "模範解答"))
                 for a in ASSIGNMENTS]
         rows += [(k, a, w) for k, (a, w, _) in tamper.FORGERIES.items()]
+        rows += [(k, a, "（正直）" + w) for k, (a, w, _) in tamper.HONEST_UNUSUAL.items()]
         for learner, name, what in rows:
             s, o = sc.get((learner, name)), outcomes.get((learner, name))
             score = f"{s.code_score:g}/{s.max_code_score:g}" if s else "未採点"
