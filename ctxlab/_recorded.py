@@ -57,6 +57,7 @@ import json
 import pickle
 from decimal import Decimal
 from fractions import Fraction
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path, PurePath
 from typing import Any
@@ -119,7 +120,8 @@ def _plain(value: Any, depth: int = 0) -> Any:
     if isinstance(value, PurePath):
         return ["path", str(value)]
     if isinstance(value, dict):
-        return ["dict", [[_plain(k, d), _plain(v, d)] for k, v in value.items()]]
+        items = [[_plain(k, d), _plain(v, d)] for k, v in value.items()]   # in any order (a set may have built it)
+        return ["dict", sorted(items, key=lambda kv: json.dumps(kv, sort_keys=True))]
     if isinstance(value, (set, frozenset)):
         return ["set", sorted(json.dumps(_plain(v, d), sort_keys=True) for v in value)]
     if isinstance(value, (list, tuple)):
@@ -140,6 +142,7 @@ def _plain(value: Any, depth: int = 0) -> Any:
 
 def key(name: str, arguments: dict[str, Any]) -> str:
     """The key of a call: a hash of the function's name and its bound arguments (defaults applied)."""
+    arguments = {k: list(v) if isinstance(v, Iterator) else v for k, v in arguments.items()}  # read once, here
     text = json.dumps([name, _plain(arguments)], ensure_ascii=False, sort_keys=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -172,4 +175,4 @@ def lookup(name: str, arguments: dict[str, Any]) -> Any:
     kind, value = pickle.loads(table[k])
     if kind == "raise":
         raise value
-    return value
+    return iter(value) if kind == "iter" else value

@@ -12,6 +12,7 @@ sandbox (``--no-sandbox``) sees the code, so the probe can tell.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import pickle
 import time
@@ -82,16 +83,20 @@ def _where(package: Path, func: ast.FunctionDef, keep: int) -> set[tuple[str, st
     """(file, function) in ``package`` whose code holds a statement or a distinctive line of ``func``'s body."""
     stmts = _statements(func, keep)
     lines = _distinctive(func, keep)
-    found = set()
-    for path in package.rglob("*.py"):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            text = {line.strip() for line in ast.unparse(node).splitlines()}
-            if {ast.dump(s) for s in ast.walk(node) if isinstance(s, ast.stmt)} & stmts or text & lines:
-                found.add((path.relative_to(package.parent).as_posix(), node.name))
-    return found
+    return {(rel, fname) for rel, fname, dumps, text in _functions(package) if dumps & stmts or text & lines}
+
+
+@functools.lru_cache(maxsize=4)
+def _functions(package: Path) -> list[tuple[str, str, set[str], set[str]]]:
+    """Every function of ``package``: (file, name, its statements as AST dumps, its lines)."""
+    out = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out.append((path.relative_to(package.parent).as_posix(), node.name,
+                            {ast.dump(s) for s in ast.walk(node) if isinstance(s, ast.stmt)},
+                            {line.strip() for line in ast.unparse(node).splitlines()}))
+    return out
 
 
 def test_every_twin_names_its_exercise():

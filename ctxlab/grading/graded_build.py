@@ -106,6 +106,11 @@ def _recorder(name: str, real):
             with contextlib.suppress(Exception):
                 _TABLE[k] = pickle.dumps(("raise", exc))
             raise
+        if inspect.isgenerator(result):   # a generator function's items, handed on as an iterator
+            result = list(result)
+            with contextlib.suppress(Exception):
+                _TABLE[k] = pickle.dumps(("iter", result))
+            return iter(result)
         with contextlib.suppress(Exception):
             _TABLE[k] = pickle.dumps(("return", result))
         return result
