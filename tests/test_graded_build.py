@@ -122,6 +122,7 @@ def test_the_graded_build_holds_no_code_of_any_exercises_twin(graded):
     assert ("ctxlab/costs/traffic.py", "_simulated_rate") in checkout["model_hits"], "the search finds copies too"
     table = pickle.loads((graded / "_data" / "recorded.pkl").read_bytes())
     assert len(table) > 1000   # every lesson's narrative calls, recorded
+    assert not [k for k in table if k.startswith(graded_build.FAILED)], "a narrative call that grading cannot serve"
 
 
 @pytest.mark.slow
