@@ -29,15 +29,17 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ctxlab._paths import PACKAGE_DIR, REPO_ROOT
 from ctxlab._recorded import Unkeyable, key
+from ctxlab.costs import formulas, pricing
 from ctxlab.errors import CtxlabError
 
-__all__ = ["TWINS", "graded_package", "kernel_package", "record", "replace_twins", "source_hash", "stage_package"]
+__all__ = ["TWINS", "BuildError", "NoLessons", "graded_package", "kernel_package", "record", "replace_twins", "source_hash", "stage_package"]
 
 #: the exercises' library twins: (module, function, leading statements kept: the input checks)
 TWINS = (
@@ -72,6 +74,10 @@ RECORDED_REL = Path("_data") / "recorded.pkl"
 
 class BuildError(CtxlabError, RuntimeError):
     """The graded build could not be made (a lesson failed while its calls were recorded)."""
+
+
+class NoLessons(BuildError):
+    """No lesson sources where the graded build looked for them."""
 
 
 def rel_path(module: str) -> Path:
@@ -172,8 +178,18 @@ def lesson_notebooks(root: Path) -> list[Path]:
                        if p.stem == p.parent.name)
         if found:
             return found
-    raise BuildError(f"{root} に solutions/（または source/）のレッスンがありません: 採点用の ctxlab を作るには、"
+    raise NoLessons(f"{root} に solutions/（または source/）のレッスンがありません: 採点用の ctxlab を作るには、"
                      "講座のリポジトリ（またはコース・ルート）で実行してください")
+
+
+def _grid_calls() -> None:
+    """Calls a lesson makes for another model than the default one (``CTXLAB_MODEL`` chooses the lesson's model):
+    every model's TTLs in 03's and 09's break-even."""
+    for m in pricing.models().values():
+        for ttl in ("5m", "1h"):
+            w, r = m.write_multiplier(ttl), m.cache_read_multiplier
+            formulas.breakeven_reuses(w, r)
+            formulas.first_paying_call(w, r)
 
 
 def record(root: Path, workers: int = 2) -> dict[str, bytes]:
@@ -182,12 +198,12 @@ def record(root: Path, workers: int = 2) -> dict[str, bytes]:
     env.update(CTXLAB_OFFLINE="1", CTXLAB_TIME_SCALE="0")
     table: dict[str, bytes] = {}
     with tempfile.TemporaryDirectory(prefix="ctxlab-recorded-") as tmp:
-        def one(nb: Path) -> tuple[Path, subprocess.CompletedProcess]:
-            out = Path(tmp) / f"{nb.stem}.pkl"
+        def one(nb: Path | str) -> tuple[Path, subprocess.CompletedProcess]:
+            out = Path(tmp) / f"{Path(nb).stem}.pkl"
             return out, subprocess.run([sys.executable, "-m", "ctxlab.grading.graded_build", str(nb), str(out)],
                                        capture_output=True, text=True, env=env, cwd=tmp)
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            for out, proc in pool.map(one, lesson_notebooks(root)):
+            for out, proc in pool.map(one, ["--grids", *lesson_notebooks(root)]):
                 if proc.returncode != 0 or not out.exists():
                     raise BuildError(f"recording {out.stem} failed:\n{proc.stderr[-3000:]}")
                 table.update(pickle.loads(out.read_bytes()))
@@ -293,6 +309,8 @@ def graded_package(root: Path = REPO_ROOT) -> Path:
     digest = source_hash(root)
     done = base / digest / "ctxlab"
     if done.is_dir():
+        with contextlib.suppress(OSError):
+            os.utime(done.parent)   # in use: not a day-old build
         return done
     with open(base / "build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -305,21 +323,21 @@ def graded_package(root: Path = REPO_ROOT) -> Path:
             os.replace(tmp, base / digest)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        for old in base.iterdir():
-            if old.is_dir() and old.name != digest:
+        for old in base.iterdir():   # other checkouts on the machine may grade with theirs: only a day-old build goes
+            if old.is_dir() and old.name != digest and time.time() - old.stat().st_mtime > 86_400:
                 shutil.rmtree(old, ignore_errors=True)
     return done
 
 
-def kernel_package(env: dict[str, str] | None = None) -> Path | None:
+def kernel_package(env: dict[str, str] | None = None, course: Path | None = None) -> Path | None:
     """What a grading kernel imports as ctxlab: this package when it is itself a graded build (the graded
     kit), else the graded build of the checkout's lessons (or of the course root's, the working folder,
     where nbgrader runs); None only for a learner's own validation where no lesson source exists (the
     self-study kit, whose learner holds the whole package anyway)."""
     if (PACKAGE_DIR / RECORDED_REL).exists():
         return PACKAGE_DIR
-    for root in (REPO_ROOT, Path.cwd()):
-        with contextlib.suppress(BuildError):
+    for root in (REPO_ROOT, Path(course) if course else Path.cwd()):
+        with contextlib.suppress(NoLessons):
             lesson_notebooks(root)
             return graded_package(root)
     if (env or {}).get("NBGRADER_EXECUTION") == "validate":
@@ -328,5 +346,10 @@ def kernel_package(env: dict[str, str] | None = None) -> Path | None:
                      "コース・ルートで採点してください")
 
 
-if __name__ == "__main__":   # one lesson's recording, in a process of its own (record())
-    _record_one(Path(sys.argv[1]), Path(sys.argv[2]))
+if __name__ == "__main__":   # one lesson's recording (or the grids'), in a process of its own (record())
+    if sys.argv[1] == "--grids":
+        start_recording()
+        _grid_calls()
+        save_recording(sys.argv[2])
+    else:
+        _record_one(Path(sys.argv[1]), Path(sys.argv[2]))
