@@ -14,9 +14,10 @@
   ``make lab`` lets a learner work;
 - ``ctxlab-learner-graded-VERSION.zip``, the **graded** kit for a workshop on laptops: the
   course of ``ctxlab release --graded`` (no key in any form, no notes, no explanations; the
-  quiz only records answers), with a wheel of its own in which the exercises' library twins that
-  later cells use (03's ``first_paying_call``, 10's ``rrf``: :data:`ANSWERS`) hold the recorded
-  results of the lessons' calls instead of code (``ctxlab/_recorded.py``).
+  quiz only records answers), with a wheel of its own: the graded build that grading kernels
+  import too (``ctxlab/grading/graded_build.py``), in which the exercises' library twins
+  (:data:`ANSWERS`) hold the recorded results of the lessons' calls instead of code
+  (``ctxlab/_recorded.py``).
 
 Each zip holds the wheel, ``requirements.txt`` (the learner's pinned runtime: JupyterLab,
 nbgrader for the Validate button and ``nbgrader validate``, ctxlab's dependencies; no
@@ -30,9 +31,7 @@ package data. A hit stops the build and nothing is written.
 from __future__ import annotations
 
 import argparse
-import ast
 import io
-import os
 import re
 import shutil
 import subprocess
@@ -43,6 +42,7 @@ import zipfile
 from pathlib import Path
 
 from ctxlab.api.client import ROOT_MARKER
+from ctxlab.grading.graded_build import TWINS, graded_package, rel_path
 
 ROOT = Path(__file__).resolve().parent.parent
 #: requirements.txt lines no learner needs (tests, browser tests, lesson authoring, the grading sandbox)
@@ -54,35 +54,9 @@ MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN T
 #: the learner's JupyterLab settings on a laptop (and in `make lab`); the hub has its own (deploy/jupyterhub)
 LAPTOP_SETTINGS = ROOT / "deploy" / "laptop" / "jupyter"
 _SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints", ".*")
-#: exercises' answers that later cells use through the library (file, function, leading statements
-#: kept: the input checks); the graded kit's wheel holds their recorded results (ctxlab/_recorded.py)
-ANSWERS = (("ctxlab/costs/formulas.py", "first_paying_call", 1), ("ctxlab/retrieval/fusion.py", "rrf", 1))
-#: records what the lessons pass them, from the real functions, offline (run in a subprocess)
-_RECORD = """
-import json, os
-os.environ["CTXLAB_OFFLINE"] = "1"
-import ctxlab
-from ctxlab._recorded import key
-from ctxlab.costs import formulas, pricing
-from ctxlab.labs import rag_lab
-out = {}
-for m in pricing.models().values():   # 03 and 09 price each model's TTLs
-    for ttl in ("5m", "1h"):
-        w, r = m.write_multiplier(ttl), m.cache_read_multiplier
-        out[key("ctxlab.costs.formulas.first_paying_call", w, r)] = formulas.first_paying_call(w, r)
-def fuse(rankings, k=60):
-    got = rag_lab.rrf(rankings, k)
-    out[key("ctxlab.retrieval.fusion.rrf", rankings, k)] = got
-    return got
-fused = [n for n, m in rag_lab.METHODS.items() if len(m.parts) > 1]
-lab = rag_lab.Lab()   # 10 as the lesson runs it: default chunks, then the offline contexts of 4.4
-for name in fused:
-    lab.rankings(name, fuse=fuse)
-lab.use_context("articles", rag_lab.contextualize(lab.chunks("articles"), lab.docs, ctxlab.make_client()))
-for name in fused:
-    lab.rankings(name, fuse=fuse)
-print(json.dumps(out))
-"""
+#: the exercises' library twins (file, function, leading statements kept: the input checks); the graded kit's
+#: wheel is the graded build (ctxlab/grading/graded_build.py), where they hold recorded results
+ANSWERS = tuple((rel_path(module).as_posix(), name, keep) for module, name, keep in TWINS)
 
 #: measured by installing a kit's requirements.txt into a fresh venv (Python 3.11, Linux x86-64; docs/benchmarks.md
 #: "The learner kit's install"); はじめに.txt and README.md quote them: a test checks they agree
@@ -136,30 +110,6 @@ def learner_requirements(hub: bool = False) -> str:
     return "\n".join(keep).strip() + "\n"
 
 
-def _recorded_answers(stage: Path) -> None:
-    """Replace each of :data:`ANSWERS` in the staged package by a lookup of its recorded results."""
-    proc = subprocess.run([sys.executable, "-c", _RECORD], capture_output=True, text=True, cwd=ROOT,
-                          env={k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"})
-    if proc.returncode != 0:
-        raise SystemExit(f"recording the lessons' calls of the exercises' twins failed:\n{proc.stderr[-2000:]}")
-    (stage / "ctxlab" / "_data" / "recorded.json").write_text(proc.stdout.strip().splitlines()[-1], encoding="utf-8")
-    for rel, name, keep in ANSWERS:
-        path = stage / rel
-        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-        func = next(n for n in ast.parse("".join(lines)).body if isinstance(n, ast.FunctionDef) and n.name == name)
-        body = func.body[1:] if ast.get_docstring(func) else func.body
-        indent = " " * body[0].col_offset
-        module = rel[:-3].replace("/", ".")
-        new = [f'{indent}"""{EXERCISE_NOTE}"""\n'] + lines[body[0].lineno - 1:body[keep - 1].end_lineno] + [
-            f"{indent}from ctxlab._recorded import lookup\n",
-            f"{indent}return lookup({module + '.' + name!r}, {', '.join(a.arg for a in func.args.args)})\n"]
-        start = func.body[0].lineno - 1
-        path.write_text("".join(lines[:start] + new + lines[func.end_lineno:]), encoding="utf-8")
-
-
-EXERCISE_NOTE = "An exercise's answer: in the graded learner kit, the results the lessons use (ctxlab/_recorded.py)."
-
-
 def build_wheel(dist: Path, lab_settings: bool = False, answers: bool = True) -> Path:
     """The ctxlab wheel with data/ and quizzes/ inside the package (built from a staged copy:
     the checkout itself is never changed); with ``lab_settings``, the laptop's JupyterLab
@@ -171,11 +121,12 @@ def build_wheel(dist: Path, lab_settings: bool = False, answers: bool = True) ->
         stage.mkdir()
         for name in ("pyproject.toml", "README.md"):
             shutil.copy(ROOT / name, stage / name)
-        shutil.copytree(ROOT / "ctxlab", stage / "ctxlab", ignore=_SKIP)
-        for name in ("data", "quizzes"):
-            shutil.copytree(ROOT / name, stage / "ctxlab" / "_data" / name, ignore=_SKIP)
-        if not answers:
-            _recorded_answers(stage)
+        if answers:
+            shutil.copytree(ROOT / "ctxlab", stage / "ctxlab", ignore=_SKIP)
+            for name in ("data", "quizzes"):
+                shutil.copytree(ROOT / name, stage / "ctxlab" / "_data" / name, ignore=_SKIP)
+        else:   # the same build the grading kernels import (cached by a hash of its sources)
+            shutil.copytree(graded_package(ROOT), stage / "ctxlab", ignore=_SKIP)
         if lab_settings:
             shutil.copytree(LAPTOP_SETTINGS, stage / "lab_settings", ignore=_SKIP)
             with open(stage / "pyproject.toml", "a", encoding="utf-8") as f:

@@ -7,7 +7,8 @@ and used by :func:`~ctxlab.grading._nbgrader.validate`) makes that manager an
 
 - the kernel sees the interpreter and its packages (``/usr``, the Python prefix, the venv)
   and ctxlab's package, ``data/`` and ``quizzes/``, all read-only, and nothing else of the
-  machine: no repository (no ``.env``, ``solutions/``, ``tests/``), no course root (no
+  machine; at the package's path it sees the graded build (:mod:`~ctxlab.grading.graded_build`:
+  every exercise's library twin as recorded results), never the checkout's or an installed wheel's code: no repository (no ``.env``, ``solutions/``, ``tests/``), no course root (no
   gradebook, no other learner, not even its own autograded copy with the hidden tests),
   no home. Its working folder, ``/tmp`` and ``/dev/shm`` are empty private tmpfs folders of a
   fixed size (:class:`Limits`), thrown away with the kernel: nothing it writes reaches
@@ -49,7 +50,9 @@ from nbclient.util import run_sync
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Integer
 
+from ctxlab._paths import PACKAGE_DIR
 from ctxlab.grading._fontcache import font_cache_dir
+from ctxlab.grading.graded_build import kernel_package
 from ctxlab.grading._sandbox_paths import ancestors, interpreter_links, readable_paths
 from ctxlab.grading._seccomp import SECCOMP_HINT, seccomp_filter
 
@@ -207,6 +210,9 @@ def sandbox_command(kernel_cmd: list[str], workdir: Path, rundir: Path, limits: 
         args += ["--perms", "0755", "--dir", d]
     for p in ro:
         args += ["--ro-bind", str(p), str(p)]
+    graded = kernel_package(env)   # the graded build over the package: no exercise's twin as code (graded_build.py)
+    if graded is not None and graded != PACKAGE_DIR:
+        args += ["--ro-bind", str(graded), str(PACKAGE_DIR)]
     for link, target in links:
         args += ["--symlink", target, link]
     for name in ("bin", "lib", "lib64", "sbin"):

@@ -12,6 +12,7 @@ to a temporary folder). One run at a time per course root (a lock): the gradeboo
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import shutil
@@ -30,6 +31,7 @@ from ctxlab.grading._manual import keep_manual_grades, record_feedback, remake_f
 from ctxlab.grading._nbgrader import SOURCE_DIR, gradebook_url, place_submission, rmtree, sync_course_root
 from ctxlab.grading.lms import (Issue, Person, check_notebook, copy_tree, extract_zip, key_learners, load_issues,
                                 newest, read_roster, save_issues, save_lms_ids, scan, scan_zips)
+from ctxlab.grading.graded_build import NoLessons, kernel_package
 from ctxlab.grading.isolation import INSTALL_HINT, limits_config_args, sandbox_tool, unavailable_reason
 from ctxlab.grading.parallel import Caps, grade_parallel
 from ctxlab.grading.release import assignments as all_assignments
@@ -250,6 +252,8 @@ def grade(upload: Path | None, root: Path, course: Path = REPO_ROOT, workers: in
         reason = unavailable_reason()
         if reason:
             raise GradeError(f"採点のサンドボックスが使えません: {reason}。{INSTALL_HINT}")
+        with contextlib.suppress(NoLessons):   # the graded build, made once here rather than in a worker's first kernel
+            kernel_package(course=course)
     if upload is not None:
         upload = Path(upload)
         if not upload.exists():

@@ -22,6 +22,7 @@ positions).
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from functools import partial
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -68,7 +69,7 @@ def source_label(client, model: str | None = None) -> str:
 
 def table(graded: Iterable[Graded]) -> dict[str, dict[str, Counter]]:
     """Counts of levels per method and per category: ``t[method][category][level]``."""
-    t: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+    t: dict[str, dict[str, Counter]] = defaultdict(partial(defaultdict, Counter))   # picklable (the graded build records it)
     for g in graded:
         t[g.method][g.question.category][g.level] += 1
         t[g.method]["all"][g.level] += 1
