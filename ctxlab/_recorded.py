@@ -23,12 +23,15 @@ exercise                    library function that computes the same         in t
 03 diagnose                 (none: usage_dict is a tool)                    -
 03 first_paying_call        costs.formulas.first_paying_call,               twin
                             breakeven_reuses
-03 choose_placement         labs._agent_loop.compare_placements,            twin
-                            format_comparison
+03 choose_placement         labs._agent_loop.shape_costs,                   twin
+                            compare_placements, format_comparison
 04 ttl_hit_rate             costs.traffic.model_hits, hit_rate              twin
 04 ttl_costs                labs.ttl.day_cost, compare_ttls                 twin
-05 rag_crossover_tokens     costs.crossover.crossover_tokens, line, _lines  twin
-05 max_questions_per_day    costs.compare.compare (a tool the answer uses)  code (the answer calls it)
+05 rag_crossover_tokens     costs.crossover.crossover_tokens, line, _lines  code: needs judgment (05's first_line
+                                                                            calls crossover_tokens as a tool on
+                                                                            profiles no lesson records)
+05 first_line               costs.crossover.crossover_tokens,               code (the answer calls them)
+                            max_tokens_for_ttft (tools)
 06 my_filter                labs.metadata_filtering.match (a tool)          code (the answer calls it)
 06 pick_bundle              (none: corpus.by_file is a tool)                -
 07 locate                   (none)                                          -
@@ -75,13 +78,11 @@ EXERCISES = {
     "ctxlab.costs.formulas.breakeven_reuses": "03_prompt_caching の演習（first_paying_call）",
     "ctxlab.labs._agent_loop.compare_placements": "03_prompt_caching の演習（choose_placement）",
     "ctxlab.labs._agent_loop.format_comparison": "03_prompt_caching の演習（choose_placement）",
+    "ctxlab.labs._agent_loop.shape_costs": "03_prompt_caching の演習（choose_placement）",
     "ctxlab.costs.traffic.model_hits": "04_ttl の演習（ttl_hit_rate）",
     "ctxlab.costs.traffic.hit_rate": "04_ttl の演習（ttl_hit_rate）",
     "ctxlab.labs.ttl.day_cost": "04_ttl の演習（ttl_costs）",
     "ctxlab.labs.ttl.compare_ttls": "04_ttl の演習（ttl_costs）",
-    "ctxlab.costs.crossover.crossover_tokens": "05_crossover の演習（rag_crossover_tokens）",
-    "ctxlab.costs.crossover.line": "05_crossover の演習（rag_crossover_tokens）",
-    "ctxlab.costs.crossover._lines": "05_crossover の演習（rag_crossover_tokens）",
     "ctxlab.labs.measure.by_method": "08_measure の演習（accuracy_by_method）",
     "ctxlab.labs.measure.table": "08_measure の演習（accuracy_by_method）",
     "ctxlab.evaluation.levels.accuracy": "08_measure の演習（accuracy_by_method）",
