@@ -157,21 +157,28 @@ def test_text_fallback_is_in_the_display():
     assert "quiz.select" in text and NO_WIDGETS in text   # the screen, then how to answer from code
 
 
-# ------------------------------------------------------------------ a check at the end of every lesson
+# ------------------------------------------------------------------ a check at the end of every lesson's core
+
+OPTIONAL = "（任意）"  # tools/learner_time.py's mark of an optional part
 
 @pytest.mark.parametrize("lesson", CHECKED)
 def test_every_lesson_ends_with_its_check(lesson):
+    """The core ends with まとめ and the check; only optional parts (a level-2 heading with （任意）) follow."""
     nb = nbformat.read(ROOT / "solutions" / lesson / f"{lesson}.ipynb", as_version=4)
-    heading, code = nb.cells[-2], nb.cells[-1]
-    assert heading.cell_type == "markdown" and heading.source.startswith("## 確認問題")
+    at = [i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and c.source.startswith("## 確認問題")]
+    assert len(at) == 1, f"{lesson}: one 「## 確認問題」 heading"
+    heading, code = nb.cells[at[0]], nb.cells[at[0] + 1]
     assert code.source == ("from ctxlab import quiz\nfrom ctxlab.widgets.quiz import Quiz\n\n"
                            f'check = Quiz(quiz.quiz_for("{lesson}"))\ncheck')
-    assert "## まとめ" in nb.cells[-3].source, "the check comes right after the summary"
+    assert "## まとめ" in nb.cells[at[0] - 1].source, "the check comes right after the summary"
+    after = [line for c in nb.cells[at[0] + 2:] if c.cell_type == "markdown"
+             for line in c.source.splitlines() if line.startswith("## ")]
+    assert all(OPTIONAL in line for line in after), f"{lesson}: only optional parts follow the check: {after}"
     bank = qz.quiz_for(lesson)
     assert 2 <= len(bank) <= 3 and not bank.graded
     # released the same way (the check is not an exercise)
     released = nbformat.read(ROOT / "course" / lesson / f"{lesson}.ipynb", as_version=4)
-    assert released.cells[-1].source == code.source
+    assert code.source in [c.source for c in released.cells]
 
 
 def test_no_graded_question_is_reused_as_a_check(key):

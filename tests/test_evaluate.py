@@ -430,7 +430,7 @@ def test_the_spot_check_is_the_first_answers_of_review_order_and_says_when_it_is
     assert "検証用のラベル付き回答での食い違い 2 件 / 10 件（20%）" in text and "終わっていません" not in text
     # lesson 08 §7 names the number of answers it measures
     lesson = (Path(__file__).parent.parent / "solutions" / "08_measure" / "08_measure.py").read_text(encoding="utf-8")
-    assert f"**先頭 {evaluate.SPOT_CHECK} 件**" in lesson and f"{evaluate.SPOT_CHECK} 件を採点し終えたら" in lesson
+    assert "先頭 `measure.SPOT_CHECK` 件" in lesson and f"{evaluate.SPOT_CHECK} 件を採点し終えたら" in lesson
 
 
 def test_rag_on_all_versions_sends_old_chunks_with_current_ones_on_every_contradiction_question():
