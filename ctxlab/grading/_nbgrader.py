@@ -26,7 +26,10 @@ SOURCE_DIR = "solutions"   # CourseDirectory.source_directory in nbgrader_config
 RELEASE_DIR = "course"     # CourseDirectory.release_directory
 CONFIG = "nbgrader_config.py"
 DEFAULT_TIMESTAMP = "2026-11-30 09:00:00.000000 UTC"
-_NOT_SOURCES = (".ipynb_checkpoints", "__pycache__")
+#: not part of an assignment: editor and interpreter caches, and what a run of a lesson writes beside it
+#: (lesson 11's decision memo, also in .gitignore). Copied into a release, a run of lesson 11 in solutions/
+#: made course/ look stale whenever a test had executed it before the staleness check.
+_NOT_SOURCES = (".ipynb_checkpoints", "__pycache__", "memo_11")
 
 
 @dataclass(frozen=True)
