@@ -32,6 +32,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
@@ -75,6 +76,27 @@ def make_class(root: Path, names: list[str], learners: int, tmp: Path) -> int:
     return n
 
 
+def alternately(root: Path, names: list[str], runs: int, prefix: str, label: str,
+                args: Callable[[bool], list[str]]) -> dict[tuple[str, bool], list[float]]:
+    """Autograde each assignment's solution ``runs`` times in both modes (``args(True)`` and
+    ``args(False)``, in alternating order), as learners ``{prefix}1`` / ``{prefix}0``: seconds per
+    (assignment, mode)."""
+    per: dict[tuple[str, bool], list[float]] = {}
+    for r in range(runs):
+        for name in names:
+            for mode in ((True, False) if (r + names.index(name)) % 2 == 0 else (False, True)):
+                student = f"{prefix}{int(mode)}"
+                _nbgrader.place_submission(root, student, name, ROOT / "solutions" / name / f"{name}.ipynb")
+                t = time.perf_counter()
+                proc = _nbgrader.nbgrader(root, "autograde", name, f"--student={student}", "--force", "--create",
+                                          "--log-level=WARN", *args(mode), check=False)
+                dt = time.perf_counter() - t
+                if proc.returncode != 0:
+                    print(f"  {name} {label}={mode}: autograde failed: {proc.stderr[-300:]}")
+                per.setdefault((name, mode), []).append(dt)
+    return per
+
+
 def sandbox_overhead(root: Path, names: list[str], runs: int) -> None:
     """Median per-submission autograde time with and without the sandbox, and the ratio."""
     from ctxlab.grading import isolation
@@ -83,21 +105,9 @@ def sandbox_overhead(root: Path, names: list[str], runs: int) -> None:
     if reason:
         print(f"sandbox: not measured ({reason})")
         return
-    times: dict[bool, list[float]] = {True: [], False: []}
-    per: dict[tuple[str, bool], list[float]] = {}
-    for r in range(runs):
-        for name in names:
-            for isolate in ((True, False) if (r + names.index(name)) % 2 == 0 else (False, True)):
-                student = f"sbx{int(isolate)}"
-                _nbgrader.place_submission(root, student, name, ROOT / "solutions" / name / f"{name}.ipynb")
-                t = time.perf_counter()
-                proc = _nbgrader.nbgrader(root, "autograde", name, f"--student={student}", "--force", "--create",
-                                          "--log-level=WARN", *isolation.limits_config_args(isolate=isolate), check=False)
-                dt = time.perf_counter() - t
-                if proc.returncode != 0:
-                    print(f"  {name} isolate={isolate}: autograde failed: {proc.stderr[-300:]}")
-                times[isolate].append(dt)
-                per.setdefault((name, isolate), []).append(dt)
+    per = alternately(root, names, runs, "sbx", "isolate",
+                      lambda isolate: isolation.limits_config_args(isolate=isolate))
+    times = {mode: [t for (_, m), ts in per.items() if m == mode for t in ts] for mode in (True, False)}
     print(f"\nsandbox cost: {len(names)} assignments x {runs} runs, each mode alternately; {load()}")
     for name in names:
         on, off = statistics.median(per[(name, True)]), statistics.median(per[(name, False)])
@@ -116,19 +126,8 @@ def design_cost(root: Path, names: list[str], runs: int) -> None:
     """Median per-submission autograde time with the tests in a grader kernel (the design of
     ctxlab/grading/graded.py) and with every cell in the learner's kernel (one kernel, no guard:
     ``--GradedExecute.tests_outside=False``), alternately, and the ratio (goal: at most 1.15)."""
-    per: dict[tuple[str, bool], list[float]] = {}
-    for r in range(runs):
-        for name in names:
-            for outside in ((True, False) if (r + names.index(name)) % 2 == 0 else (False, True)):
-                student = f"dsg{int(outside)}"
-                _nbgrader.place_submission(root, student, name, ROOT / "solutions" / name / f"{name}.ipynb")
-                t = time.perf_counter()
-                proc = _nbgrader.nbgrader(root, "autograde", name, f"--student={student}", "--force", "--create",
-                                          "--log-level=WARN", f"--GradedExecute.tests_outside={outside}", check=False)
-                dt = time.perf_counter() - t
-                if proc.returncode != 0:
-                    print(f"  {name} tests_outside={outside}: autograde failed: {proc.stderr[-300:]}")
-                per.setdefault((name, outside), []).append(dt)
+    per = alternately(root, names, runs, "dsg", "tests_outside",
+                      lambda outside: [f"--GradedExecute.tests_outside={outside}"])
     print(f"\ntests outside the learner's kernel: {len(names)} assignments x {runs} runs, each design alternately; {load()}")
     for name in names:
         new, old = statistics.median(per[(name, True)]), statistics.median(per[(name, False)])
