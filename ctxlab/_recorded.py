@@ -23,8 +23,8 @@ exercise                    library function that computes the same         in t
 03 diagnose                 (none: usage_dict is a tool)                    -
 03 first_paying_call        costs.formulas.first_paying_call,               twin
                             breakeven_reuses
-03 choose_placement         labs._agent_loop.compare_placements,            twin (shape_costs stays code: the
-                            format_comparison                               visible test measures with it)
+03 choose_placement         labs._agent_loop.shape_costs,                   twin (a lab's run_conversation and
+                            compare_placements, format_comparison           run_usd stay: the measuring tools)
 04 ttl_hit_rate             costs.traffic.model_hits, hit_rate              twin
 04 ttl_costs                labs.ttl.day_cost, compare_ttls                 twin
 05 rag_crossover_tokens     costs.crossover.crossover_tokens, line, _lines  code: needs judgment (05's first_line
@@ -76,6 +76,7 @@ RECORDED = Path(__file__).resolve().parent / "_data" / "recorded.pkl"
 EXERCISES = {
     "ctxlab.costs.formulas.first_paying_call": "03_prompt_caching の演習（first_paying_call）",
     "ctxlab.costs.formulas.breakeven_reuses": "03_prompt_caching の演習（first_paying_call）",
+    "ctxlab.labs._agent_loop.shape_costs": "03_prompt_caching の演習（choose_placement）",
     "ctxlab.labs._agent_loop.compare_placements": "03_prompt_caching の演習（choose_placement）",
     "ctxlab.labs._agent_loop.format_comparison": "03_prompt_caching の演習（choose_placement）",
     "ctxlab.costs.traffic.model_hits": "04_ttl の演習（ttl_hit_rate）",
@@ -140,9 +141,16 @@ def _plain(value: Any, depth: int = 0) -> Any:
     raise Unkeyable(f"{type(value).__name__} has no stable form to key a recorded result by")
 
 
+#: arguments a twin's key leaves out: 03's shape_costs runs each shape on a fresh sandbox of the ``lab`` it is
+#: given (a fresh tag, its own clock), so the result depends on the shape, the documents and the model, not on
+#: the lab object (which holds a client and has no stable form)
+UNKEYED = {"ctxlab.labs._agent_loop.shape_costs": ("lab",)}
+
+
 def key(name: str, arguments: dict[str, Any]) -> str:
     """The key of a call: a hash of the function's name and its bound arguments (defaults applied)."""
-    arguments = {k: list(v) if isinstance(v, Iterator) else v for k, v in arguments.items()}  # read once, here
+    arguments = {k: list(v) if isinstance(v, Iterator) else v for k, v in arguments.items()
+                 if k not in UNKEYED.get(name, ())}  # an iterator is read once, here
     text = json.dumps([name, _plain(arguments)], ensure_ascii=False, sort_keys=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

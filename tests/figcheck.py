@@ -50,11 +50,11 @@ def _texts(fig, renderer):
 
 
 def _covers(t, line) -> bool:
-    """A label drawn over the line on an opaque box: the line passes under it, the text stays readable."""
+    """A label drawn over the line on an opaque box: the line passes under it, hidden, and the text stays readable."""
     from matplotlib.colors import to_rgba
 
     patch = t.get_bbox_patch()
-    return (patch is not None and to_rgba(patch.get_facecolor())[3] >= 0.8
+    return (patch is not None and to_rgba(patch.get_facecolor())[3] >= 0.99
             and t.get_zorder() > line.get_zorder())
 
 

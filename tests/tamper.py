@@ -427,6 +427,24 @@ HONEST_UNUSUAL = {
 
 #: a learner that records every cell its kernel compiles or runs (pre_run_cell, an audit hook, the
 #: shell's history) and, in a last cell, prints how many of them were test cells: 0 since issue 42
+#: a learner's function that answers with the library's own version of the exercise (issue 42, "copying the
+#: library"): in the graded build that version holds only the results the lesson's narrative and visible tests
+#: use, so the hidden tests fail and the exercise earns nothing. learner -> (assignment, test grade id, what,
+#: the cell put after the answer cell of the solution it redefines)
+TWIN_CALLS = {
+    "twin_call": ("03_prompt_caching", "first_paying_call-tests", "formulas.first_paying_call を呼ぶ",
+                  "def first_paying_call(w, r):\n    from ctxlab.costs import formulas as _f\n"
+                  "    return _f.first_paying_call(w, r)\n"),
+    "twin_runpy": ("03_prompt_caching", "first_paying_call-tests", "runpy で formulas の新しい写しを作って呼ぶ",
+                   "import runpy\n_fresh = runpy.run_module('ctxlab.costs.formulas')['first_paying_call']\n"
+                   "def first_paying_call(w, r):\n    return _fresh(w, r)\n"),
+    "twin_shapes": ("03_prompt_caching", "choose_placement-tests", "shape_costs で形ごとの合計を出して最安を返す",
+                    "def choose_placement(turns, conversations):\n"
+                    "    usd = prompt_caching.shape_costs(sim, cache_docs, turns, conversations, model=CACHE_MODEL,\n"
+                    "                                     system=BASE_SYSTEM, questions=CONVERSATION + SECOND)\n"
+                    "    return min(usd, key=usd.get)\n"),
+}
+
 SPY = ("00_start_here", '''
 import sys
 _spy_seen = []

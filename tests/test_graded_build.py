@@ -191,3 +191,48 @@ def test_a_grading_kernel_imports_the_graded_build_and_finds_no_twin(graded, tmp
     plain = _probe(tmp_path, isolate=False)
     assert "hits.append" in plain["source"] and plain["runpy"] == "[1, 3, 2]", plain
     assert any(f.endswith("retrieval/fusion.py") for f in plain["found"]), plain
+
+
+def test_split_test_keeps_the_visible_part_and_hides_the_rest():
+    visible, hidden = graded_build.split_test("x = 1\n### BEGIN HIDDEN TESTS\nassert x\n### END HIDDEN TESTS\n")
+    assert visible == "x = 1\n" and hidden.startswith("### BEGIN HIDDEN TESTS") and "assert x" in hidden
+    assert graded_build.split_test("y = 2\n") == ("y = 2\n", "")
+    # a hidden block inside an indented block cannot be split: all of it stays unrecorded
+    nested = "if True:\n    ### BEGIN HIDDEN TESTS\n    z = 3\n    ### END HIDDEN TESTS\n"
+    assert graded_build.split_test(nested) == ("", nested)
+
+
+@pytest.mark.slow
+def test_the_record_keeps_the_narratives_and_visible_tests_calls_never_the_hidden_ones(tmp_path):
+    """The graded kit's Validate runs the visible tests in the learner's kernel, so a twin they call must answer
+    there; a hidden test's inputs must never enter the build (a learner could call the twin with them)."""
+    import inspect
+    import subprocess
+    import sys
+
+    from ctxlab._recorded import key
+    from ctxlab.costs import formulas
+
+    nb = nbformat.v4.new_notebook()
+    call = "from ctxlab.costs import formulas\nformulas.breakeven_reuses({}, 0.2)\n"
+    test = nbformat.v4.new_code_cell(call.format(1.7) + "### BEGIN HIDDEN TESTS\n" + call.format(1.9) + "### END HIDDEN TESTS\n")
+    test.metadata["nbgrader"] = {"grade": True, "grade_id": "t", "locked": True, "points": 1, "solution": False,
+                                 "schema_version": 3, "task": False}
+    nb.cells = [nbformat.v4.new_code_cell(call.format(1.5)), test]
+    lesson = tmp_path / "98_probe" / "98_probe.ipynb"
+    lesson.parent.mkdir()
+    nbformat.write(nb, lesson)
+    out = tmp_path / "table.pkl"
+    proc = subprocess.run([sys.executable, "-m", "ctxlab.grading.graded_build", str(lesson), str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    table = pickle.loads(out.read_bytes())
+    sig = inspect.signature(formulas.breakeven_reuses)
+
+    def recorded(w: float) -> bool:
+        bound = sig.bind(w, 0.2)
+        bound.apply_defaults()
+        return key("ctxlab.costs.formulas.breakeven_reuses", dict(bound.arguments)) in table
+
+    assert recorded(1.5) and recorded(1.7), "the narrative's and the visible test's calls"
+    assert not recorded(1.9), "a hidden test's call entered the build"

@@ -92,22 +92,16 @@ def test_the_visible_message_shows_the_measured_dollars(section):
         _grade(section, _body(section, ['return "auto"']), hidden=False)
 
 
-@pytest.mark.parametrize("how", ["module attribute", "imported name", "internal module"])
-def test_a_library_twin_scores_0(section, how):
-    call = {"module attribute": "prompt_caching.shape_costs", "imported name": "sc",
-            "internal module": "al.shape_costs"}[how]
-    head = {"module attribute": "", "imported name": "from ctxlab.labs.prompt_caching import shape_costs as sc\n",
-            "internal module": "from ctxlab.labs import _agent_loop as al\n"}[how]
-    src = head + _body(section, [
-        f"usd = {call}(sim, cache_docs, turns, conversations, model=CACHE_MODEL, system=BASE_SYSTEM,",
-        "                questions=CONVERSATION + SECOND)",
-        "return min(usd, key=usd.get)"])
-    from ctxlab.labs._twins import TwinUsed
-    with pytest.raises((AssertionError, TwinUsed), match="shape_costs"):
-        _grade(section, src)
-    # the hidden tests put the library back as it was
-    assert prompt_caching.shape_costs is _agent_loop.shape_costs
-    assert prompt_caching.shape_costs.__name__ == "shape_costs"
+def test_the_library_totals_of_a_shape_are_recorded_twins_in_the_graded_build():
+    """Grading kernels import the graded build, where the functions that total a shape answer only the inputs the
+    lesson and its visible test pass (tests/test_graded_build.py checks the build holds none of their code); the
+    hidden test computes its expected answers grader-side and patches nothing in the learner's kernel."""
+    from ctxlab.grading.graded_build import TWINS
+    twins = {(m, n) for m, n, _ in TWINS}
+    assert {("ctxlab.labs._agent_loop", "shape_costs"), ("ctxlab.labs._agent_loop", "compare_placements")} <= twins
+    assert prompt_caching.shape_costs is _agent_loop.shape_costs   # one function: the record covers both names
+    _, _, test = _cells()
+    assert "setattr(" not in test and "_twins" not in test
 
 
 def test_measuring_with_run_conversation_is_a_way_to_full_marks(section):

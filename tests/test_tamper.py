@@ -31,7 +31,8 @@ from ctxlab.grading.isolation import unavailable_reason  # noqa: E402
 # the first test pays for grading the whole batch (about 50 submissions): minutes on a quiet machine, more under load
 pytestmark = pytest.mark.timeout(1800)
 ROOT = Path(__file__).resolve().parent.parent
-ASSIGNMENTS = sorted({a for a, _, _ in [*tamper.FORGERIES.values(), *tamper.HONEST_UNUSUAL.values()]})
+ASSIGNMENTS = sorted({a for a, _, _ in [*tamper.FORGERIES.values(), *tamper.HONEST_UNUSUAL.values()]}
+                     | {a for a, *_ in tamper.TWIN_CALLS.values()})
 
 
 def guess(root: Path, name: str):
@@ -71,6 +72,9 @@ def build(tmp: Path) -> dict:
         (export / learner).mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, export / learner / f"{name}.ipynb")
     for learner, (name, _what, code) in tamper.HONEST_UNUSUAL.items():
+        (export / learner).mkdir(parents=True, exist_ok=True)
+        nbformat.write(unusual(name, code), export / learner / f"{name}.ipynb")
+    for learner, (name, _test, _what, code) in tamper.TWIN_CALLS.items():
         (export / learner).mkdir(parents=True, exist_ok=True)
         nbformat.write(unusual(name, code), export / learner / f"{name}.ipynb")
     name, recorder, reporter = tamper.SPY
@@ -131,6 +135,20 @@ def test_honest_but_unusual_solutions_score_full_marks_and_are_not_held(batch):
 
 
 @pytest.mark.slow
+def test_an_answer_that_calls_the_librarys_version_earns_nothing_for_that_exercise(batch):
+    """The solution with one exercise answered by the library's own function (called, or copied with runpy):
+    the graded build answers only the lesson's inputs, so that exercise's hidden tests fail and the rest of
+    the solution keeps its points; nobody is held."""
+    sc, outcomes = batch["scores"], batch["outcomes"]
+    for learner, (name, test_id, what, _code) in tamper.TWIN_CALLS.items():
+        nb = nbformat.read(ROOT / "solutions" / name / f"{name}.ipynb", as_version=4)
+        points = next(c.metadata["nbgrader"]["points"] for c in nb.cells if nbfixtures.grade_id(c) == test_id)
+        s, o = sc[(learner, name)], outcomes[(learner, name)]
+        assert o.graded and not o.review, (learner, what, o.error, o.review)
+        assert s.code_score == sc[("honest", name)].code_score - points, f"{learner} ({what}): {s.code_score}"
+
+
+@pytest.mark.slow
 def test_no_test_code_reaches_the_learners_kernel(batch):
     """A learner that records every source its kernel compiles or runs saw none of the test cells,
     visible or hidden, and still scores full marks with its honest answers."""
@@ -153,6 +171,7 @@ def main(argv: list[str]) -> None:
                 for a in ASSIGNMENTS]
         rows += [(k, a, w) for k, (a, w, _) in tamper.FORGERIES.items()]
         rows += [(k, a, "（正直）" + w) for k, (a, w, _) in tamper.HONEST_UNUSUAL.items()]
+        rows += [(k, a, "（ライブラリ）" + w) for k, (a, _t, w, _) in tamper.TWIN_CALLS.items()]
         for learner, name, what in rows:
             s, o = sc.get((learner, name)), outcomes.get((learner, name))
             score = f"{s.code_score:g}/{s.max_code_score:g}" if s else "未採点"

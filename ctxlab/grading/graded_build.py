@@ -6,8 +6,9 @@ laptop kit's wheel (tools/learner_bundle.py) import this build, made by one func
 exercise's answer; the inventory is in :mod:`ctxlab._recorded`) keeps its signature and docstring,
 and its body becomes a lookup of the results the lessons' narrative got from the real function:
 :func:`record` runs every lesson's solution notebook offline with the twins wrapped, and keeps the
-calls made outside nbgrader's test cells (a hidden test's inputs never enter the build: a learner
-who calls a twin gets no result for them). Private helpers only a twin used go too.
+calls made outside nbgrader's hidden tests (the narrative's and the visible tests', which the release
+shows anyway; a hidden test's inputs never enter the build: a learner who calls a twin gets no result
+for them). Private helpers only a twin used go too.
 
 The build is cached under the user's cache folder, keyed by a hash of the package's code, data/,
 quizzes/ and the lesson notebooks (:func:`source_hash`), so ``ctxlab grade`` builds it once per
@@ -45,6 +46,7 @@ __all__ = ["TWINS", "BuildError", "NoLessons", "graded_package", "kernel_package
 TWINS = (
     ("ctxlab.costs.formulas", "first_paying_call", 1),
     ("ctxlab.costs.formulas", "breakeven_reuses", 1),
+    ("ctxlab.labs._agent_loop", "shape_costs", 0),
     ("ctxlab.labs._agent_loop", "compare_placements", 0),
     ("ctxlab.labs._agent_loop", "format_comparison", 0),
     ("ctxlab.costs.traffic", "model_hits", 0),
@@ -151,6 +153,22 @@ def _is_test(cell) -> bool:
         cell["metadata"]["nbgrader"].get("solution")
 
 
+HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
+
+
+def split_test(source: str) -> tuple[str, str]:
+    """A test cell as (what the release shows, the hidden rest). The visible part's calls are recorded (the
+    learner reads those inputs in the release and the graded kit's Validate runs them in the learner's kernel);
+    the hidden part's never are. A cell whose hidden block is not at the top level is all hidden."""
+    at = source.find(HIDDEN_BEGIN)
+    visible, hidden = (source, "") if at < 0 else (source[:at], source[at:])
+    try:
+        compile(visible, "<visible test>", "exec")
+    except SyntaxError:
+        return "", source
+    return visible, hidden
+
+
 def _record_one(notebook: Path, out: Path) -> None:
     import nbformat
     from nbclient import NotebookClient
@@ -158,9 +176,12 @@ def _record_one(notebook: Path, out: Path) -> None:
     nb = nbformat.read(notebook, as_version=4)
     cells = [nbformat.v4.new_code_cell("from ctxlab.grading import graded_build as _gb\n_gb.start_recording()")]
     for cell in nb.cells:
-        test = cell.cell_type == "code" and _is_test(cell)
-        cells += ([nbformat.v4.new_code_cell("_gb.recording(False)")] if test else []) + [cell] + (
-            [nbformat.v4.new_code_cell("_gb.recording(True)")] if test else [])
+        if cell.cell_type == "code" and _is_test(cell):
+            visible, hidden = split_test(cell.source)
+            cells += [nbformat.v4.new_code_cell(visible), nbformat.v4.new_code_cell("_gb.recording(False)"),
+                      nbformat.v4.new_code_cell(hidden), nbformat.v4.new_code_cell("_gb.recording(True)")]
+        else:
+            cells.append(cell)
     nb.cells = cells + [nbformat.v4.new_code_cell(f"_gb.save_recording({str(out)!r})")]
     with tempfile.TemporaryDirectory(prefix="ctxlab-record-") as tmp:
         work = Path(tmp) / notebook.parent.name

@@ -10,7 +10,7 @@ from __future__ import annotations
 import matplotlib_fontja  # noqa: F401  (registers and selects a Japanese font)
 
 #: the box of a label that a curve may cross: the label drawn over the curve on white (tests/figcheck.py)
-LABEL_BOX = {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85}
+LABEL_BOX = {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 1.0}   # opaque: a line passing under it is hidden
 
 
 def source_note(ax, text: str, fontsize: float = 8):

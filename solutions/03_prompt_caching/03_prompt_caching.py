@@ -360,21 +360,11 @@ for m in pricing.models().values():
           f" / 1h: {first_paying_call(m.write_multiplier('1h'), m.cache_read_multiplier)} 回目から")
 ### BEGIN HIDDEN TESTS
 import dataclasses
-# the library's own versions must not be what answers: they raise while the learner's function runs
-from ctxlab.labs._twins import refuse_twins
-refuse_twins(first_paying_call, formulas.first_paying_call, formulas.breakeven_reuses)
-_twins = {name: getattr(formulas, name) for name in ("first_paying_call", "breakeven_reuses")}
-def _twin(*args, **kwargs):
-    raise AssertionError("ctxlab.costs.formulas の first_paying_call / breakeven_reuses を使わずに書いてください")
-for _name in _twins:
-    setattr(formulas, _name, _twin)
-try:
-    _got = {(w_, r_): first_paying_call(w_, r_) for w_, r_ in [(1.25, 0.1), (2.0, 0.1), (2.0, 0.0), (2.0, 0.5),
-                                                              (1.0, 0.1), (0.9, 0.1), (3.0, 0.1), (1.25, 0.5),
-                                                              (1.25, 0.9), (1.25, 0.05), (2.0, 0.05), (1.1, 0.1)]}
-finally:
-    for _name, _f in _twins.items():
-        setattr(formulas, _name, _f)
+# graded in the grader's kernel: the learner's kernel has the graded build, where formulas.first_paying_call
+# holds recorded results only (the lessons' inputs), so a call of it fails on these inputs
+_got = {(w_, r_): first_paying_call(w_, r_) for w_, r_ in [(1.25, 0.1), (2.0, 0.1), (2.0, 0.0), (2.0, 0.5),
+                                                          (1.0, 0.1), (0.9, 0.1), (3.0, 0.1), (1.25, 0.5),
+                                                          (1.25, 0.9), (1.25, 0.05), (2.0, 0.05), (1.1, 0.1)]}
 assert all(type(v) is int for v in _got.values()), _got
 assert _got == {(1.25, 0.1): 2, (2.0, 0.1): 3, (2.0, 0.0): 3, (2.0, 0.5): 4, (1.0, 0.1): 2, (0.9, 0.1): 1,
                 (3.0, 0.1): 4, (1.25, 0.5): 2, (1.25, 0.9): 4, (1.25, 0.05): 2, (2.0, 0.05): 3, (1.1, 0.1): 2}, _got
@@ -493,7 +483,7 @@ prompt_caching.shapes_table({f"単発の質問 {len(SINGLE)} 問": single_runs, 
 # - 返すのは `"auto"`・`"explicit"`・`"both"` のどれか（文字列）。最安と同額（差が 1e-9 ドル未満）ならどれでも正解です。
 # - 採点は、この節と同じ sandbox・文書・モデルでその形を 3 つの置き方で送った合計ドル（出力込み）で判定します（質問は `CONVERSATION + SECOND` から順に。回答は質問よりずっと長い。間隔は 45 秒）。
 # - 規則を立てても（書き込みの割増は、あとで読まれてはじめて元が取れる。6 節）、sandbox で `prompt_caching.run_conversation` を使って測ってもかまいません（ヒント）。
-#   形ごとの合計を出す `shape_costs`・`compare_placements`・`comparison_table` は採点では使えません。
+#   形ごとの合計を出す `shape_costs`・`compare_placements` は、採点では表の 3 つの形にしか答えません。
 # - 確認のセルは表の 3 つの形を確かめます。採点では表にない形も確かめます。
 
 # %% nbgrader={"grade": false, "grade_id": "choose_placement", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -532,38 +522,15 @@ for (turns, conversations), row in [((1, 3), "単発の質問"), ((6, 1), "1 本
         f"測った合計: {', '.join(f'{p} ${v:.6f}' for p, v in usd.items())}")
 print("表の 3 つの形は合っています。採点では、表にない形（ほかのターン数と人数）も確かめます。")
 ### BEGIN HIDDEN TESTS
-from ctxlab.labs import _agent_loop as _al_mod, prompt_caching as _pc_mod
-from ctxlab.labs._twins import refuse_twins
-
-_names = ("shape_costs", "compare_placements", "comparison_table", "format_comparison")
-_twins = {(m, n): getattr(m, n) for m in (_al_mod, _pc_mod) for n in _names}
-refuse_twins(choose_placement, *_twins.values())
-_shape_costs = _twins[(_al_mod, "shape_costs")]
-# expected from the simulation (not typed in), before the learner's function runs
+# expected from the simulation (not typed in); the learner's kernel has the graded build, where the functions
+# that total a shape (shape_costs, compare_placements) hold recorded results only
 _shapes = [(1, 1), (1, 6), (2, 1), (2, 2), (2, 5), (3, 1), (3, 2), (4, 4), (5, 1), (8, 2), (12, 1), (3, 6)]
 _want = {}
 for _shape in _shapes:
-    _usd = _shape_costs(sim, cache_docs, *_shape, model=CACHE_MODEL, system=BASE_SYSTEM, questions=SHAPE_QUESTIONS)
+    _usd = prompt_caching.shape_costs(sim, cache_docs, *_shape, model=CACHE_MODEL, system=BASE_SYSTEM,
+                                      questions=SHAPE_QUESTIONS)
     _want[_shape] = {p for p in _usd if _usd[p] - min(_usd.values()) < 1e-9}
-
-
-def _twin_called(*args, **kwargs):
-    raise AssertionError("choose_placement は shape_costs / compare_placements / comparison_table を使わずに書いてください")
-
-
-_g = globals()
-_shadowed = {k: v for k, v in list(_g.items()) if not k.startswith("_")
-             and any(v is t or getattr(v, "func", None) is t for t in _twins.values())}
-for (_m, _n) in _twins:
-    setattr(_m, _n, _twin_called)
-for _k in _shadowed:
-    _g[_k] = _twin_called
-try:
-    _got = {_shape: choose_placement(*_shape) for _shape in _shapes}
-finally:
-    for (_m, _n), _f in _twins.items():
-        setattr(_m, _n, _f)
-    _g.update(_shadowed)
+_got = {_shape: choose_placement(*_shape) for _shape in _shapes}
 for _shape in _shapes:
     assert type(_got[_shape]) is str and _got[_shape] in _want[_shape], (_shape, _got[_shape], sorted(_want[_shape]))
 ### END HIDDEN TESTS

@@ -274,13 +274,10 @@ def accuracy_by_method(graded, partial_weight=0.5):
 # </details>
 
 # %% nbgrader={"grade": true, "grade_id": "accuracy-tests", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-from ctxlab.evaluation import levels as _levels
-from ctxlab.labs._twins import twins_disabled
-with twins_disabled(globals(), measure.by_method, measure.accuracy, measure.table, _levels.accuracy):   # 採点と同じく、ここではこれらの関数は使えない
-    mine = accuracy_by_method(graded)
-    toy = [measure.Graded(questions[0], "b", "", "partial"), measure.Graded(questions[0], "a", "", "correct"),
-           measure.Graded(questions[0], "a", "", "wrong")]
-    weighted = accuracy_by_method(toy, partial_weight=1)
+mine = accuracy_by_method(graded)
+toy = [measure.Graded(questions[0], "b", "", "partial"), measure.Graded(questions[0], "a", "", "correct"),
+       measure.Graded(questions[0], "a", "", "wrong")]
+weighted = accuracy_by_method(toy, partial_weight=1)
 assert type(mine) is dict, "{方式名: 正答率} の辞書（dict）を返してください"
 assert all(type(v) in (float, int) for v in mine.values()), "正答率は float で返してください"
 assert list(mine) == ["long_context", "filter", "rag"], f"キーは記録に現れた順の方式名です: {list(mine)}"
@@ -291,23 +288,21 @@ assert weighted == {"b": 1.0, "a": 0.5}, (f"partial_weight=1 では惜しいを 
                                         f"{weighted!r}")
 print({m: f"{v:.0%}" for m, v in mine.items()})
 ### BEGIN HIDDEN TESTS
-from ctxlab.evaluation import levels as _levels
-from ctxlab.labs._twins import exact_type, refuse_twins, twins_disabled
+# graded in the grader's kernel; the learner's kernel has the graded build, where measure.by_method and the
+# accuracy functions hold the results of the lesson's own runs only
 from ctxlab.labs.measure import Graded
 q0 = questions[0]
 mk = lambda m, lv: Graded(q0, m, "", lv)
 sample = [mk("b", "partial"), mk("a", "correct"), mk("b", "wrong"), mk("a", "partial"), mk("a", "wrong"), mk("a", "wrong")]
 expected_full = {m: v["all"] for m, v in measure.by_method(graded).items()}
-refuse_twins(accuracy_by_method, measure.by_method, measure.accuracy, measure.table, _levels.accuracy)
-with twins_disabled(globals(), measure.by_method, measure.accuracy, measure.table, _levels.accuracy):
-    r = accuracy_by_method(sample)
-    r0 = accuracy_by_method(sample, partial_weight=0)
-    r1 = accuracy_by_method(sample, partial_weight=1)
-    empty = accuracy_by_method([])
-    one = accuracy_by_method([mk("x", "partial")])
-    full = accuracy_by_method(graded)
+r = accuracy_by_method(sample)
+r0 = accuracy_by_method(sample, partial_weight=0)
+r1 = accuracy_by_method(sample, partial_weight=1)
+empty = accuracy_by_method([])
+one = accuracy_by_method([mk("x", "partial")])
+full = accuracy_by_method(graded)
 for d in (r, r0, r1, empty, one, full):
-    assert exact_type(d, dict) and all(exact_type(k, str) and exact_type(v, float, int) for k, v in d.items())
+    assert type(d) is dict and all(type(k) is str and type(v) in (float, int) for k, v in d.items()), d
 assert list(r) == ["b", "a"]
 assert abs(r["a"] - 0.375) < 1e-9 and abs(r["b"] - 0.25) < 1e-9
 assert abs(r0["a"] - 0.25) < 1e-9 and r0["b"] == 0

@@ -263,10 +263,8 @@ def rrf(rankings, k=60):
 # </details>
 
 # %% nbgrader={"grade": true, "grade_id": "rrf-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-from ctxlab.labs._twins import twins_disabled
-with twins_disabled(globals(), retrieval.rrf):   # 採点と同じく、このブロックの中ではライブラリの rrf は使えない
-    fused = rrf([[1, 2, 3], [3, 1, 2]])
-    only = rrf([[4], [5, 4]])
+fused = rrf([[1, 2, 3], [3, 1, 2]])
+only = rrf([[4], [5, 4]])
 assert type(fused) is list, f"list を返してください: {type(fused).__name__}"
 assert sorted(only) == [4, 5], f"どれかのランキングに現れた番号は、すべて 1 回ずつ入れてください: {only!r}"
 a = ["x"] + [f"a{i}" for i in range(6)] + ["y"]                                  # x is 1st, y is 8th
@@ -280,16 +278,14 @@ print(f"あなたの rrf で融合: 1 − recall@{K} = {1 - mine:.1%}　基準�
 assert mine > baseline, "基準線の recall@20 を超えていません。順位は 1 から数え、1/(k + 順位) を足し合わせていますか"
 print(f"差は質問 {(mine - baseline) * len(lab.questions):.1f} 問分（{len(lab.questions)} 問）: 実装の確かめで、方式の優劣の証拠ではありません")
 ### BEGIN HIDDEN TESTS
-from ctxlab.labs._twins import exact_type, refuse_twins, twins_disabled
+# graded in the grader's kernel; in the learner's kernel (the graded build) retrieval.rrf holds the lesson's results only
 baseline_recall = lab.recall(rag_lab.BASELINE, K)
-refuse_twins(rrf, retrieval.rrf)
-with twins_disabled(globals(), retrieval.rrf):
-    outs = [rrf([]), rrf([[5, 4, 3]]), rrf([[1, 2], [3, 4]]), rrf([["a", "b"], ["b", "c"]]), rrf([[1, 2], [2, 1], [1]]),
-            rrf([[7, 8], [9, 8]])]
-    big, small = rrf([["x", "y"], ["q", "y", "p", "x"]], k=60), rrf([["x", "y"], ["q", "y", "p", "x"]], k=1)
-    fused_recall = lab.recall_with(rrf, K)
+outs = [rrf([]), rrf([[5, 4, 3]]), rrf([[1, 2], [3, 4]]), rrf([["a", "b"], ["b", "c"]]), rrf([[1, 2], [2, 1], [1]]),
+        rrf([[7, 8], [9, 8]])]
+big, small = rrf([["x", "y"], ["q", "y", "p", "x"]], k=60), rrf([["x", "y"], ["q", "y", "p", "x"]], k=1)
+fused_recall = lab.recall_with(rrf, K)
 for out in outs + [big, small]:
-    assert exact_type(out, list) and all(exact_type(x, int, str) for x in out), f"a list of ids expected: {out!r}"
+    assert type(out) is list and all(type(x) in (int, str) for x in out), f"a list of ids expected: {out!r}"
 assert outs[0] == [] and outs[1] == [5, 4, 3] and sorted(outs[2]) == [1, 2, 3, 4] and outs[3][0] == "b"
 assert len(outs[4]) == 2 and outs[5][0] == 8
 assert big.index("y") < big.index("x") and small.index("x") < small.index("y"), "k must change the order"
@@ -415,12 +411,9 @@ def one_minus_recall_at_k(rankings, questions, texts, files, k=20):
 # </details>
 
 # %% nbgrader={"grade": true, "grade_id": "failure-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-from ctxlab.labs._twins import twins_disabled
-from ctxlab.retrieval import metrics as _metrics
 name = "bm25_articles"
-with twins_disabled(globals(), _metrics.fact_recall, (rag_lab.Lab, "recall")):   # 採点と同じく、ライブラリの recall は使えない
-    mine = one_minus_recall_at_k(lab.rankings(name), lab.questions, lab.texts(name), lab.files(name), K)
-    at_1 = one_minus_recall_at_k(lab.rankings(name), lab.questions, lab.texts(name), lab.files(name), 1)
+mine = one_minus_recall_at_k(lab.rankings(name), lab.questions, lab.texts(name), lab.files(name), K)
+at_1 = one_minus_recall_at_k(lab.rankings(name), lab.questions, lab.texts(name), lab.files(name), 1)
 assert type(mine) in (float, int), f"float を返してください: {type(mine).__name__}"
 print(f"あなたの計算: {mine:.4f}　Lab の値: {1 - lab.recall(name, K):.4f}")
 assert abs(mine - (1 - lab.recall(name, K))) < 1e-9, "この節の表の値と一致しません。正解のファイル以外のチャンクを数えていないか、事実を重複して数えていないか確かめてください"
@@ -432,8 +425,8 @@ except ValueError:
 else:
     raise AssertionError("k が 1 未満なら、課題のとおり ValueError を投げてください")
 ### BEGIN HIDDEN TESTS
-from ctxlab.labs._twins import exact_type, refuse_twins, twins_disabled
-from ctxlab.retrieval import metrics as _metrics
+# graded in the grader's kernel; in the learner's kernel (the graded build) the recall functions and the Lab's
+# recall hold the lesson's results only
 Q = corpus.Question
 t = ["上限は20日", "20日と12文字以上", "上限は20日", "無関係"]
 f = ["a.txt", "a.txt", "b.txt", "a.txt"]
@@ -442,23 +435,18 @@ q0 = Q("x0", "?", "", (), (), "unanswerable")
 name = "ctx_hybrid_articles"
 ranks, texts_, files_ = lab.rankings(name), lab.texts(name), lab.files(name)
 expected = {k: 1 - lab.recall(name, k) for k in (1, 5, 50)}
-twins = [_metrics.fact_recall, _metrics.hit_recall, _metrics.recall_curve, _metrics.fact_coverage, _metrics.mean_recall_at_k,
-         _metrics.recall_at_k, (rag_lab.Lab, "recall"), (rag_lab.Lab, "per_question"), (rag_lab.Lab, "curve"),
-         (rag_lab.Lab, "_found_by_rank"), (rag_lab.Lab, "_curve")]
-refuse_twins(one_minus_recall_at_k, *twins)
-with twins_disabled(globals(), *twins):
-    got = [one_minus_recall_at_k([[3, 2, 0, 1]], [q1], t, f, 2), one_minus_recall_at_k([[3, 2, 0, 1]], [q1], t, f, 3),
-           one_minus_recall_at_k([[0, 1]], [q1], t, f, 50), one_minus_recall_at_k([[0, 2]], [q1], t, f, 2),
-           one_minus_recall_at_k([[1], [0]], [q0, q1], t, f, 1), one_minus_recall_at_k([[], [1]], [q1, q1], t, f, 5)]
-    real = {k: one_minus_recall_at_k(ranks, lab.questions, texts_, files_, k) for k in expected}
-    for bad in [([[0]], [q0], t, f, 1), ([[0]], [q1], t, f, 0)]:
-        try:
-            one_minus_recall_at_k(*bad)
-            raise AssertionError(f"ValueError expected for {bad[-1]=}")
-        except ValueError:
-            pass
+got = [one_minus_recall_at_k([[3, 2, 0, 1]], [q1], t, f, 2), one_minus_recall_at_k([[3, 2, 0, 1]], [q1], t, f, 3),
+       one_minus_recall_at_k([[0, 1]], [q1], t, f, 50), one_minus_recall_at_k([[0, 2]], [q1], t, f, 2),
+       one_minus_recall_at_k([[1], [0]], [q0, q1], t, f, 1), one_minus_recall_at_k([[], [1]], [q1, q1], t, f, 5)]
+real = {k: one_minus_recall_at_k(ranks, lab.questions, texts_, files_, k) for k in expected}
+for bad in [([[0]], [q0], t, f, 1), ([[0]], [q1], t, f, 0)]:
+    try:
+        one_minus_recall_at_k(*bad)
+        raise AssertionError(f"ValueError expected for {bad[-1]=}")
+    except ValueError:
+        pass
 for value in got + list(real.values()):
-    assert exact_type(value, float, int), f"a float expected: {value!r}"
+    assert type(value) in (float, int), f"a float expected: {value!r}"
 for value, want in zip(got, [1.0, 0.5, 0.0, 0.5, 0.5, 0.5]):
     assert abs(value - want) < 1e-9
 for k in expected:
