@@ -38,6 +38,8 @@ def test_the_check_finds_overlapping_labels_and_a_line_through_a_label():
     assert any("runs through" in f for f in figcheck.overlaps(fig2))
     ax2.texts[0].set_bbox(dict(facecolor="white", alpha=0.9, edgecolor="none"))
     ax2.texts[0].set_zorder(5)
+    assert any("runs through" in f for f in figcheck.overlaps(fig2)), "a see-through box shows the line across the text"
+    ax2.texts[0].set_bbox(dict(facecolor="white", alpha=1.0, edgecolor="none"))
     assert figcheck.overlaps(fig2) == []          # the label on an opaque box over the line is readable
     fig4, ax4 = plt.subplots(figsize=(2.4, 2))
     ax4.bar(["単一ファイル", "複数ファイル", "全体"], [1, 2, 3])

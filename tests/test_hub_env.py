@@ -72,6 +72,26 @@ def test_the_check_fails_when_ctxlab_comes_from_elsewhere(built):
             hub_env.check(prefix)
 
 
+def test_learners_get_the_graded_build_and_the_check_fails_on_a_twin_as_code(built):
+    """The class is graded: the learners' ctxlab is the graded build (issue 42), where the functions that answer an
+    exercise hold recorded results; putting one function's code back makes the check fail."""
+    prefix, probe = built
+    package = Path(probe["package"]).parent
+    assert hub_env.twins_as_code(package) == []
+    from ctxlab.grading.graded_build import TWINS
+    module, name, _ = TWINS[0]
+    target = package.parent / Path(*module.split(".")).with_suffix(".py")
+    before = target.read_text(encoding="utf-8")
+    real = (ROOT / Path(*module.split(".")).with_suffix(".py")).read_text(encoding="utf-8")
+    try:
+        target.write_text(real, encoding="utf-8")
+        with pytest.raises(SystemExit, match=name):
+            hub_env.check(prefix)
+    finally:
+        target.write_text(before, encoding="utf-8")
+    hub_env.check(prefix)
+
+
 def test_it_refuses_a_prefix_in_the_checkout_or_a_foreign_folder(tmp_path):
     with pytest.raises(SystemExit, match="inside the checkout"):
         hub_env.build(ROOT / "build" / "learner", sys.executable, packages_from=Path(sys.prefix))

@@ -3,7 +3,9 @@
 ``make hub-learner-env PREFIX=/opt/ctxlab-learner`` (this script) makes, in PREFIX:
 
 - ``venv/``: a virtual environment with the learner bundle's requirements (no test or
-  authoring tools) and the ctxlab wheel (``data/`` and ``quizzes/`` inside the package);
+  authoring tools) and the graded kit's ctxlab wheel (``data/`` and ``quizzes/`` inside the
+  package; the graded build, ctxlab/grading/graded_build.py, in which the library functions
+  that answer an exercise hold the lessons' recorded results instead of code);
 - ``jupyter/learner`` and ``jupyter/common``: the settings of a learner's server and of
   nbgrader (copied from ``deploy/jupyterhub/jupyter/``), which the hub puts on each learner
   server's ``JUPYTER_CONFIG_PATH``.
@@ -83,6 +85,23 @@ def answers_in(package: Path, settings: Path) -> list[str]:
     return learner_bundle.answers_in(package, package=package) + learner_bundle.answers_in(settings)
 
 
+def twins_as_code(package: Path) -> list[str]:
+    """The exercises' library twins that are still code in the installed ``package`` (the ctxlab folder): in the
+    graded build each one's body is a lookup of recorded results."""
+    import ast
+
+    from ctxlab.grading.graded_build import TWINS, rel_path
+
+    out = []
+    for module, name, _keep in TWINS:
+        path = package.parent / rel_path(module)
+        tree = ast.parse(path.read_text(encoding="utf-8")) if path.exists() else ast.Module(body=[], type_ignores=[])
+        func = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+        if func is None or "lookup(" not in ast.unparse(func.body[-1]):
+            out.append(f"{module}.{name}: the code of an exercise's answer (not the graded build's recorded results)")
+    return out
+
+
 def check(prefix: Path) -> dict:
     """What PREFIX's Python imports; fails unless ctxlab and its data come from PREFIX, and when
     the course's files in PREFIX (the package, its data, the settings) hold an answer."""
@@ -92,7 +111,7 @@ def check(prefix: Path) -> dict:
     for what in ("package", "data"):
         if not Path(probe[what]).resolve().is_relative_to(real):
             raise SystemExit(f"{prefix}: ctxlab's {what} comes from {probe[what]}, not from the learner environment")
-    answers = answers_in(Path(probe["package"]).parent, prefix / "jupyter")
+    answers = answers_in(Path(probe["package"]).parent, prefix / "jupyter") + twins_as_code(Path(probe["package"]).parent)
     if answers:
         raise SystemExit("the learner environment holds answers:\n  - " + "\n  - ".join(answers))
     return probe
@@ -128,7 +147,7 @@ def build(prefix: Path, python: str, packages_from: Path | None = None, pins: li
     venv = prefix / "venv"
     _run([python, "-m", "venv", *(["--without-pip"] if packages_from else []), str(venv)])
     with tempfile.TemporaryDirectory(prefix="ctxlab-hubenv-") as tmp:
-        wheel = learner_bundle.build_wheel(Path(tmp))
+        wheel = learner_bundle.build_wheel(Path(tmp), answers=False)   # the graded build: a class is graded
         if packages_from:
             _reuse(venv, Path(packages_from).absolute())
             _run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet",

@@ -77,9 +77,9 @@ class MonthlyCostPlot:
         self.cross_vline = ax.axvline(0, color=PATH_COLORS["rag"], ls="--", lw=1)
         (self.cross_dot,) = ax.plot([], [], "o", color="black", ms=6, zorder=5)
         self.cross_text = ax.text(0, 0, "", fontsize=8, ha="left", va="bottom", zorder=6,
-                                  bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 0.8})
+                                  bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 1.0})
         self.note = ax.text(0.99, 0.5, "", transform=ax.transAxes, ha="right", va="center", fontsize=8,
-                            bbox={"boxstyle": "round,pad=0.3", "fc": "white", "ec": "gray", "alpha": 0.9})
+                            bbox={"boxstyle": "round,pad=0.3", "fc": "white", "ec": "gray", "alpha": 1.0})
         ax.set_xlabel("文書量（トークン）")
         ax.set_ylabel("月額（ドル）")
         ax.xaxis.set_major_formatter(FuncFormatter(_tokens_label))
