@@ -32,3 +32,19 @@ def test_money_in_markdown_is_escaped(path):
     nb = nbformat.read(path, as_version=4)
     found = [(i, hit) for i, c in enumerate(nb.cells) if c.cell_type == "markdown" for hit in unescaped_money(c.source)]
     assert not found, f"unescaped $ before a digit (write \\$): {found[:5]}"
+
+
+def test_no_dollar_pair_in_markdown_that_jupyterlab_would_read_as_math():
+    """JupyterLab typesets text between two ``$`` of a markdown cell as math, escaped (``\\$``) or not, so an amount
+    written ``\\$58`` next to another ``\\$`` turns the words between them into italic math. Prose writes amounts
+    as 「58 ドル」; a ``$`` stays only in math (a formula between ``$`` signs) and in code spans."""
+    root = Path(__file__).resolve().parent.parent
+    bad = []
+    for path in sorted((root / "solutions").glob("*/*.ipynb")):
+        for i, cell in enumerate(nbformat.read(path, as_version=4).cells):
+            if cell.cell_type != "markdown":
+                continue
+            text = re.sub(r"`[^`]*`", "", re.sub(r"```.*?```", "", cell.source, flags=re.S))
+            if re.search(r"\\\$|\$\s?\d", text) and len(re.findall(r"\$", text)) >= 2:
+                bad.append(f"{path.parent.name} cell {i}: {text.strip()[:80]}")
+    assert not bad, "an amount with $ in a markdown cell that holds another $:\n" + "\n".join(bad)
