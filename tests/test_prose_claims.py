@@ -161,9 +161,9 @@ def test_11_the_same_procedure_on_the_course_regulations_reaches_another_verdict
 # ------------------------------------------------------------------ 06
 
 def _06_rows(out):
-    pat = (r"^(固定セット|質問ごとの集合)\s+filter recall (\d+)%.*?ヒット率\s+(\d+)%.*?\$\s*([\d,.]+)"
-           r"（sandbox のログ \$[\d,.]+、キャッシュなしなら \$([\d,.]+)）")
-    return {name: (int(rec), int(hit), num(cost), num(plain)) for name, rec, hit, cost, plain in re.findall(pat, out, re.M)}
+    """§5's replay table (its text): label, filter recall, sets, hit rate, read, written, $, log $, no-cache $."""
+    pat = (r"(固定セット|質問ごとの集合) +(\d+)% +\d+ 種 +(\d+)% +[\d,]+ +[\d,]+ +([\d.]+) +[\d.]+ +([\d.]+)")
+    return {name: (int(rec), int(hit), num(cost), num(plain)) for name, rec, hit, cost, plain in re.findall(pat, out)}
 
 
 def test_06_per_question_sets_cost_more_than_no_cache_and_keep_the_same_recall(lesson):

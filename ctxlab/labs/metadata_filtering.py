@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Iterable, Sequence
 
-from ctxlab import corpus
+from ctxlab import _table, corpus
 from ctxlab.api.client import is_offline
 from ctxlab.api.messages import question_request
 from ctxlab.costs import pricing
@@ -257,3 +257,20 @@ def replay(questions: Sequence, choose: Callable[[str], Iterable[str]], *, sandb
 def bundle_usage(selections: Iterable[Selection]) -> Counter:
     """How often each bundle was passed (a quick look at how traffic splits across caches)."""
     return Counter(s.bundle for s in selections)
+
+
+def replay_table(runs: dict, logs: dict, recalls: dict, interval_s: float, questions: int) -> _table.Table:
+    """One row per strategy of a replay (label -> :class:`Replay`, its sandbox's ``summary()``, its filter recall)."""
+    rows = [[label, f"{recalls[label]:.0%}", f"{r.distinct_sets} 種", f"{r.hit_rate:.0%}", f"{r.cache_read_tokens:,}",
+             f"{r.cache_write_tokens:,}", f"{r.cost_usd:.2f}", f"{logs[label]['cost_usd']:.2f}",
+             f"{logs[label]['cost_usd_without_cache']:.2f}"] for label, r in runs.items()]
+    return _table.Table(["ファイルの選び方", "filter recall", "送った組み合わせ", "ヒット率", "読み出し（tokens）",
+                         "書き込み（tokens）", "料金（$）", "sandbox のログ（$）", "キャッシュなしなら（$）"], rows,
+                        caption=f"{questions} 問 × 2 回、{interval_s:g} 秒に 1 問（sandbox のシミュレーション。料金は usage から"
+                                "価格表の単価で計算）", align=["l"] + ["r"] * 8)
+
+
+def usage_table(usage: Counter) -> _table.Table:
+    """How many questions went to each bundle (:func:`bundle_usage`), most used first."""
+    return _table.Table(["固定セット", "質問"], [[BUNDLES[name].label, f"{n} 問"] for name, n in usage.most_common()],
+                        caption=f"{sum(usage.values())} 問が {len(usage)} 種のセットに分かれた", align=["l", "r"])

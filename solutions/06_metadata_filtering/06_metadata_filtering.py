@@ -181,15 +181,10 @@ for label, choose in strategies.items():
     runs[label] = metadata_filtering.replay(qs, choose, sandbox=sb, rounds=2, interval_s=INTERVAL_S)
     logs[label] = sb.summary()                                # 同じ合計を sandbox 自身のログから
 
-print(f"{len(qs)} 問 × 2 回、{INTERVAL_S} 秒に 1 問")
-for label, r in runs.items():
-    s = logs[label]
-    rec = metadata_filtering.filter_recall(strategies[label]).recall
-    print(f"{label:8s} filter recall {rec:.0%}  送った組み合わせ {r.distinct_sets:>2} 種  ヒット率 {r.hit_rate:4.0%}  "
-          f"読み出し {r.cache_read_tokens:>9,} / 書き込み {r.cache_write_tokens:>9,} tokens  "
-          f"${r.cost_usd:6.2f}（sandbox のログ ${s['cost_usd']:.2f}、キャッシュなしなら ${s['cost_usd_without_cache']:.2f}）")
+recalls = {label: metadata_filtering.filter_recall(choose).recall for label, choose in strategies.items()}
+display(metadata_filtering.replay_table(runs, logs, recalls, INTERVAL_S, len(qs)))
 fixed, per_q = runs["固定セット"], runs["質問ごとの集合"]
-print(f"\n差額: ${per_q.cost_usd - fixed.cost_usd:.2f}（{len(per_q.requests)} 回）、1 問あたり "
+print(f"差額: ${per_q.cost_usd - fixed.cost_usd:.2f}（{len(per_q.requests)} 回）、1 問あたり "
       f"${(per_q.cost_usd - fixed.cost_usd) / len(per_q.requests):.3f}。質問ごとの集合は固定セットの {per_q.cost_usd / fixed.cost_usd:.1f} 倍")
 
 # %% [markdown]
@@ -201,8 +196,7 @@ print(f"\n差額: ${per_q.cost_usd - fixed.cost_usd:.2f}（{len(per_q.requests)}
 
 # %%
 usage = metadata_filtering.bundle_usage(metadata_filtering.select(q.question) for q in qs)
-for name, n in usage.most_common():
-    print(f"  {metadata_filtering.BUNDLES[name].label:10s} {n:>2} 問")
+display(metadata_filtering.usage_table(usage))
 print(f"{len(usage)} 種のセットに分かれた。ヒット率 {fixed.hit_rate:.0%}（{INTERVAL_S} 秒に 1 問のとき）")
 
 # %% [markdown]
