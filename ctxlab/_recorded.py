@@ -17,8 +17,7 @@ exercise                    library function that computes the same         in t
 00 cheaper_over_range       costs.compare.compare (a tool the lesson uses)  code (see "needs judgment")
 01 usage_verdict            (none)                                          -
 01 pick_model               (none: pricing.rates is a tool)                 -
-02 monthly_by_path          costs.compare.compare                           code: needs judgment (05, 06, 11 and
-                                                                            learners' own code call it freely)
+02 cheaper_over_hit_range   (none: costs.compare.compare is a tool)         -
 02 implied_hit_rate         (none)                                          -
 03 diagnose                 (none: usage_dict is a tool)                    -
 03 first_paying_call        costs.formulas.first_paying_call,               twin

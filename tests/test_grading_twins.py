@@ -6,7 +6,7 @@ exercise's test cell, hidden tests included, in a kernel that ran the whole solu
 * **always equal**: the function returns an object whose ``__eq__`` (and every comparison and
   arithmetic) answers "yes", so a test that compares values only would pass it;
 * **library twin**: where ``ctxlab`` has a function that does the exercise (``first_paying_call``,
-  ``hit_rate``, ``compare_ttls``, ``crossover_tokens``, ``compare``), the function just calls it.
+  ``hit_rate``, ``compare_ttls``, ``crossover_tokens``), the function just calls it.
 
 nbgrader gives a test cell its points only when it runs without an error, so "the test cell
 raises" is "0 points on that exercise". The solution itself must still pass (run again after each
@@ -60,12 +60,6 @@ def {name}(*args, **kwargs):
 
 #: (lesson, function) -> a submission that only calls the library's own version
 TWINS = {
-    ("02_pricing", "monthly_by_path"): '''
-def monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model="claude-opus-5"):
-    p = compare.Profile(model=model, questions_per_month=questions_per_month, hit_rate=hit_rate, db_monthly=db_monthly)
-    m = compare.compare(doc_tokens, 50, p).monthly
-    return {"long_context": m["long_context"], "filter": m["filter"], "rag": m["rag"]}
-''',
     ("03_prompt_caching", "first_paying_call"): '''
 def first_paying_call(w, r):
     return formulas.first_paying_call(w, r)
@@ -91,18 +85,6 @@ def rag_crossover_tokens(profile, max_tokens):
 #: (lesson, function) -> {form: a submission that reaches the twin by a name bound before the test
 #: patches it} (the forms issue 27 names: an alias, a partial, a wrapper, a module under another name)
 TWIN_ALIASES = {
-    ("02_pricing", "monthly_by_path"): {
-        "alias": ("from ctxlab.costs.compare import compare as _cc\n"
-                  "def monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model='claude-opus-5'):\n"
-                  "    p = compare.Profile(model=model, questions_per_month=questions_per_month, hit_rate=hit_rate, db_monthly=db_monthly)\n"
-                  "    m = _cc(doc_tokens, 50, p).monthly\n"
-                  "    return {'long_context': m['long_context'], 'filter': m['filter'], 'rag': m['rag']}\n"),
-        "partial": ("import functools\n_cc = functools.partial(compare.compare)\n"
-                    "def monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model='claude-opus-5'):\n"
-                    "    p = compare.Profile(model=model, questions_per_month=questions_per_month, hit_rate=hit_rate, db_monthly=db_monthly)\n"
-                    "    m = _cc(doc_tokens, 50, p).monthly\n"
-                    "    return {'long_context': m['long_context'], 'filter': m['filter'], 'rag': m['rag']}\n"),
-    },
     ("03_prompt_caching", "first_paying_call"): {
         "wrapper": ("import functools\n_f = functools.wraps(formulas.first_paying_call)(lambda *a: formulas.first_paying_call(*a))\n"
                     "_g = functools.lru_cache(formulas.first_paying_call)\n"

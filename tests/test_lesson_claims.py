@@ -169,6 +169,54 @@ def test_00_exercise_1s_hidden_tests_catch_an_answer_that_ignores_freshness():
         exec(_hidden(_test_cell("00_start_here", "choose_path-tests")), ns)
 
 
+# ------------------------------------------------------------------ lesson 02 exercise 1: the hidden tests catch these
+
+def _exercise_02_namespace(doc_tokens):
+    return {"compare": compare, "pricing": pricing, "doc_tokens": doc_tokens}
+
+
+def _wrong_02():
+    from wrong_answers import WRONG
+    return WRONG["02_pricing"]["cheaper_over_hit_range-tests"]
+
+
+def test_02_exercise_1s_hidden_tests_pass_the_solution(doc_tokens):
+    import nbformat
+    from pathlib import Path
+    nb = nbformat.read(Path(__file__).resolve().parent.parent / "solutions" / "02_pricing" / "02_pricing.ipynb", as_version=4)
+    answer = next(c.source for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "cheaper_over_hit_range")
+    ns = _exercise_02_namespace(doc_tokens)
+    exec(answer, ns)
+    exec(_hidden(_test_cell("02_pricing", "cheaper_over_hit_range-tests")), ns)
+
+
+@pytest.mark.parametrize("label", [w.label for w in _wrong_02()])
+def test_02_exercise_1s_hidden_tests_catch(label, doc_tokens):
+    """Every plausible wrong rule (one point of the range, the API price only, the model or the DB ignored, a
+    tie to RAG) fails the hidden tests alone, not only the visible ones."""
+    wrong = next(w for w in _wrong_02() if w.label == label)
+    ns = _exercise_02_namespace(doc_tokens)
+    exec(wrong.source, ns)
+    with pytest.raises(AssertionError):
+        exec(_hidden(_test_cell("02_pricing", "cheaper_over_hit_range-tests")), ns)
+
+
+def test_02_exercise_1s_visible_messages_state_the_months(doc_tokens):
+    """The visible test's messages: at 600 a month and DB $70 on today's Opus, RAG is cheaper at 50% and long
+    context at 95% (and from 90% up); Haiku 5.5 keeps long context cheaper from 20% to 60%; a $200 DB keeps it
+    cheaper from 70% to 85%, which the default $70 does not."""
+    def cheaper(hit, db=70, model=pricing.DEFAULT_MODEL):
+        m = compare.compare(doc_tokens, 50, compare.Profile(model=model, questions_per_month=600, hit_rate=hit,
+                                                            ttl="5m", db_monthly=db)).monthly
+        return "long_context" if m["long_context"] <= m["rag"] else "rag"
+
+    assert pricing.DEFAULT_MODEL == "claude-opus-5-5"
+    assert cheaper(0.5) == "rag" and cheaper(0.95) == "long_context" and cheaper(0.9) == cheaper(1.0) == "long_context"
+    assert cheaper(0.2, model="claude-haiku-5-5") == cheaper(0.6, model="claude-haiku-5-5") == "long_context"
+    assert cheaper(0.2) == "rag"    # so an answer that ignores model says otherwise
+    assert cheaper(0.7, db=200) == cheaper(0.85, db=200) == "long_context" and cheaper(0.85) == "rag"
+
+
 # ------------------------------------------------------------------ lessons 02 and 03, and `ctxlab compare`
 
 def test_02_an_hour_long_write_costs_more_than_a_five_minute_one():

@@ -19,6 +19,21 @@ class Wrong:
     passes: str = ""   # non-empty: the visible test lets this one through on purpose, and why
 
 
+#: lesson 02 演習 1: the solution the wrong versions below are derived from (each .replace must match)
+_HIT_RANGE = '''
+def cheaper_over_hit_range(doc_tokens, questions_per_month, db_monthly, low, high, model=pricing.DEFAULT_MODEL):
+    if not 0 <= low <= high <= 1:
+        raise ValueError(f"need 0 <= low <= high <= 1, got low={low!r}, high={high!r}")
+    said = set()
+    for hit in (low, high):
+        p = compare.Profile(model=model, questions_per_month=questions_per_month, hit_rate=hit, ttl="5m",
+                            db_monthly=db_monthly)
+        month = compare.compare(doc_tokens, 50, p).monthly
+        said.add("long_context" if month["long_context"] <= month["rag"] else "rag")
+    return said.pop() if len(said) == 1 else "depends"
+'''
+
+
 #: lesson 06 演習 1: cross-department sets keyed only by the 30 questions' own words (issue 41, item 6)
 OVERFIT_LABEL = "a dictionary built only from the 30 questions' words (退職 / 稟議・決裁・見積・承認 / 在宅 / 誤送信)"
 OVERFIT_DICTIONARY = '''
@@ -270,51 +285,28 @@ def pick_model(doc_tokens, yearly_growth, years, candidates):
         ],
     },
     "02_pricing": {
-        "monthly_by_path-tests": [
-            Wrong("the question cached with the document (not at normal price)", '''
-def monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model="claude-opus-5"):
-    q, out = 400, 700
-
-    def cached_path(tokens_in_cache):
-        miss = pricing.call_cost(model, cache_write_5m_tokens=tokens_in_cache + q, output_tokens=out).total
-        hit = pricing.call_cost(model, cache_read_tokens=tokens_in_cache + q, output_tokens=out).total
-        return pricing.monthly_cost(questions_per_month, cost_miss=miss, cost_hit=hit, hit_rate=hit_rate)
-
-    rag_call = pricing.call_cost(model, input_tokens=8 * 800 + q, output_tokens=out).total
-    return {"long_context": cached_path(doc_tokens), "filter": cached_path(doc_tokens * 0.1),
-            "rag": pricing.monthly_cost(questions_per_month, cost_miss=rag_call, fixed_monthly=db_monthly)}
-'''),
-            Wrong("the filtered 10% sent at normal price (not cached)", '''
-def monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model="claude-opus-5"):
-    q, out = 400, 700
-    miss = pricing.call_cost(model, input_tokens=q, cache_write_5m_tokens=doc_tokens, output_tokens=out).total
-    hit = pricing.call_cost(model, input_tokens=q, cache_read_tokens=doc_tokens, output_tokens=out).total
-    filter_call = pricing.call_cost(model, input_tokens=doc_tokens * 0.1 + q, output_tokens=out).total
-    rag_call = pricing.call_cost(model, input_tokens=8 * 800 + q, output_tokens=out).total
-    return {"long_context": pricing.monthly_cost(questions_per_month, cost_miss=miss, cost_hit=hit, hit_rate=hit_rate),
-            "filter": pricing.monthly_cost(questions_per_month, cost_miss=filter_call),
-            "rag": pricing.monthly_cost(questions_per_month, cost_miss=rag_call, fixed_monthly=db_monthly)}
-'''),
-            Wrong("model ignored (always the article's Opus 5)", '''
-def monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model="claude-opus-5"):
-    q, out = 400, 700
-
-    def cached_path(tokens_in_cache):
-        miss = pricing.call_cost("claude-opus-5", input_tokens=q, cache_write_5m_tokens=tokens_in_cache, output_tokens=out).total
-        hit = pricing.call_cost("claude-opus-5", input_tokens=q, cache_read_tokens=tokens_in_cache, output_tokens=out).total
-        return pricing.monthly_cost(questions_per_month, cost_miss=miss, cost_hit=hit, hit_rate=hit_rate)
-
-    rag_call = pricing.call_cost("claude-opus-5", input_tokens=8 * 800 + q, output_tokens=out).total
-    return {"long_context": cached_path(doc_tokens), "filter": cached_path(doc_tokens * 0.1),
-            "rag": pricing.monthly_cost(questions_per_month, cost_miss=rag_call, fixed_monthly=db_monthly)}
-'''),
-            Wrong("calls the library's twin (compare.compare)", '''
-def monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model="claude-opus-5"):
-    p = compare.Profile(model=model, questions_per_month=questions_per_month, hit_rate=hit_rate,
-                        db_monthly=db_monthly, ttl="5m")
-    m = compare.compare(doc_tokens, 50, p).monthly
-    return {k: m[k] for k in ("long_context", "filter", "rag")}
-'''),
+        "cheaper_over_hit_range-tests": [
+            Wrong("judges at the article's fixed 80% only, not over the range",
+                  _HIT_RANGE.replace("for hit in (low, high):", "for hit in (0.8,):")),
+            Wrong("judges at the middle of the range only",
+                  _HIT_RANGE.replace("for hit in (low, high):", "for hit in ((low + high) / 2,):")),
+            Wrong("judges at the low end only", _HIT_RANGE.replace("for hit in (low, high):", "for hit in (low,):")),
+            Wrong("the hit rate from the traffic model (Profile's default), not the range given",
+                  _HIT_RANGE.replace("hit_rate=hit, ", "")),
+            Wrong("API price only: the vector DB left out of RAG's month",
+                  _HIT_RANGE.replace('month["rag"]', 'month["rag_api"]')),
+            Wrong("db_monthly ignored (Profile's default $70)", _HIT_RANGE.replace("db_monthly=db_monthly", "db_monthly=70")),
+            Wrong("model ignored (always the default model)", _HIT_RANGE.replace("model=model, ", "")),
+            Wrong("long context without the cache (the no-cache month)",
+                  _HIT_RANGE.replace('month["long_context"] <=', 'month["long_context_no_cache"] <=')),
+            Wrong("never says depends: long context only when it is cheaper at both ends, else RAG",
+                  _HIT_RANGE.replace('said.pop() if len(said) == 1 else "depends"',
+                                     '"long_context" if said == {"long_context"} else "rag"')),
+            Wrong("no check of the range (a reversed range gives an answer)",
+                  _HIT_RANGE.replace("not 0 <= low <= high <= 1", "False")),
+            Wrong("a tie goes to RAG (the task says long context when it costs no more)",
+                  _HIT_RANGE.replace('<= month["rag"]', '< month["rag"]'),
+                  passes="no visible case is a tie; the hidden tests' month with no questions and no DB is one"),
         ],
         "implied_hit_rate-tests": [
             Wrong("no ValueError when no hit rate between 0 and 1 gives the target", '''

@@ -177,81 +177,128 @@ for label, hit in [("合成トラフィックから", hit_traffic), ("使い分�
 print(f"キャッシュを入れないと {stuff / retrieve:.1f} 倍。キャッシュを入れると {min(ratio.values()):.1f}〜{max(ratio.values()):.1f} 倍に縮む")
 
 
-# %% [markdown] nbgrader={"grade": false, "grade_id": "monthly-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
-# ### 演習 1（3 点）: トラフィックから月額を出す
+# %% [markdown] nbgrader={"grade": false, "grade_id": "hit-range-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# ### 演習 1（3 点）: ヒット率が幅でしか分からないときの判断
 #
-# 関数 `monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model="claude-opus-5")` を書き、
-# `{"long_context": ..., "filter": ..., "rag": ...}` の辞書（ドル）を返してください。ヒット率は引数で受け取り、ほかの前提は使い分けの記事と同じです。
+# 自社のログがまだないうちは、ヒット率は「このくらいからこのくらい」という幅でしか言えません。
+# 3 節の値は合成トラフィックのシミュレーションで、実際の質問の間隔しだいで動きますし、
+# 記事の固定の 80% も前提の置き方の 1 つにすぎません（演習 2 で逆算します）。
+# ヒット率が `low`〜`high` のどこであっても月額で安い方式が同じかを判断する関数
+# `cheaper_over_hit_range(doc_tokens, questions_per_month, db_monthly, low, high, model=pricing.DEFAULT_MODEL)` を書いてください。
 #
-# - 質問と指示 400 トークン、回答 700 トークン
-# - ロングコンテキスト: ミス時は文書全体を 5 分 TTL で書き込み、ヒット時は読み出し。質問は常に通常単価
-# - メタデータで絞る: 文書の 10%（50 ファイル中 5 件）を同じくキャッシュ
-# - RAG: 800 トークン × 8 チャンク + 質問を通常単価で送り、`db_monthly` を足す
+# - 比べるのは、ロングコンテキスト（文書全体を TTL 5 分でキャッシュ）と RAG（API 料金 + ベクトル DB の月額 `db_monthly`）の月額です。
+#   ほかの前提（質問と指示・回答・チャンクのトークン数）は `compare.Profile` の既定のまま、単価は引数 `model` のもの
+# - 幅の中のどのヒット率でもロングコンテキストが RAG 以下なら `"long_context"`、
+#   どのヒット率でも RAG のほうが安いなら `"rag"`、幅の途中で安いほうが入れ替わるなら `"depends"` を返す
+# - `0 <= low <= high <= 1` でないときは `ValueError`
 #
-# `pricing.call_cost` と `pricing.monthly_cost` を使って構いません（`compare.compare` は使わずに、自分で組み立ててください）。
+# 月額を出す道具は使ってかまいません:
+# `compare.compare(doc_tokens, 50, compare.Profile(model=..., questions_per_month=..., hit_rate=..., ttl="5m", db_monthly=...)).monthly`
+# の `"long_context"` と `"rag"`（ファイル数の引数はこの 2 つの月額に響きません）、
+# または `pricing.call_cost` と `pricing.monthly_cost`。採点されるのは、どのヒット率で何を比べて、どう決めるかです。
+#
+# メタデータで絞る方式は、送る文書が全体の一部なので料金ではいつもロングコンテキストより安く、
+# 代わりに正しい文書を外す危険を負います（06）。ここでは、料金で判断が分かれるロングコンテキストと RAG を比べます。
 
-# %% nbgrader={"grade": false, "grade_id": "monthly_by_path", "locked": false, "schema_version": 3, "solution": true, "task": false}
-def monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model="claude-opus-5"):
+# %% nbgrader={"grade": false, "grade_id": "cheaper_over_hit_range", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def cheaper_over_hit_range(doc_tokens, questions_per_month, db_monthly, low, high, model=pricing.DEFAULT_MODEL):
     ### BEGIN SOLUTION
-    q, out = 400, 700
-
-    def cached_path(tokens_in_cache):
-        miss = pricing.call_cost(model, input_tokens=q, cache_write_5m_tokens=tokens_in_cache, output_tokens=out).total
-        hit = pricing.call_cost(model, input_tokens=q, cache_read_tokens=tokens_in_cache, output_tokens=out).total
-        return pricing.monthly_cost(questions_per_month, cost_miss=miss, cost_hit=hit, hit_rate=hit_rate)
-
-    rag_call = pricing.call_cost(model, input_tokens=8 * 800 + q, output_tokens=out).total
-    return {
-        "long_context": cached_path(doc_tokens),
-        "filter": cached_path(doc_tokens * 0.1),
-        "rag": pricing.monthly_cost(questions_per_month, cost_miss=rag_call, fixed_monthly=db_monthly),
-    }
+    if not 0 <= low <= high <= 1:
+        raise ValueError(f"need 0 <= low <= high <= 1, got low={low!r}, high={high!r}")
+    said = set()
+    for hit in (low, high):   # each month is linear in the hit rate (RAG's is flat): the two ends decide
+        p = compare.Profile(model=model, questions_per_month=questions_per_month, hit_rate=hit, ttl="5m",
+                            db_monthly=db_monthly)
+        month = compare.compare(doc_tokens, 50, p).monthly
+        said.add("long_context" if month["long_context"] <= month["rag"] else "rag")
+    return said.pop() if len(said) == 1 else "depends"
     ### END SOLUTION
 
 
 # %% [markdown]
 # <details><summary>ヒント（開くと表示）</summary>
 #
-# 月額は「1 回の料金」の平均に質問数を掛けたものです。キャッシュを使う方式では、1 回の料金が 2 種類あります。
-# 質問 400 トークンは区切りの後ろにあるので、キャッシュの対象ではありません。
+# 3 節の式のとおり、キャッシュを使う方式の月額はヒット率の 1 次式で、RAG の月額はヒット率によりません。
+# グラフにすると 2 本の直線です。2 本の直線の上下は、幅の中で何回まで入れ替わりうるでしょうか。
+# そこから、どのヒット率で比べれば幅の全体について言えるかが決まります。
+# 幅の中の 1 点（真ん中や記事の 80%）で比べただけでは、その点の答えにしかなりません。
 #
 # </details>
 
-# %% nbgrader={"grade": true, "grade_id": "monthly_by_path-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-from ctxlab.labs._twins import twins_disabled
-with twins_disabled(globals(), compare.compare):   # 採点と同じく、このブロックの中ではライブラリの比較関数は使えない
-    m = monthly_by_path(197_000, 600, 0.8, 70)
-    m_haiku = monthly_by_path(197_000, 600, 0.8, 70, model="claude-haiku-4-5")
-assert set(m) == {"long_context", "filter", "rag"}, "3 つのキーを持つ辞書を返してください"
-assert round(m["rag"]) == 101, f"RAG は API 約 $31 + DB $70 = $101 のはずです: {m['rag']:.2f}"
-assert round(m["long_context"]) == 207, f"ロングコンテキストは月 $207 のはずです（質問は通常単価）: {m['long_context']:.2f}"
-assert round(m["filter"]) == 31, (f"メタデータで絞る方式は月 $31 のはずです（文書の 10% をロングコンテキストと同じくキャッシュ）: "
-                                  f"{m['filter']:.2f}")
-assert round(m_haiku["long_context"]) == 41, (f"model=\"claude-haiku-4-5\"（入力 $1・出力 $5）なら、ロングコンテキストは月 $41 のはずです"
-                                              f"（引数 model の単価で計算していますか）: {m_haiku['long_context']:.2f}")
+# %% nbgrader={"grade": true, "grade_id": "cheaper_over_hit_range-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+got = cheaper_over_hit_range(doc_tokens, 600, 70, 0.9, 1.0)
+assert type(got) is str, f"文字列（'long_context'・'rag'・'depends' のどれか）を返してください: {got!r}"
+assert got == "long_context", ("ヒット率 90〜100% なら、どこでもロングコンテキスト（キャッシュ込み・TTL 5 分）が RAG（API 料金 + DB の月額）"
+                               "より安いはずです（引数の幅のヒット率で比べていますか。RAG に db_monthly を足していますか。"
+                               f"ロングコンテキストはキャッシュ込みの月額ですか）: {got!r}")
+got = cheaper_over_hit_range(doc_tokens, 600, 70, 0.5, 0.95)
+print(f"{MODEL.display_name}・月 600 問・DB $70、ヒット率 50〜95%: {got}")
+assert got == "depends", ("ヒット率 50% では RAG、95% ではロングコンテキストが安く、幅の途中で入れ替わるので 'depends' のはずです"
+                          f"（幅の中の 1 点、たとえば真ん中や片方の端だけで比べていませんか）: {got!r}")
+got = cheaper_over_hit_range(doc_tokens, 600, 70, 0.2, 0.6, model="claude-haiku-5-5")
+assert got == "long_context", ("Haiku 5.5 ならヒット率 20〜60% のどこでもロングコンテキストが安いはずです"
+                               f"（引数 model の単価で計算していますか）: {got!r}")
+got = cheaper_over_hit_range(doc_tokens, 600, 200, 0.7, 0.85)
+assert got == "long_context", ("DB が月 $200 なら、ヒット率 70〜85% のどこでもロングコンテキストが安いはずです"
+                               f"（RAG の側に足すのは既定の $70 ではなく、引数 db_monthly です）: {got!r}")
+for _bad in [(0.6, 0.5), (-0.1, 0.5), (0.2, 1.1)]:
+    try:
+        cheaper_over_hit_range(doc_tokens, 600, 70, *_bad)
+    except ValueError:
+        continue
+    raise AssertionError(f"low, high = {_bad} では ValueError を投げてください（0 <= low <= high <= 1）")
 ### BEGIN HIDDEN TESTS
-assert type(m) is dict and all(type(v) is float or type(v) is int for v in m.values()), m
-assert round(m["filter"]) == 31
-from ctxlab.labs._twins import refuse_twins
-refuse_twins(monthly_by_path, compare.compare)  # an alias, partial or wrapper bound earlier
-_saved_compare = compare.compare
-def _blocked(*args, **kwargs):
-    raise AssertionError("compare.compare を使わずに、call_cost と monthly_cost で組み立ててください")
-compare.compare = _blocked
-try:
-    _m = monthly_by_path(197_000, 600, 0.8, 70)
-    m0 = monthly_by_path(197_000, 0, 0.8, 70)
-    m1 = monthly_by_path(100_000, 300, 0.0, 0, model="claude-haiku-4-5")
-    m2 = monthly_by_path(197_000, 600, 1.0, 70)
-    m3 = monthly_by_path(doc_tokens, 600, traffic.expected_hit_rate(20), 70)
-finally:
-    compare.compare = _saved_compare
-assert round(_m["long_context"]) == 207 and round(_m["rag"]) == 101
-_ref = compare.compare(doc_tokens, 50, compare.Profile(model="claude-opus-5", ttl="5m")).monthly   # the exercise's model, at 5m
-assert abs(m3["long_context"] - _ref["long_context"]) < 1e-6 and abs(m3["rag"] - _ref["rag"]) < 1e-6
-assert m0["rag"] == 70 and m0["long_context"] == 0
-assert abs(m1["long_context"] - 300 * (100_000 * 1.25 + 400) / 1e6 - 300 * 700 * 5 / 1e6) < 1e-6
-assert abs(m2["long_context"] - 600 * ((197_000 * 0.1 + 400) * 5 + 700 * 25) / 1e6) < 1e-6
+def _month(d, n, db, hit, model):
+    return compare.compare(d, 50, compare.Profile(model=model, questions_per_month=n, hit_rate=hit, ttl="5m",
+                                                  db_monthly=db)).monthly
+
+
+def _truth(d, n, db, lo, hi, model):
+    # sampled across the range, ends included (not assuming the two ends decide)
+    said = set()
+    for i in range(21):
+        m = _month(d, n, db, lo + (hi - lo) * i / 20, model)
+        said.add("long_context" if m["long_context"] <= m["rag"] else "rag")
+    return said.pop() if len(said) == 1 else "depends"
+
+
+def _clear(d, n, db, lo, hi, model):
+    # no near-tie at an end, where a learner's own arithmetic may differ from the library's in the last digit
+    return all(abs(_month(d, n, db, h, model)["long_context"] - _month(d, n, db, h, model)["rag"]) > 1e-6
+               for h in (lo, hi))
+
+
+_models = list(pricing.models())
+_scenarios = [
+    (doc_tokens, 600, 70, 0.5, 0.95), (doc_tokens, 600, 70, 0.9, 1.0), (doc_tokens, 300, 70, 0.5, 0.6),
+    (doc_tokens, 600, 200, 0.7, 0.85), (doc_tokens, 600, 0, 0.0, 1.0), (doc_tokens, 1200, 70, 0.75, 0.85),
+    (197_000, 600, 70, 0.3, 0.6), (197_000, 3000, 70, 0.85, 0.99), (50_000, 150, 120, 0.1, 0.4),
+    (400_000, 900, 70, 0.6, 0.9), (180_000, 20_000, 500, 0.9, 1.0), (120_000, 450, 40, 0.55, 0.55),
+    (doc_tokens, 600, 70, 1.0, 1.0), (doc_tokens, 600, 70, 0.0, 0.0), (30_000, 60, 5, 0.0, 0.3),
+]
+_seen = set()
+for _i, _s in enumerate(_scenarios):
+    for _model in (_models[_i % len(_models)], _models[(_i + 3) % len(_models)], _models[(_i + 5) % len(_models)]):
+        if _s[0] + 400 > pricing.get_model(_model).context_window or not _clear(*_s, _model):
+            continue   # over the model's window (compare refuses it), or a near-tie at an end
+        _got = cheaper_over_hit_range(*_s, model=_model)
+        _want = _truth(*_s, _model)
+        assert type(_got) is str and _got == _want, (_s, _model, _got, _want)
+        _seen.add(_want)
+assert _seen == {"long_context", "rag", "depends"}, _seen
+# the default model is today's Opus
+_got = cheaper_over_hit_range(doc_tokens, 300, 70, 0.5, 0.6)
+assert type(_got) is str and _got == _truth(doc_tokens, 300, 70, 0.5, 0.6, pricing.DEFAULT_MODEL) == "rag", _got
+# no questions: both months are the fixed cost; with no DB they tie, and a tie is long context's
+assert cheaper_over_hit_range(doc_tokens, 0, 0, 0.2, 0.4) == "long_context", \
+    "質問 0・DB なしなら 2 つの月額は同額（$0）で、同額は RAG 以下なので 'long_context' のはずです"
+assert cheaper_over_hit_range(doc_tokens, 0, 70, 0.2, 0.4) == "long_context", "質問 0 なら RAG には DB の月額だけが残ります"
+for _bad in [(0.6, 0.5), (-0.1, 0.5), (0.2, 1.1), (-1.0, -0.5), (1.0, 0.0)]:
+    try:
+        cheaper_over_hit_range(doc_tokens, 600, 70, *_bad)
+        raise AssertionError(f"ValueError expected for low, high = {_bad}")
+    except ValueError:
+        pass
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "implied-hit-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
@@ -340,6 +387,7 @@ Reveal("api-only")
 # - 1 回の料金は `usage` の 4 つの欄（通常の入力・書き込み・読み出し・出力）に単価と倍率を掛けて足す。
 # - 月額は質問数 × ヒット率で重み付けした 1 回の料金 + 固定費。RAG には DB の固定費が乗り、索引の費用は総額の切片（全件の埋め込み直しを繰り返すと切片でなくなる）。
 # - ヒット率は固定の 80% ではなく、質問数と間隔から出す（このコースでは 04 の合成トラフィック）。
+#   幅でしか分からないうちは、月額がヒット率の 1 次式なので幅の両端で比べる。途中で安いほうが入れ替わるなら、判断はヒット率しだい（ログで確かめる）。
 # - 元記事の表はラベルと中身が一部ずれていた。数字は自分の前提で計算し直す。
 # - 次の節（03）では、キャッシュのヒットとミスを sandbox でシミュレーションし、`usage` の読み方を身につけます。
 
