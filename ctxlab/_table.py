@@ -74,7 +74,9 @@ class Table:
         def para(lines):
             return "".join(f'<p style="margin:0.2em 0">{html.escape(t)}</p>' for t in lines)
 
-        head = "".join(f"<th{style(a)}>{html.escape(c)}</th>" for c, a in zip(self.columns, self.align))
+        # a header may wrap (a long one would widen its column past the cells'); the cells' numbers do not
+        head = "".join(f'<th{style(a).replace(";white-space:nowrap", "")}>{html.escape(c)}</th>'
+                       for c, a in zip(self.columns, self.align))
         body = "".join("<tr>" + "".join(f"<td{style(a)}>{html.escape(v)}</td>" for v, a in zip(row, self.align))
                        + "</tr>" for row in self.rows)
         cap = (f'<caption style="caption-side:bottom;text-align:left;font-size:0.9em;color:#555">'

@@ -64,3 +64,15 @@ class Unsolved(CtxlabError, NotImplementedError):
 
     def _render_traceback_(self) -> list[str]:
         return [f"\x1b[0;31m{self}\x1b[0m"]
+
+
+class AnswerMissing(CtxlabError, AssertionError):
+    """A quiz answer that is missing or not a choice id (the knowledge check's visible tests raise it).
+
+    Like :class:`Unsolved`, a question the learner has not answered yet is not a crash: IPython shows
+    the message alone, in red, instead of a traceback. It stays an AssertionError, so the test cell still
+    fails (nbgrader scores it 0) and a cell that catches AssertionError still catches it.
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"\x1b[0;31m{line}\x1b[0m" for line in str(self).splitlines()]

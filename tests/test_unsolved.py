@@ -87,3 +87,21 @@ def test_autograde_scores_the_unsolved_lesson_zero_and_validate_prints_one_line(
     for f in failed:
         if "はまだ解かれていません" in f["raw_error"]:
             assert len(ANSI.sub("", f["raw_error"]).strip().splitlines()) == 1, f["raw_error"]
+
+
+def test_an_unanswered_quiz_question_reads_as_its_message_and_still_fails(tmp_path):
+    """09's check cells (ctxlab.quiz.check_answers) on a question left open: the message alone, in red, not a
+    traceback; still an AssertionError, so the test cell scores 0."""
+    from ctxlab.errors import AnswerMissing
+
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("from ctxlab.quiz import check_answers, load\nanswers = {}"),
+        nbformat.v4.new_code_cell("check_answers(load(), answers, only='q1')", metadata={"tags": ["raises-exception"]}),
+        nbformat.v4.new_code_cell("print('next')"),
+    ])
+    NotebookClient(nb, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    [err] = nb.cells[1].outputs
+    assert err.output_type == "error" and err.ename == "AnswerMissing"
+    assert one_line(err).startswith("q1 に答えがありません")
+    assert issubclass(AnswerMissing, AssertionError)
+    assert nb.cells[2].outputs[0].text == "next\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
+from ctxlab.errors import AnswerMissing
 from ctxlab.quiz.bank import Bank
 
 def answer_problems(bank: Bank, answers) -> list[str]:
@@ -28,7 +29,8 @@ def answer_problems(bank: Bank, answers) -> list[str]:
 
 
 def check_answers(bank: Bank, answers, only: str | None = None) -> None:
-    """Assert the form of ``answers`` (for visible tests): AssertionError with a helpful message.
+    """Assert the form of ``answers`` (for visible tests): :class:`~ctxlab.errors.AnswerMissing` (an AssertionError
+    shown as its message alone) with a helpful message.
     With ``only`` (a question id), just that question's answer: a learner who left other
     questions open is still graded, and shown the explanation, on the ones answered."""
     found = answer_problems(bank, answers)
@@ -37,7 +39,7 @@ def check_answers(bank: Bank, answers, only: str | None = None) -> None:
         if only not in answers:
             found.insert(0, f"{only} に答えがありません（answers[{only!r}] に選択肢の id を入れてください）")
     if found:
-        raise AssertionError("\n".join(found))
+        raise AnswerMissing("\n".join(found))
 
 
 @dataclass(frozen=True)
