@@ -17,6 +17,10 @@ from typing import Any, Sequence
 from ctxlab import _text
 
 
+#: a header wider than this (in half-width columns) may wrap in HTML
+WRAP_HEADER_OVER = 12
+
+
 def _cell(v: Any) -> str:
     return "" if v is None else str(v)
 
@@ -74,9 +78,13 @@ class Table:
         def para(lines):
             return "".join(f'<p style="margin:0.2em 0">{html.escape(t)}</p>' for t in lines)
 
-        # a header may wrap (a long one would widen its column past the cells'); the cells' numbers do not
-        head = "".join(f'<th{style(a).replace(";white-space:nowrap", "")}>{html.escape(c)}</th>'
-                       for c, a in zip(self.columns, self.align))
+        def header(c, a):
+            # a long header may wrap (on one line it would widen its column past its cells'); a short one and the
+            # cells' numbers do not
+            st = style(a) if _text.width(c) <= WRAP_HEADER_OVER else style(a).replace(";white-space:nowrap", "")
+            return f"<th{st}>{html.escape(c)}</th>"
+
+        head = "".join(header(c, a) for c, a in zip(self.columns, self.align))
         body = "".join("<tr>" + "".join(f"<td{style(a)}>{html.escape(v)}</td>" for v, a in zip(row, self.align))
                        + "</tr>" for row in self.rows)
         cap = (f'<caption style="caption-side:bottom;text-align:left;font-size:0.9em;color:#555">'
