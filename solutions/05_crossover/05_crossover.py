@@ -10,7 +10,7 @@
 #
 # - 文書量に対する月額を 3 つの方式で描き、RAG のほうが安くなる文書量（交点）を、図から読むのではなく計算で求められる
 # - 質問数（とそれで決まるキャッシュヒット率）・モデル・ベクトル DB の月額が、交点をどちらへ動かすかを説明できる
-# - ヒット率の見積もりが外れたときのために、ロングコンテキストのままでよい最低のヒット率を、キャッシュなしで送る選択肢とウィンドウも含めて求め、見積もりの幅と比べて判断できる
+# - ロングコンテキストのままでよい最低のヒット率を求め、トラフィックから見積もったヒット率の幅と比べて判断できる
 # - ウィンドウの 50% と 100% の線・待ち時間の線を料金の交点と並べ、文書が増えたとき最初に当たる線を判断できる
 # - 「何を送るか（ρ）」と「使い回すか（k）」の 2 軸の図で、全文・キャッシュ・検索のどれが 1 回あたり最も安いかを判断し、ドルの試算と対応づけられる
 #
@@ -227,25 +227,20 @@ print(f"題材の規程をキャッシュから読むと TTFT {pricing.ttft_seco
 # %% [markdown] nbgrader={"grade": false, "grade_id": "min-hit-rate-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ### 演習 1（3 点）: ヒット率がどこまで下がったら RAG にするか
 #
-# 1 節の月額と 2 節の交点は、前提のヒット率での 1 つの点の結果です。そのヒット率は 04 の合成トラフィックのシミュレーションで、
-# 実際の利用では上にも下にも外れます。判断に必要なのは 1 つの点での勝ち負けではなく、
-# **ヒット率がいくつ以上ならロングコンテキストのままでよいか**という条件です。
+# 1 節の月額と 2 節の交点は、前提のヒット率での 1 つの点の結果です。そのヒット率は 04 の合成トラフィックのシミュレーションで、実際には外れます。
+# 判断に要るのは、**ヒット率がいくつ以上ならロングコンテキストのままでよいか**という条件です。
 #
-# 関数 `min_hit_rate_for_long_context(doc_tokens, profile)` を書いてください。文書量 `doc_tokens`（トークン）と前提 `profile`
-# （`compare.Profile`。モデル・質問数・DB の月額・TTL などが入っています）のもとで、ロングコンテキストの月額が RAG（DB 込み）の月額
-# 以下になる**最低のキャッシュヒット率**を返します。
+# 関数 `min_hit_rate_for_long_context(doc_tokens, profile)` を書き、文書量 `doc_tokens` と前提 `profile`（`compare.Profile`）のもとで、
+# ロングコンテキストの月額が RAG（DB 込み）以下になる**最低のキャッシュヒット率**を返してください。
 #
 # - 0 以上 1 以下の小数（float）で返す（`0.85` のような割合。パーセントの数字ではありません）
-# - TTL は、その `profile` が月額に使う TTL（`profile.resolved_ttl()`）に固定し、ヒット率だけを動かす
-#   （`dataclasses.replace(profile, ttl=..., hit_rate=h)`。`ttl="auto"` のままヒット率を固定すると、TTL は 5 分に替わります）
-# - ロングコンテキストは、キャッシュを付けずに送ることもできる。キャッシュなしの月額が RAG 以下なら、ヒット率によらずロングコンテキストを選べるので `0.0`
-# - 同じ月額ならロングコンテキスト（RAG を作って運用する理由がない）
-# - ヒット率が `1.0`（すべての呼び出しがキャッシュを読む）でも RAG より高いときは `None`。文書と質問がモデルのウィンドウに載らないときも、ロングコンテキストは使えないので `None`
+# - TTL は `profile.resolved_ttl()` に固定し、ヒット率だけを動かす（`replace(profile, ttl=..., hit_rate=h)`。`ttl="auto"` のままヒット率を固定すると 5 分に替わります）
+# - キャッシュを付けずに送ることもできる: キャッシュなしの月額が RAG 以下なら、ヒット率によらず `0.0`。同じ月額ならロングコンテキスト
+# - ヒット率が `1.0` でも RAG より高いとき、文書と質問がウィンドウに載らないときは `None`
 #
-# 道具として、`compare.compare(doc_tokens, 50, p).monthly`（キー `"long_context"`・`"long_context_no_cache"`・`"rag"`）、
-# `crossover.fits(doc_tokens, profile)`（ウィンドウに載るか）、`crossover.monthly`・`crossover.crossover_tokens` を使ってかまいません。
-# 採点されるのは、どの条件で月額を比べ、どう結論を出すかです。使い分けの記事の 80% を当てはめたり、2 節の図の直線を延ばしたりせず、
-# この文書量で月額を計算してください（Haiku 5.5 のような料金の段のあるモデルでは、月額は文書量に対して直線ではありません）。
+# 道具として `compare.compare(doc_tokens, 50, p).monthly`（キー `"long_context"`・`"long_context_no_cache"`・`"rag"`）、`crossover.fits`
+# （ウィンドウに載るか）、`crossover.crossover_tokens` などを使ってかまいません。採点されるのは、どの条件で月額を比べて結論を出すかです。
+# 記事の 80% を当てはめたり 2 節の直線を延ばしたりせず、この文書量で月額を計算してください（料金の段のあるモデルでは、月額は文書量の直線ではありません）。
 
 # %% nbgrader={"grade": false, "grade_id": "min_hit_rate_for_long_context", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def min_hit_rate_for_long_context(doc_tokens, profile):
@@ -270,10 +265,9 @@ def min_hit_rate_for_long_context(doc_tokens, profile):
 # %% [markdown]
 # <details><summary>ヒント（開くと表示）</summary>
 #
-# まず、ロングコンテキストがそもそも選べるか（ウィンドウに載るか）を確かめます。次に両端を見ます。ヒット率が `0.0`（毎回ミス）のとき、キャッシュを付けると
-# 書き込みの割増を払うだけなので、キャッシュを付けない送り方とも比べます。ヒット率が `1.0` でも負けるなら、条件はありません。
-# その間は、TTL を固定すれば月額がヒット率の 1 次式なので（02 の演習 2 と同じ形）、両端の 2 点から等しくなる点が決まります。
-# 直線で結んでよいのはヒット率の軸で、文書量の軸ではありません。月額はいつも、判断したい文書量そのもので計算します。
+# まず、ロングコンテキストが選べるか（ウィンドウに載るか）を確かめ、次に両端を見ます。ヒット率が `0.0` なら、キャッシュを付けない送り方とも比べます。
+# `1.0` でも負けるなら条件はありません。その間は、TTL を固定すれば月額がヒット率の 1 次式なので（02 の演習 2 と同じ形）、両端の 2 点から決まります。
+# 直線で結んでよいのはヒット率の軸で、文書量の軸ではありません。
 #
 # </details>
 
@@ -282,53 +276,47 @@ def _month_at(d, p, h):
     return compare.compare(d, 50, replace(p, ttl=p.resolved_ttl(), hit_rate=h)).monthly
 
 
-def _call(d, p, why):
+def _equal_at(d, p, h):   # long context and RAG cost the same at hit rate h
+    m = _month_at(d, p, h) if type(h) is float and 0.0 <= h <= 1.0 else None
+    return m is not None and abs(m["long_context"] - m["rag"]) < 0.01
+
+
+def _call(d, p, where):
     try:
         return min_hit_rate_for_long_context(d, p)
     except NotImplementedError:
         raise
     except Exception as e:
-        raise AssertionError(f"{why}: {type(e).__name__}: {e}") from None
+        raise AssertionError(f"{where}でエラーになりました: {type(e).__name__}: {e}") from None
 
 
-h = _call(doc_tokens, base, "題材の規程・1 日 20 問でエラーになりました")
+h = _call(doc_tokens, base, "題材の規程・1 日 20 問")
 assert h is not None, ("題材の規程・1 日 20 問では、ヒット率を十分に上げればロングコンテキストが RAG 以下になるので、None ではなく"
                        "そのヒット率を返すはずです。1 つのヒット率（記事の 80% など）だけで判断していませんか")
-assert type(h) is float, f"ヒット率を小数（float）で返してください: {h!r}"
-assert 0.0 <= h <= 1.0, f"ヒット率はパーセントの数字ではなく、0〜1 の小数で返してください（85% なら 0.85）: {h!r}"
-_m = _month_at(doc_tokens, base, h)
-assert abs(_m["long_context"] - _m["rag"]) < 0.01, (
-    f"返したヒット率 {h:.1%} で、題材の規程・1 日 20 問（TTL {base.resolved_ttl()}）のロングコンテキスト ${_m['long_context']:,.2f} と "
-    f"RAG ${_m['rag']:,.2f} が等しくありません。TTL を profile.resolved_ttl() に固定して、ヒット率だけを動かしましたか")
-_few = crossover.profile(3)
-got = _call(doc_tokens, _few, "1 日 3 問でエラーになりました")
-_m0 = _month_at(doc_tokens, _few, 0.0)
+assert type(h) is float and 0.0 <= h <= 1.0, f"ヒット率はパーセントの数字ではなく、0〜1 の小数（float）で返してください（85% なら 0.85）: {h!r}"
+assert _equal_at(doc_tokens, base, h), (
+    f"返したヒット率 {h:.1%} で、題材の規程・1 日 20 問（TTL {base.resolved_ttl()}）のロングコンテキストと RAG の月額が等しくありません。"
+    "TTL を profile.resolved_ttl() に固定して、ヒット率だけを動かしましたか")
+_m0 = _month_at(doc_tokens, crossover.profile(3), 0.0)
+got = _call(doc_tokens, crossover.profile(3), "1 日 3 問")
 assert type(got) is float and got == 0.0, (
     f"1 日 3 問では、キャッシュを付けないロングコンテキスト（月 ${_m0['long_context_no_cache']:,.2f}）が RAG（月 ${_m0['rag']:,.2f}）より安いので、"
     f"ヒット率によらず 0.0 のはずです（キャッシュなしの月額も比べましたか）: {got!r}")
-got = _call(250_000, crossover.profile(20, model="claude-haiku-4-5"),
-            "ウィンドウに載らない文書（Haiku 4.5 に 250,000 tokens）でエラーになりました。載らなければロングコンテキストは使えないので None を返してください")
-assert got is None, f"Haiku 4.5 のウィンドウ（200,000 tokens）に載らない 250,000 tokens では None のはずです: {got!r}"
-got = _call(doc_tokens, crossover.profile(100, model="claude-opus-5"), "Opus 5・1 日 100 問でエラーになりました")
+got = _call(250_000, crossover.profile(20, model="claude-haiku-4-5"), "ウィンドウに載らない文書（Haiku 4.5 に 250,000 tokens）")
+assert got is None, f"Haiku 4.5 のウィンドウ（200,000 tokens）に載らない文書では、ロングコンテキストは使えないので None のはずです: {got!r}"
+got = _call(doc_tokens, crossover.profile(100, model="claude-opus-5"), "Opus 5・1 日 100 問")
 assert got is None, ("Opus 5・1 日 100 問では、ヒット率 100% でもロングコンテキストが RAG より高いので None のはずです"
                      f"（ヒット率 1.0 の月額も比べましたか。profile のモデルや DB の月額を置き換えていませんか）: {got!r}")
-_tiered = crossover.profile(100, model="claude-haiku-5-5")
-got = _call(doc_tokens, _tiered, "Haiku 5.5・1 日 100 問でエラーになりました")
-_m = _month_at(doc_tokens, _tiered, got) if type(got) is float and 0.0 <= got <= 1.0 else None
-assert _m is not None and abs(_m["long_context"] - _m["rag"]) < 0.01, (
+got = _call(doc_tokens, crossover.profile(100, model="claude-haiku-5-5"), "Haiku 5.5・1 日 100 問")
+assert _equal_at(doc_tokens, crossover.profile(100, model="claude-haiku-5-5"), got), (
     f"Haiku 5.5・1 日 100 問の答え {got!r} で、ロングコンテキストと RAG の月額が等しくありません。題材の規程は Haiku 5.5 の料金の段より上にあり、"
     "段の上では単価が跳ね上がります。図の直線（crossover.line）ではなく、この文書量で compare を計算しましたか")
-_rows = ["| 1 日の質問数 | TTL | ロングコンテキストに要るヒット率 | トラフィックから見積もったヒット率（±2 標準誤差） | 判断 |", "|---|---|---:|---:|---|"]
-for _q in (3, 5, 20, 100):
-    _p = crossover.profile(_q)
-    _need = min_hit_rate_for_long_context(doc_tokens, _p)
+for _q in (3, 5, 20, 100):   # the team's decision at each traffic level: the hit rate it needs against the estimate's band
+    _need, _p = min_hit_rate_for_long_context(doc_tokens, crossover.profile(_q)), crossover.profile(_q)
     _lo, _hi = (b.effective_hit_rate() for b in compare.hit_rate_band(_p))
-    _say = ("RAG（ヒット率 100% でも高い）" if _need is None else "ロングコンテキスト（ヒット率によらず）" if _need == 0.0
-            else "ロングコンテキスト" if _lo >= _need else "RAG" if _hi < _need else "同額圏（見積もりの幅の内）")
-    _rows.append(f"| {_q} | {_p.resolved_ttl()} | {'—' if _need is None else f'{_need:.1%}'} | {_lo:.1%}〜{_hi:.1%} | {_say} |")
-_rows.append(f"\n題材の規程 {doc_tokens:,} tokens・{pricing.get_model(base.model).display_name}。出典: 価格表（{pricing.price_table_date()} 時点）の単価と、"
-             "04 の合成トラフィックのヒット率（シミュレーション）で計算")
-display(Markdown("\n".join(_rows)))
+    _say = ("RAG" if _need is None or _hi < _need else "ロングコンテキスト" if _lo >= _need else "同額圏（見積もりの幅の内）")
+    print(f"1 日 {_q:>3} 問（TTL {_p.resolved_ttl()}）: ロングコンテキストに要るヒット率 {'—' if _need is None else f'{_need:.1%}'}、"
+          f"トラフィックの見積もり {_lo:.1%}〜{_hi:.1%}（±2 標準誤差、シミュレーション）→ {_say}")
 ### BEGIN HIDDEN TESTS
 def _truth(d, p):
     """The lowest hit rate at which long context costs no more than RAG, from compare at the two ends."""
@@ -556,7 +544,7 @@ Reveal("two-views")
 #
 # - ロングコンテキストの月額は文書量の 1 次式、RAG は横ばい（+ DB の固定費）。交点は 2 点から直線を決めれば計算で出せる。
 # - 記事の 3 モデルの価格では、質問が少ないほど、入力単価が安いほど、交点は文書の多い側へ逃げる。
-# - 判断は 1 つの点の勝ち負けではなく条件で書く。いまの文書量でロングコンテキストのままでよい最低のヒット率を出し、トラフィックから見積もったヒット率（とその幅）と比べる（演習 1）。キャッシュを付けずに送る選択肢と、ウィンドウに載るかも確かめる。
+# - 判断は 1 点の勝ち負けでなく条件で書く: ロングコンテキストに要る最低のヒット率を、見積もったヒット率の幅と比べる（演習 1。キャッシュなしで送る選択肢とウィンドウも確かめる）。
 # - 文書が増えていくときは、料金の交点・ウィンドウの 50%・待ち時間の線のうち、最初に当たった線が方式を決める（演習 2）。交点がウィンドウの 50% より先にあるなら、料金ではなく「載るかどうか」で決まる。待ち時間は、使い分けの記事の数字に合わせた待ち時間のモデル（シミュレーション）の上では、キャッシュが温まっていれば閾値に当たりにくい。実際の値は実 API で測る。
 # - 「何を送るか（ρ）」と「使い回すか（k）」は別の軸。ρ–k 図では、毎回全文を渡す方式が最も安い範囲はごく狭い。検索が勝つ上限は rho_limit(k) で、使い回すほど r − s に近づく。
 # - DB の月額は 1 回あたりの s に直すと質問数で変わる。だから同じ文書でも、質問数で勝つ方式が入れ替わる。
