@@ -315,7 +315,7 @@ for _q in (3, 5, 20, 100):   # the team's decision at each traffic level: the hi
     _need, _p = min_hit_rate_for_long_context(doc_tokens, crossover.profile(_q)), crossover.profile(_q)
     _lo, _hi = (b.effective_hit_rate() for b in compare.hit_rate_band(_p))
     _say = ("RAG" if _need is None or _hi < _need else "ロングコンテキスト" if _lo >= _need else "同額圏（見積もりの幅の内）")
-    print(f"1 日 {_q:>3} 問（TTL {_p.resolved_ttl()}）: ロングコンテキストに要るヒット率 {'—' if _need is None else f'{_need:.1%}'}、"
+    print(f"1 日 {_q:>3} 問（TTL {_p.resolved_ttl()}）: ロングコンテキストに要るヒット率 {'100% でも足りない' if _need is None else 'なし（キャッシュなしでも RAG 以下）' if _need == 0.0 else f'{_need:.1%}'}、"
           f"トラフィックの見積もり {_lo:.1%}〜{_hi:.1%}（±2 標準誤差、シミュレーション）→ {_say}")
 ### BEGIN HIDDEN TESTS
 def _truth(d, p):
