@@ -26,9 +26,8 @@ exercise                    library function that computes the same         in t
                             compare_placements, format_comparison           run_usd stay: the measuring tools)
 04 ttl_hit_rate             costs.traffic.model_hits, hit_rate              twin
 04 ttl_costs                labs.ttl.day_cost, compare_ttls                 twin
-05 rag_crossover_tokens     costs.crossover.crossover_tokens, line, _lines  code: needs judgment (05's first_line
-                                                                            calls crossover_tokens as a tool on
-                                                                            profiles no lesson records)
+05 min_hit_rate_for_long_  (none: a decision; compare.compare,             code (the answer calls them)
+   context                  crossover.fits and crossover_tokens are tools)
 05 first_line               costs.crossover.crossover_tokens,               code (the answer calls them)
                             max_tokens_for_ttft (tools)
 06 my_filter                labs.metadata_filtering.match (a tool)          code (the answer calls it)

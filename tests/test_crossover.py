@@ -414,26 +414,54 @@ def test_the_map_point_jumps_at_a_price_tier():
     assert above.s < below.s                                                         # the long prompt's answer costs more
 
 
-def test_lesson_05_solution_of_exercise_1_matches_the_library_on_tiered_and_plain_models():
-    """05 exercise 1's solution (bisection on the growing gap) gives crossover_tokens' answer on every model,
-    the tiered Haiku 5.5 included, at low and high traffic, with and without a database bill."""
+def _lowest_hit_rate_by_crossings(d, p):
+    """05 exercise 1's answer found another way: bisect the hit rate on crossover_tokens (tier-aware) at the
+    profile's TTL; long context (cached, or sent without the cache) is no dearer than RAG at ``d`` while
+    ``d`` is not beyond the crossing."""
+    from dataclasses import replace
+
+    if not crossover.fits(d, p):
+        return None
+    ttl = p.resolved_ttl()
+
+    def no_dearer(h, path="long_context"):
+        x = crossover.crossover_tokens(replace(p, ttl=ttl, hit_rate=h), dearer=path)
+        return x is None or d <= x
+
+    if no_dearer(0.0, "long_context_no_cache") or no_dearer(0.0):
+        return 0.0
+    if not no_dearer(1.0):
+        return None
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if no_dearer(mid) else (mid, hi)
+    return hi
+
+
+def test_lesson_05_solution_of_exercise_1_agrees_with_the_crossings_on_every_model():
+    """05 exercise 1's solution (the month at 0% and 100% at the profile's TTL, solved in the hit rate) gives the
+    hit rate that bisecting on crossover_tokens finds, on every model (the tiered Haiku 5.5 above and below its
+    tier), at low and high traffic, with and without a database bill, and None beyond the window."""
     import itertools
     import re
+    from dataclasses import replace
     from pathlib import Path
 
     text = (Path(__file__).resolve().parent.parent / "solutions" / "05_crossover" / "05_crossover.py").read_text(encoding="utf-8")
-    src = re.search(r"^def rag_crossover_tokens\(.*?### END SOLUTION", text, re.S | re.M).group(0)
-    ns = {"compare": compare, "pricing": pricing}
+    src = re.search(r"^def min_hit_rate_for_long_context\(.*?### END SOLUTION", text, re.S | re.M).group(0)
+    ns = {"compare": compare, "crossover": crossover, "replace": replace}
     exec(src, ns)
-    solve = ns["rag_crossover_tokens"]
-    tiered = 0
-    for model, per_day, db in itertools.product(pricing.models(), (1, 5, 20, 300), (0.0, 5.0, 70.0)):
+    solve = ns["min_hit_rate_for_long_context"]
+    kinds = set()
+    for model, per_day, db, d in itertools.product(pricing.models(), (1, 3, 20, 300), (0.0, 70.0),
+                                                   (30_000, 90_000, 169_659, 400_000)):
         p = crossover.profile(per_day, model=model, db_monthly=db)
-        want, got = crossover.crossover_tokens(p), solve(p, 10_000_000)
-        assert (want is None and got is None) or (got is not None and want is not None
-                                                  and abs(got - want) <= max(1.0, 1e-3 * want)), (model, per_day, db, got, want)
-        tiered += bool(pricing.get_model(model).prompt_tiers) and want is not None
-    assert tiered >= 4   # the tiered model's crossings were among those compared
+        want, got = _lowest_hit_rate_by_crossings(d, p), solve(d, p)
+        assert (want is None and got is None) or (type(got) is float and abs(got - want) <= 1e-6), (model, per_day, db, d, got, want)
+        kinds.add("none" if want is None else "zero" if want == 0.0 else
+                  "tier" if pricing.get_model(model).prompt_tiers and d > 100_000 else "between")
+    assert kinds == {"none", "zero", "between", "tier"}, kinds
 
 
 def test_the_simulator_prints_no_nan_and_keeps_the_lessons_token_count():

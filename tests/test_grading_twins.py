@@ -6,7 +6,8 @@ exercise's test cell, hidden tests included, in a kernel that ran the whole solu
 * **always equal**: the function returns an object whose ``__eq__`` (and every comparison and
   arithmetic) answers "yes", so a test that compares values only would pass it;
 * **library twin**: where ``ctxlab`` has a function that does the exercise (``first_paying_call``,
-  ``hit_rate``, ``compare_ttls``, ``crossover_tokens``), the function just calls it.
+  ``hit_rate``, ``compare_ttls``, ``compare``), the function just calls it (05's crossover functions
+  are tools its exercises use, not twins).
 
 nbgrader gives a test cell its points only when it runs without an error, so "the test cell
 raises" is "0 points on that exercise". The solution itself must still pass (run again after each
@@ -76,10 +77,6 @@ def ttl_costs(times, doc_tokens, model="claude-opus-5", question_tokens=400, out
                              output_tokens=output_tokens)
     return {k: v["cost_usd"] for k, v in c.items()}
 ''',
-    ("05_crossover", "rag_crossover_tokens"): '''
-def rag_crossover_tokens(profile, max_tokens):
-    return crossover.crossover_tokens(profile, max_tokens=max_tokens)
-''',
 }
 
 #: (lesson, function) -> {form: a submission that reaches the twin by a name bound before the test
@@ -100,12 +97,6 @@ TWIN_ALIASES = {
                          "def ttl_costs(times, doc_tokens, model='claude-opus-5', question_tokens=400, output_tokens=700):\n"
                          "    c = _cmp(times, doc_tokens, model=model, question_tokens=question_tokens, output_tokens=output_tokens)\n"
                          "    return {k: v['cost_usd'] for k, v in c.items()}\n"),
-    },
-    ("05_crossover", "rag_crossover_tokens"): {
-        "instance_call": ("class _Solver:\n    def __init__(self):\n        self.f = crossover.crossover_tokens\n"
-                          "    def __call__(self, profile, max_tokens):\n        return self.f(profile, max_tokens=max_tokens)\n"
-                          "_solve = _Solver()\n"
-                          "def rag_crossover_tokens(profile, max_tokens):\n    return _solve(profile, max_tokens)\n"),
     },
 }
 

@@ -136,25 +136,21 @@ def first_line(profile, ttft_limit_s=crossover.TTFT_LIMIT_S):
         lines.append(("cost", x))
     return min(lines, key=lambda line: line[1])
 '''
-_CROSSING = """
-def rag_crossover_tokens(profile, max_tokens):
-    def gap(d):
-        m = compare.compare(d, 50, profile).monthly
-        return m["long_context"] - m["rag"]
-
-    if gap(0) >= 0:
-        return 0.0
-    hi = min(max_tokens, pricing.get_model(profile.model).context_window - profile.prompt_tokens)
-    if hi <= 0 or gap(hi) < 0:
+_MIN_HIT = """
+def min_hit_rate_for_long_context(doc_tokens, profile):
+    if not crossover.fits(doc_tokens, profile):
         return None
-    lo = 0.0
-    while hi - lo > 1e-6 * max(hi, 1.0):
-        mid = (lo + hi) / 2
-        if gap(mid) >= 0:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    ttl = profile.resolved_ttl()
+
+    def month(h):
+        return compare.compare(doc_tokens, 50, replace(profile, ttl=ttl, hit_rate=h)).monthly
+
+    at0, at1 = month(0.0), month(1.0)
+    if min(at0["long_context"], at0["long_context_no_cache"]) <= at0["rag"]:
+        return 0.0
+    if at1["long_context"] > at1["rag"]:
+        return None
+    return (at0["long_context"] - at0["rag"]) / (at0["long_context"] - at1["long_context"])
 """
 
 _PLACEMENT = """
@@ -538,34 +534,31 @@ def ttl_costs(times, doc_tokens, model="claude-opus-5", question_tokens=400, out
         ],
     },
     "05_crossover": {
-        "rag_crossover_tokens-tests": [
-            Wrong("max_tokens ignored (a crossing beyond it is returned)",
-                  _CROSSING.replace("hi = min(max_tokens, pricing.get_model(profile.model).context_window - profile.prompt_tokens)",
-                                    "hi = pricing.get_model(profile.model).context_window - profile.prompt_tokens")),
-            Wrong("the window ignored (a crossing beyond it is searched and compare raises)",
-                  _CROSSING.replace("hi = min(max_tokens, pricing.get_model(profile.model).context_window - profile.prompt_tokens)",
-                                    "hi = max_tokens")),
-            Wrong("None, not 0.0, when RAG already costs no more at 0 tokens", _CROSSING.replace("return 0.0", "return None")),
-            Wrong("a straight line through two points: a price tier's jump is missed", '''
-def rag_crossover_tokens(profile, max_tokens):
-    def gap(d):
-        m = compare.compare(d, 50, profile).monthly
-        return m["long_context"] - m["rag"]
-
-    at0 = gap(0)
-    if at0 >= 0:
-        return 0.0
-    probe = pricing.get_model(profile.model).context_window - profile.prompt_tokens
-    slope = (gap(probe) - at0) / probe
-    if slope <= 0:
+        "min_hit_rate_for_long_context-tests": [
+            Wrong("judged at the article's 80% only (80% if long context wins there, else None)", '''
+def min_hit_rate_for_long_context(doc_tokens, profile):
+    if not crossover.fits(doc_tokens, profile):
         return None
-    x = -at0 / slope
-    return x if x <= min(max_tokens, probe) else None
+    m = compare.compare(doc_tokens, 50, replace(profile, hit_rate=compare.ARTICLE_HIT_RATE)).monthly
+    return compare.ARTICLE_HIT_RATE if m["long_context"] <= m["rag"] else None
 '''),
-            Wrong("calls the library's twin (crossover.crossover_tokens)", '''
-def rag_crossover_tokens(profile, max_tokens):
-    return crossover.crossover_tokens(profile, max_tokens=max_tokens)
-'''),
+            Wrong("the window ignored (compare raises for a document that does not fit)",
+                  _MIN_HIT.replace("    if not crossover.fits(doc_tokens, profile):\n        return None\n", "")),
+            Wrong("the no-cache option ignored (only the cached month at 0%)",
+                  _MIN_HIT.replace('min(at0["long_context"], at0["long_context_no_cache"])', 'at0["long_context"]')),
+            Wrong("a straight line in the document volume (crossover.line): Haiku 5.5's price tier is missed",
+                  _MIN_HIT.replace(
+                      "return compare.compare(doc_tokens, 50, replace(profile, ttl=ttl, hit_rate=h)).monthly",
+                      "q = replace(profile, ttl=ttl, hit_rate=h)\n        return {k: crossover.line(k, q)(doc_tokens) "
+                      "for k in (\"long_context\", \"long_context_no_cache\", \"rag\")}")),
+            Wrong("percent, not a fraction", _MIN_HIT.replace(
+                "return (at0[\"long_context\"] - at0[\"rag\"]) / (at0[\"long_context\"] - at1[\"long_context\"])",
+                "return 100 * (at0[\"long_context\"] - at0[\"rag\"]) / (at0[\"long_context\"] - at1[\"long_context\"])")),
+            Wrong("the TTL not fixed (ttl='auto' with a fixed hit rate prices at 5 minutes)",
+                  _MIN_HIT.replace("replace(profile, ttl=ttl, hit_rate=h)", "replace(profile, hit_rate=h)")),
+            Wrong("the team's model, database and chunks dropped (a default profile with the same traffic)",
+                  _MIN_HIT.replace("replace(profile, ttl=ttl, hit_rate=h)",
+                                   "compare.Profile(questions_per_month=profile.questions_per_month, ttl=ttl, hit_rate=h)")),
         ],
         "first_line-tests": [
             Wrong("a crossing of 0.0 taken for 'never crosses' (x or inf)", _FIRST_LINE.replace(

@@ -10,6 +10,7 @@
 #
 # - 文書量に対する月額を 3 つの方式で描き、RAG のほうが安くなる文書量（交点）を、図から読むのではなく計算で求められる
 # - 質問数（とそれで決まるキャッシュヒット率）・モデル・ベクトル DB の月額が、交点をどちらへ動かすかを説明できる
+# - ロングコンテキストのままでよい最低のヒット率を求め、トラフィックから見積もったヒット率の幅と比べて判断できる
 # - ウィンドウの 50% と 100% の線・待ち時間の線を料金の交点と並べ、文書が増えたとき最初に当たる線を判断できる
 # - 「何を送るか（ρ）」と「使い回すか（k）」の 2 軸の図で、全文・キャッシュ・検索のどれが 1 回あたり最も安いかを判断し、ドルの試算と対応づけられる
 #
@@ -223,117 +224,136 @@ print(f"題材の規程をキャッシュから読むと TTFT {pricing.ttft_seco
 #
 # ## 6. 演習
 
-# %% [markdown] nbgrader={"grade": false, "grade_id": "crossover-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
-# ### 演習 1（3 点）: RAG が安くなる文書量を計算で求める
+# %% [markdown] nbgrader={"grade": false, "grade_id": "min-hit-rate-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# ### 演習 1（3 点）: ヒット率がどこまで下がったら RAG にするか
 #
-# 関数 `rag_crossover_tokens(profile, max_tokens)` を書いてください。`profile` は `compare.Profile` です。
-# ロングコンテキスト（キャッシュあり）の月額と RAG（DB 込み）の月額が等しくなる文書量（トークン、小数）を返します。
+# 1 節の月額と 2 節の交点は、前提のヒット率での 1 つの点の結果です。そのヒット率は 04 の合成トラフィックのシミュレーションで、実際には外れます。
+# 判断に要るのは、**ヒット率がいくつ以上ならロングコンテキストのままでよいか**という条件です。
 #
-# - 月額は `compare.compare(doc_tokens, 50, profile).monthly` の `"long_context"` と `"rag"` を使ってください（式を書き直さない）
-# - 文書 0 トークンの時点で RAG の月額がロングコンテキスト以下なら `0.0` を返す
-# - RAG がどれだけ文書を増やしても安くならない場合、または交点が `max_tokens` より先にある場合は `None` を返す
-# - ウィンドウを超えるプロンプトには料金がありません（`compare` がエラーにします）: 交点がウィンドウの外（文書 + 質問 > ウィンドウ）なら `None`
-# - プロンプトの長さで単価が変わるモデル（Haiku 5.5: 価格表の前提では、料金の段を超えると、その呼び出し全体が高い単価）では、ロングコンテキストの月額が
-#   料金の段で跳ね上がります（段の前後では、それぞれ直線）。跳ね上がったところで RAG より高くなるなら、交点は段の文書量です
+# 関数 `min_hit_rate_for_long_context(doc_tokens, profile)` を書き、文書量 `doc_tokens` と前提 `profile`（`compare.Profile`）のもとで、
+# ロングコンテキストの月額が RAG（DB 込み）以下になる**最低のキャッシュヒット率**を返してください。
 #
-# 解き方は自由です。`crossover.crossover_tokens`（と `crossover.line`）は使わずに、自分で解いてください。
+# - 0 以上 1 以下の小数（float）で返す（`0.85` のような割合。パーセントの数字ではありません）
+# - TTL は `profile.resolved_ttl()` に固定し、ヒット率だけを動かす（`replace(profile, ttl=..., hit_rate=h)`。`ttl="auto"` のままヒット率を固定すると 5 分に替わります）
+# - キャッシュを付けずに送ることもできる: キャッシュなしの月額が RAG 以下なら、ヒット率によらず `0.0`。同じ月額ならロングコンテキスト
+# - ヒット率が `1.0` でも RAG より高いとき、文書と質問がウィンドウに載らないときは `None`
+#
+# 道具として `compare.compare(doc_tokens, 50, p).monthly`（キー `"long_context"`・`"long_context_no_cache"`・`"rag"`）、`crossover.fits`
+# （ウィンドウに載るか）、`crossover.crossover_tokens` などを使ってかまいません。採点されるのは、どの条件で月額を比べて結論を出すかです。
+# 記事の 80% を当てはめたり 2 節の直線を延ばしたりせず、この文書量で月額を計算してください（料金の段のあるモデルでは、月額は文書量の直線ではありません）。
 
-# %% nbgrader={"grade": false, "grade_id": "rag_crossover_tokens", "locked": false, "schema_version": 3, "solution": true, "task": false}
-def rag_crossover_tokens(profile, max_tokens):
+# %% nbgrader={"grade": false, "grade_id": "min_hit_rate_for_long_context", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def min_hit_rate_for_long_context(doc_tokens, profile):
     ### BEGIN SOLUTION
-    def gap(d):
-        m = compare.compare(d, 50, profile).monthly
-        return m["long_context"] - m["rag"]
+    if not crossover.fits(doc_tokens, profile):
+        return None                      # long context cannot be sent at all
+    ttl = profile.resolved_ttl()         # the team's TTL: only the hit rate moves
 
-    if gap(0) >= 0:
-        return 0.0
-    # the largest document volume that still fits the window, or max_tokens if that comes first
-    hi = min(max_tokens, pricing.get_model(profile.model).context_window - profile.prompt_tokens)
-    if hi <= 0 or gap(hi) < 0:
-        return None
-    # the gap only grows with the documents (steadily, and by a jump at a price tier): bisect to where it turns >= 0
-    lo = 0.0
-    while hi - lo > 1e-6 * max(hi, 1.0):
-        mid = (lo + hi) / 2
-        if gap(mid) >= 0:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    def month(h):
+        return compare.compare(doc_tokens, 50, replace(profile, ttl=ttl, hit_rate=h)).monthly
+
+    at0, at1 = month(0.0), month(1.0)
+    if min(at0["long_context"], at0["long_context_no_cache"]) <= at0["rag"]:
+        return 0.0                       # no dearer at any hit rate (without the cache if need be)
+    if at1["long_context"] > at1["rag"]:
+        return None                      # dearer even when every call reads the cache
+    # at a fixed TTL the month is linear in the hit rate: solve long context = RAG between the two ends
+    return (at0["long_context"] - at0["rag"]) / (at0["long_context"] - at1["long_context"])
     ### END SOLUTION
 
 
 # %% [markdown]
 # <details><summary>ヒント（開くと表示）</summary>
 #
-# 2 節で、月額が文書量に対してどんな形の関数かを見ました。料金の段がないモデルなら直線なので、2 点で交点が決まります。
-# 料金の段のあるモデルでは直線が途中で跳ねるので、2 点では足りません。どのモデルでも、差（ロングコンテキスト − RAG）は文書が増えるほど
-# 大きくなる（減ることはない）ので、差の符号が変わる位置を二分法で挟み込めば、料金の段があってもなくても求まります。
-# 「交わらない」は、文書をいくら増やしても差の符号が変わらない場合です。
+# まず、ロングコンテキストが選べるか（ウィンドウに載るか）を確かめ、次に両端を見ます。ヒット率が `0.0` なら、キャッシュを付けない送り方とも比べます。
+# `1.0` でも負けるなら条件はありません。その間は、TTL を固定すれば月額がヒット率の 1 次式なので（02 の演習 2 と同じ形）、両端の 2 点から決まります。
+# 直線で結んでよいのはヒット率の軸で、文書量の軸ではありません。
 #
 # </details>
 
-# %% nbgrader={"grade": true, "grade_id": "rag_crossover_tokens-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-from ctxlab.labs._twins import twins_disabled
-with twins_disabled(globals(), crossover.crossover_tokens, crossover.line, crossover._lines):   # 採点と同じく、ここではこれらの関数は使えない
-    x = rag_crossover_tokens(base, 1_000_000)
-    x_short = rag_crossover_tokens(base, x / 2) if x is not None else None
-    x_haiku = rag_crossover_tokens(crossover.profile(5, model="claude-haiku-4-5"), 10_000_000)
-    x_zero = rag_crossover_tokens(crossover.profile(20, rag_chunks=0, db_monthly=0.0), 1_000_000)
-    tiered = crossover.profile(20, model="claude-haiku-5-5", db_monthly=5.0)
-    x_tier = rag_crossover_tokens(tiered, 1_000_000)
-assert x is not None, "使い分けの記事の前提（1 日 20 問）では、ウィンドウの中に交点があります"
-assert x_short is None, f"交点（{x:,.0f} tokens）が max_tokens（その半分）より先なら None のはずです: {x_short!r}"
-assert x_haiku is None, (f"Haiku 4.5 に 1 日 5 問なら、交点はウィンドウ（{pricing.get_model('claude-haiku-4-5').context_window:,} tokens）"
-                         f"の外なので None のはずです（max_tokens がもっと大きくても）: {x_haiku!r}")
-assert type(x_zero) is float and x_zero == 0.0, (
-    f"チャンク 0・DB $0 の RAG は文書 0 トークンでロングコンテキストと同じ月額（以下）なので 0.0 のはずです: {x_zero!r}")
-m = compare.compare(x, 50, base).monthly
-assert abs(m["long_context"] - m["rag"]) < 0.01, (
-    f"返した {x:,.0f} tokens で 2 つの月額が等しくありません: ロングコンテキスト ${m['long_context']:.2f}、RAG ${m['rag']:.2f}")
-after = compare.compare(x * 1.05, 50, base).monthly
-assert after["rag"] < after["long_context"], "交点より文書が多ければ、RAG のほうが安いはずです"
-_edge = pricing.get_model("claude-haiku-5-5").prompt_tiers[0].over_prompt_tokens - tiered.prompt_tokens
-assert type(x_tier) in (float, int) and abs(x_tier - _edge) <= 1, (
-    f"Haiku 5.5・1 日 20 問・DB 月 $5 では、月額が料金の段（文書 {_edge:,} tokens。段の数え方は価格表の前提）で跳ね上がって RAG を超えるので、"
-    f"交点は段の {_edge:,} tokens のはずです（2 点を結ぶ直線では求まりません）: {x_tier!r}")
-print(f"RAG が安くなるのは {x:,.0f} tokens から（Haiku 5.5 の例では段の {x_tier:,.0f} tokens から）")
-### BEGIN HIDDEN TESTS
-def _close(a, b):
-    return type(a) in (float, int) and b is not None and abs(a - b) <= max(1.0, 1e-3 * b)
+# %% nbgrader={"grade": true, "grade_id": "min_hit_rate_for_long_context-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+def _month_at(d, p, h):
+    return compare.compare(d, 50, replace(p, ttl=p.resolved_ttl(), hit_rate=h)).monthly
 
-_profiles = [crossover.profile(50, model="claude-sonnet-5", hit_rate=0.6),
-             crossover.profile(5, hit_rate=0.0, db_monthly=200.0, ttl="1h"),
-             crossover.profile(20, model="claude-haiku-4-5", rag_chunks=20, db_monthly=0.0),
-             crossover.profile(100, hit_rate=1.0, rag_chunks=3), crossover.profile(7),
-             # prompt-length tiers: a crossing below the tier, one above it, and one at the jump
-             crossover.profile(300, model="claude-haiku-5-5", db_monthly=0.0),
-             crossover.profile(20, model="claude-haiku-5-5", db_monthly=70.0),
-             crossover.profile(1000, model="claude-haiku-5-5", db_monthly=70.0)]
-_haiku = crossover.profile(5, model="claude-haiku-4-5")
-_want = [crossover.crossover_tokens(_p) for _p in _profiles] + [crossover.crossover_tokens(_haiku)]
-# the library's own solvers raise while the learner's function runs
-_twins = {name: getattr(crossover, name) for name in ("crossover_tokens", "line", "_lines")}
-from ctxlab.labs._twins import refuse_twins
-refuse_twins(rag_crossover_tokens, *_twins.values())  # an alias, partial or wrapper bound earlier
-def _twin(*args, **kwargs):
-    raise AssertionError("crossover.crossover_tokens / line を使わずに解いてください")
-for _name in _twins:
-    setattr(crossover, _name, _twin)
-try:
-    _got = [rag_crossover_tokens(_p, 10_000_000) for _p in _profiles + [_haiku]]
-    _none = [rag_crossover_tokens(crossover.profile(0), 10_000_000), rag_crossover_tokens(_haiku, 200_000)]
-    _zero = rag_crossover_tokens(crossover.profile(20, rag_chunks=0, db_monthly=0.0), 1_000_000)
-finally:
-    for _name, _f in _twins.items():
-        setattr(crossover, _name, _f)
-for _g, _w, _p in zip(_got, _want, _profiles + [_haiku]):
-    assert (_w is None and _g is None) or _close(_g, _w), (_p, _g, _w)   # None: beyond the window (Haiku 4.5 at 5/day)
-# never crosses: no traffic, or the crossing lies beyond max_tokens
-assert _none == [None, None], _none
-# RAG costs no more at zero tokens
-assert type(_zero) is float and _zero == 0.0, _zero
+
+def _equal_at(d, p, h):   # long context and RAG cost the same at hit rate h
+    m = _month_at(d, p, h) if type(h) is float and 0.0 <= h <= 1.0 else None
+    return m is not None and abs(m["long_context"] - m["rag"]) < 0.01
+
+
+def _call(d, p, where):
+    try:
+        return min_hit_rate_for_long_context(d, p)
+    except NotImplementedError:
+        raise
+    except Exception as e:
+        raise AssertionError(f"{where}でエラーになりました: {type(e).__name__}: {e}") from None
+
+
+h = _call(doc_tokens, base, "題材の規程・1 日 20 問")
+assert h is not None, ("題材の規程・1 日 20 問では、ヒット率を十分に上げればロングコンテキストが RAG 以下になるので、None ではなく"
+                       "そのヒット率を返すはずです。1 つのヒット率（記事の 80% など）だけで判断していませんか")
+assert type(h) is float and 0.0 <= h <= 1.0, f"ヒット率はパーセントの数字ではなく、0〜1 の小数（float）で返してください（85% なら 0.85）: {h!r}"
+assert _equal_at(doc_tokens, base, h), (
+    f"返したヒット率 {h:.1%} で、題材の規程・1 日 20 問（TTL {base.resolved_ttl()}）のロングコンテキストと RAG の月額が等しくありません。"
+    "TTL を profile.resolved_ttl() に固定して、ヒット率だけを動かしましたか")
+_m0 = _month_at(doc_tokens, crossover.profile(3), 0.0)
+got = _call(doc_tokens, crossover.profile(3), "1 日 3 問")
+assert type(got) is float and got == 0.0, (
+    f"1 日 3 問では、キャッシュを付けないロングコンテキスト（月 ${_m0['long_context_no_cache']:,.2f}）が RAG（月 ${_m0['rag']:,.2f}）より安いので、"
+    f"ヒット率によらず 0.0 のはずです（キャッシュなしの月額も比べましたか）: {got!r}")
+got = _call(250_000, crossover.profile(20, model="claude-haiku-4-5"), "ウィンドウに載らない文書（Haiku 4.5 に 250,000 tokens）")
+assert got is None, f"Haiku 4.5 のウィンドウ（200,000 tokens）に載らない文書では、ロングコンテキストは使えないので None のはずです: {got!r}"
+got = _call(doc_tokens, crossover.profile(100, model="claude-opus-5"), "Opus 5・1 日 100 問")
+assert got is None, ("Opus 5・1 日 100 問では、ヒット率 100% でもロングコンテキストが RAG より高いので None のはずです"
+                     f"（ヒット率 1.0 の月額も比べましたか。profile のモデルや DB の月額を置き換えていませんか）: {got!r}")
+got = _call(doc_tokens, crossover.profile(100, model="claude-haiku-5-5"), "Haiku 5.5・1 日 100 問")
+assert _equal_at(doc_tokens, crossover.profile(100, model="claude-haiku-5-5"), got), (
+    f"Haiku 5.5・1 日 100 問の答え {got!r} で、ロングコンテキストと RAG の月額が等しくありません。題材の規程は Haiku 5.5 の料金の段より上にあり、"
+    "段の上では単価が跳ね上がります。図の直線（crossover.line）ではなく、この文書量で compare を計算しましたか")
+for _q in (3, 5, 20, 100):   # the team's decision at each traffic level: the hit rate it needs against the estimate's band
+    _need, _p = min_hit_rate_for_long_context(doc_tokens, crossover.profile(_q)), crossover.profile(_q)
+    _lo, _hi = (b.effective_hit_rate() for b in compare.hit_rate_band(_p))
+    _say = ("RAG" if _need is None or _hi < _need else "ロングコンテキスト" if _lo >= _need else "同額圏（見積もりの幅の内）")
+    print(f"1 日 {_q:>3} 問（TTL {_p.resolved_ttl()}）: ロングコンテキストに要るヒット率 {'100% でも足りない' if _need is None else 'なし（キャッシュなしでも RAG 以下）' if _need == 0.0 else f'{_need:.1%}'}、"
+          f"トラフィックの見積もり {_lo:.1%}〜{_hi:.1%}（±2 標準誤差、シミュレーション）→ {_say}")
+### BEGIN HIDDEN TESTS
+def _truth(d, p):
+    """The lowest hit rate at which long context costs no more than RAG, from compare at the two ends."""
+    if d + p.prompt_tokens > pricing.get_model(p.model).context_window:
+        return None
+    a, b = _month_at(d, p, 0.0), _month_at(d, p, 1.0)
+    if min(a["long_context"], a["long_context_no_cache"]) <= a["rag"]:
+        return 0.0
+    if b["long_context"] > b["rag"]:
+        return None
+    return (a["long_context"] - a["rag"]) / (a["long_context"] - b["long_context"])
+
+
+_cases = []
+for _model in pricing.models():
+    _win = pricing.get_model(_model).context_window
+    for _q, _d in ((1, 40_000), (4, doc_tokens), (12, 99_000), (30, 150_000), (300, 60_000), (150, _win - 400), (20, _win)):
+        _cases.append((_d, crossover.profile(_q, model=_model)))
+_cases += [(doc_tokens, crossover.profile(20, ttl="5m")), (doc_tokens, crossover.profile(5, ttl="1h")),
+           (doc_tokens, crossover.profile(20, hit_rate=0.5)),              # a fixed rate in the profile: auto TTL is 5m
+           (doc_tokens, crossover.profile(20, db_monthly=0.0)), (doc_tokens, crossover.profile(20, db_monthly=400.0)),
+           (doc_tokens, crossover.profile(20, rag_chunks=30, prompt_tokens=3_000, output_tokens=2_000)),
+           (0, crossover.profile(20)), (doc_tokens, crossover.profile(0)),
+           (120_000, crossover.profile(60, model="claude-haiku-5-5", db_monthly=20.0)),   # above the tier
+           (90_000, crossover.profile(60, model="claude-haiku-5-5", db_monthly=20.0)),    # below the tier
+           (1_500_000, crossover.profile(20))]
+_kinds = set()
+for _d, _p in _cases:
+    _want, _got = _truth(_d, _p), min_hit_rate_for_long_context(_d, _p)
+    _kinds.add("none" if _want is None else "zero" if _want == 0.0 else "between")
+    if _want is None:
+        assert _got is None, (_d, _p, _got)
+    else:
+        assert type(_got) is float and abs(_got - _want) <= 1e-4, (_d, _p, _got, _want)
+assert _kinds == {"none", "zero", "between"}, _kinds
 ### END HIDDEN TESTS
+
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "first-line-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ### 演習 2（2 点）: 文書が増えていくとき、最初に当たる線
@@ -524,6 +544,7 @@ Reveal("two-views")
 #
 # - ロングコンテキストの月額は文書量の 1 次式、RAG は横ばい（+ DB の固定費）。交点は 2 点から直線を決めれば計算で出せる。
 # - 記事の 3 モデルの価格では、質問が少ないほど、入力単価が安いほど、交点は文書の多い側へ逃げる。
+# - 判断は 1 点の勝ち負けでなく条件で書く: ロングコンテキストに要る最低のヒット率を、見積もったヒット率の幅と比べる（演習 1。キャッシュなしで送る選択肢とウィンドウも確かめる）。
 # - 文書が増えていくときは、料金の交点・ウィンドウの 50%・待ち時間の線のうち、最初に当たった線が方式を決める（演習 2）。交点がウィンドウの 50% より先にあるなら、料金ではなく「載るかどうか」で決まる。待ち時間は、使い分けの記事の数字に合わせた待ち時間のモデル（シミュレーション）の上では、キャッシュが温まっていれば閾値に当たりにくい。実際の値は実 API で測る。
 # - 「何を送るか（ρ）」と「使い回すか（k）」は別の軸。ρ–k 図では、毎回全文を渡す方式が最も安い範囲はごく狭い。検索が勝つ上限は rho_limit(k) で、使い回すほど r − s に近づく。
 # - DB の月額は 1 回あたりの s に直すと質問数で変わる。だから同じ文書でも、質問数で勝つ方式が入れ替わる。
