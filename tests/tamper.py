@@ -111,11 +111,9 @@ def all(*args):
 '''
 
 _HELPERS = '''
-import ctxlab.labs._twins as _t
-from contextlib import nullcontext
-_t.exact_type = lambda *args: True
-_t.twins_disabled = lambda *args, **kwargs: nullcontext()
+import ctxlab.quiz as _q
 import ctxlab.costs.compare as _c
+_q.check_answers = lambda *args, **kwargs: None
 _c.compare = lambda *args, **kwargs: None
 '''
 
@@ -191,7 +189,7 @@ class _Finder:
         return None
 
 sys.meta_path.insert(0, _Finder())
-sys.modules["ctxlab.labs._twins"] = types.SimpleNamespace(exact_type=lambda *a: True)
+sys.modules["ctxlab.costs.compare"] = types.SimpleNamespace(compare=lambda *a, **k: None)
 '''
 
 # --------------------------------------------------------------------------- issue 42: read, rebind or copy the tests
@@ -290,14 +288,13 @@ def cheaper_over_range(doc_tokens, n_files, model, low, high):
 
 _CODE_SWAP_00 = '''
 import functools
-import ctxlab.labs._twins as _t
+import ctxlab.costs.compare as _c
+import ctxlab.quiz.scoring as _s
 
 def _free(*args, **kwargs):
-    import contextlib
-    return contextlib.nullcontext()
+    return True
 
-for _name in ("refuse_twins", "twins_disabled", "exact_type"):
-    _f = getattr(_t, _name)
+for _f in (_c.compare, _s.check_answers):
     _f.__code__ = (lambda *a, **k: True).__code__
     functools.update_wrapper(_free, _f)
 '''
@@ -333,7 +330,7 @@ FORGERIES = {
     "tmp_customexc": ("00_start_here", "set_custom_exc で例外の表示を止める", _CUSTOM_EXC),
     "tmp_builtins": ("00_start_here", "builtins の abs / all / round / sorted を差し替え", _BUILTINS),
     "tmp_shadow": ("00_start_here", "ユーザー名前空間で abs / isinstance / all を定義し直す", _SHADOW),
-    "tmp_helpers": ("00_start_here", "テストが使う ctxlab の関数（exact_type, twins_disabled, compare）を書き換え", _HELPERS),
+    "tmp_helpers": ("00_start_here", "テストが使いそうな ctxlab の関数（check_answers, compare）を書き換え", _HELPERS),
     "tmp_session": ("00_start_here", "カーネルの session.send で error メッセージを捨てる", _SESSION_FILTER),
     "tmp_thread": ("00_start_here", "スレッドが input_transformers_cleanup を入れ直し続ける", _THREAD),
     "tmp_exit": ("00_start_here", "テストセルの直前に os._exit でカーネルを落とす", _EXIT),
@@ -348,7 +345,7 @@ FORGERIES = {
     "tmp_audit": ("00_start_here", "監査フック（sys.addaudithook を名前で）がコンパイルされるセルを読む", _AUDIT_00),
     "tmp_rebind": ("00_start_here", "global _check; _check = lambda *a, **k: None", _REBIND_CHECK_00),
     "tmp_truth": ("00_start_here", "隠しテストの _truth を呼ぶ", _CALL_TRUTH_00),
-    "tmp_codeswap": ("00_start_here", "refuse_twins / twins_disabled の __code__ を差し替え（functools.update_wrapper）", _CODE_SWAP_00),
+    "tmp_codeswap": ("00_start_here", "compare / check_answers の __code__ を差し替え（functools.update_wrapper。以前は採点の守りの関数）", _CODE_SWAP_00),
     "tmp_runpy": ("00_start_here", "runpy.run_module でライブラリの新しい写しを作る", _RUNPY_00),
 }
 

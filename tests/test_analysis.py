@@ -1,11 +1,10 @@
-"""Lesson 08's reading of a run (paired uncertainty, error causes, edge order) and the twin guard of 06–10's hidden tests."""
+"""Lesson 08's reading of a run (paired uncertainty, error causes, edge order)."""
 from __future__ import annotations
 
 import pytest
 
-from ctxlab import corpus, retrieval
+from ctxlab import corpus
 from ctxlab.labs import measure
-from ctxlab.labs._twins import TwinUsed, exact_type, twins_disabled
 from ctxlab.labs.measure import Graded
 
 
@@ -90,31 +89,6 @@ def test_source_label_says_sandbox_offline():
     assert measure.source_label(client) == measure.SANDBOX_SOURCE
     assert "sandbox（抽出型・モデルではない）" in measure.format_table([Graded(corpus.questions()[0], "m", "", "wrong")],
                                                                    source=measure.source_label(client))
-
-
-def test_twins_disabled_makes_a_twin_raise_everywhere_and_restores_it():
-    ns = {"rrf": retrieval.rrf, "my": lambda r: r}
-    original = retrieval.rrf
-    from ctxlab.labs import rag_lab
-
-    with twins_disabled(ns, retrieval.rrf, (rag_lab.Lab, "recall")):
-        for f in (retrieval.rrf, ns["rrf"], rag_lab.rrf):
-            with pytest.raises(TwinUsed):
-                f([[1]])
-        with pytest.raises(TwinUsed):
-            rag_lab.Lab.recall(None, "x")
-        assert ns["my"]([1]) == [1]
-    assert retrieval.rrf is original and ns["rrf"] is original and rag_lab.rrf is original
-    assert rag_lab.Lab.recall.__name__ == "recall"
-
-
-def test_exact_type_refuses_an_always_equal_object():
-    class AlwaysEqual(dict):
-        def __eq__(self, other):
-            return True
-
-    assert AlwaysEqual() == {"x": 1} and not exact_type(AlwaysEqual(), dict)
-    assert exact_type({}, dict) and exact_type(1.0, float, int)
 
 
 def test_the_paired_interval_widens_with_the_graders_measured_error():
