@@ -25,7 +25,8 @@ exercise                    library function that computes the same         in t
                             breakeven_reuses
 03 choose_placement         labs._agent_loop.compare_placements,            twin (shape_costs stays code: the
                             format_comparison                               visible test measures with it)
-04 ttl_hit_rate             costs.traffic.model_hits, hit_rate              twin
+04 ttl_from_log             costs.traffic.model_hits, hit_rate (tools)      code (the answer calls them; 05's
+                                                                            compare needs the hit-rate loop)
 04 ttl_costs                labs.ttl.day_cost, compare_ttls                 twin
 05 rag_crossover_tokens     costs.crossover.crossover_tokens, line, _lines  code: needs judgment (05's first_line
                                                                             calls crossover_tokens as a tool on
@@ -78,8 +79,6 @@ EXERCISES = {
     "ctxlab.costs.formulas.breakeven_reuses": "03_prompt_caching の演習（first_paying_call）",
     "ctxlab.labs._agent_loop.compare_placements": "03_prompt_caching の演習（choose_placement）",
     "ctxlab.labs._agent_loop.format_comparison": "03_prompt_caching の演習（choose_placement）",
-    "ctxlab.costs.traffic.model_hits": "04_ttl の演習（ttl_hit_rate）",
-    "ctxlab.costs.traffic.hit_rate": "04_ttl の演習（ttl_hit_rate）",
     "ctxlab.labs.ttl.day_cost": "04_ttl の演習（ttl_costs）",
     "ctxlab.labs.ttl.compare_ttls": "04_ttl の演習（ttl_costs）",
     "ctxlab.labs.measure.by_method": "08_measure の演習（accuracy_by_method）",

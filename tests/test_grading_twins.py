@@ -6,7 +6,8 @@ exercise's test cell, hidden tests included, in a kernel that ran the whole solu
 * **always equal**: the function returns an object whose ``__eq__`` (and every comparison and
   arithmetic) answers "yes", so a test that compares values only would pass it;
 * **library twin**: where ``ctxlab`` has a function that does the exercise (``first_paying_call``,
-  ``hit_rate``, ``compare_ttls``, ``crossover_tokens``, ``compare``), the function just calls it.
+  ``crossover_tokens``, ``compare``), the function just calls it. (04's exercises are defended by
+  the graded build instead: their twins are recorded results there, tests/test_graded_build.py.)
 
 nbgrader gives a test cell its points only when it runs without an error, so "the test cell
 raises" is "0 points on that exercise". The solution itself must still pass (run again after each
@@ -70,18 +71,6 @@ def monthly_by_path(doc_tokens, questions_per_month, hit_rate, db_monthly, model
 def first_paying_call(w, r):
     return formulas.first_paying_call(w, r)
 ''',
-    ("04_ttl", "ttl_hit_rate"): '''
-from ctxlab.costs import traffic as _library_traffic
-
-def ttl_hit_rate(times, ttl_s):
-    return _library_traffic.hit_rate(times, ttl_s)
-''',
-    ("04_ttl", "ttl_costs"): '''
-def ttl_costs(times, doc_tokens, model="claude-opus-5", question_tokens=400, output_tokens=700):
-    c = traffic.compare_ttls(times, doc_tokens, model=model, question_tokens=question_tokens,
-                             output_tokens=output_tokens)
-    return {k: v["cost_usd"] for k, v in c.items()}
-''',
     ("05_crossover", "rag_crossover_tokens"): '''
 def rag_crossover_tokens(profile, max_tokens):
     return crossover.crossover_tokens(profile, max_tokens=max_tokens)
@@ -107,17 +96,6 @@ TWIN_ALIASES = {
         "wrapper": ("import functools\n_f = functools.wraps(formulas.first_paying_call)(lambda *a: formulas.first_paying_call(*a))\n"
                     "_g = functools.lru_cache(formulas.first_paying_call)\n"
                     "def first_paying_call(w, r):\n    return _g(w, r)\n"),
-    },
-    ("04_ttl", "ttl_hit_rate"): {
-        "alias": "from ctxlab.costs.traffic import model_hits as _mh, hit_rate as _hr\n"
-                 "def ttl_hit_rate(times, ttl_s):\n    return _hr(times, ttl_s)\n",
-        "default": "def ttl_hit_rate(times, ttl_s, _f=traffic.hit_rate):\n    return _f(times, ttl_s)\n",
-    },
-    ("04_ttl", "ttl_costs"): {
-        "module_alias": ("import ctxlab.labs.ttl as _t\n_cmp = _t.compare_ttls\n"
-                         "def ttl_costs(times, doc_tokens, model='claude-opus-5', question_tokens=400, output_tokens=700):\n"
-                         "    c = _cmp(times, doc_tokens, model=model, question_tokens=question_tokens, output_tokens=output_tokens)\n"
-                         "    return {k: v['cost_usd'] for k, v in c.items()}\n"),
     },
     ("05_crossover", "rag_crossover_tokens"): {
         "instance_call": ("class _Solver:\n    def __init__(self):\n        self.f = crossover.crossover_tokens\n"
