@@ -254,9 +254,9 @@ def ttl_from_log(log, model):
 # </details>
 
 # %% nbgrader={"grade": true, "grade_id": "ttl_from_log-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-def sent_at(starts, answer_s=30):
-    """A log whose answers all take answer_s seconds (start, end)."""
-    return [(t, t + answer_s) for t in starts]
+def sent_at(starts, took=30):
+    """A log (start, end) whose answers all take `took` seconds."""
+    return [(t, t + took) for t in starts]
 
 
 def sessions(n, extra):
