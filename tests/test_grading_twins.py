@@ -184,7 +184,7 @@ def test_always_equal_and_library_twin_submissions_earn_nothing(lesson):
 # --------------------------------------------------------------------------- every way of reaching a twin
 
 #: form -> a notebook cell defining ``answer(times)`` that reaches ``ctxlab.costs.traffic.model_hits``
-#: (the hidden tests' twin of 04 演習1) without naming it where the test patches it
+#: (04's old exercise 1 twin, kept here as an example library function) without naming it where a test patches it
 REACH_FORMS = {
     "alias": "from ctxlab.costs.traffic import model_hits as _mh\ndef answer(times):\n    return _mh(times)\n",
     "module_alias": "import ctxlab.costs.traffic as _lib\ndef answer(times):\n    return _lib.model_hits(times)\n",
