@@ -254,13 +254,11 @@ def ttl_from_log(log, model):
 # </details>
 
 # %% nbgrader={"grade": true, "grade_id": "ttl_from_log-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-def sent_at(starts, took=30):
-    """A log (start, end) whose answers all take `took` seconds."""
+def sent_at(starts, took=30):   # (送った時刻, 出終わった時刻) のログ。回答はどれも took 秒
     return [(t, t + took) for t in starts]
 
 
-def sessions(n, extra):
-    """n sessions 2 h apart, 4 questions a minute apart each; the first `extra` ask again 10 minutes later."""
+def sessions(n, extra):   # 2 時間おきに n 回の会話（1 分おきに 4 問）。最初の extra 回は 10 分後にもう 1 問
     offsets = lambda i: (0, 60, 120, 180, 780) if i < extra else (0, 60, 120, 180)
     return sent_at([i * 7200 + d for i in range(n) for d in offsets(i)], 25)
 
