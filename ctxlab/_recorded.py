@@ -24,7 +24,8 @@ exercise                    library function that computes the same         in t
                             breakeven_reuses
 03 choose_placement         labs._agent_loop.shape_costs,                   twin (a lab's run_conversation and
                             compare_placements, format_comparison           run_usd stay: the measuring tools)
-04 ttl_hit_rate             costs.traffic.model_hits, hit_rate              twin
+04 ttl_from_log             costs.traffic.model_hits, hit_rate (tools)      code (the answer calls them; 05's
+                                                                            compare needs the hit-rate loop)
 04 ttl_costs                labs.ttl.day_cost, compare_ttls                 twin
 05 min_hit_rate_for_long_  (none: a decision; compare.compare,             code (the answer calls them)
    context                  crossover.fits and crossover_tokens are tools)
@@ -77,8 +78,6 @@ EXERCISES = {
     "ctxlab.labs._agent_loop.shape_costs": "03_prompt_caching の演習（choose_placement）",
     "ctxlab.labs._agent_loop.compare_placements": "03_prompt_caching の演習（choose_placement）",
     "ctxlab.labs._agent_loop.format_comparison": "03_prompt_caching の演習（choose_placement）",
-    "ctxlab.costs.traffic.model_hits": "04_ttl の演習（ttl_hit_rate）",
-    "ctxlab.costs.traffic.hit_rate": "04_ttl の演習（ttl_hit_rate）",
     "ctxlab.labs.ttl.day_cost": "04_ttl の演習（ttl_costs）",
     "ctxlab.labs.ttl.compare_ttls": "04_ttl の演習（ttl_costs）",
     "ctxlab.labs.measure.by_method": "08_measure の演習（accuracy_by_method）",

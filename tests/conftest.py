@@ -108,7 +108,7 @@ SHARED = {
 HEAVY_FIRST = (
     "graded_class", "test_hub_courses.py", "test_hub.py", "test_online.py", "test_notebooks.py",
     "test_lesson_pairs.py", "test_lms.py", "test_shortcuts.py", "browser/test_hub_assignments.py",
-    "test_grading_twins.py", "test_learner_bundle.py",
+    "test_always_equal.py", "test_learner_bundle.py",
 )
 GRADED_CLASS_TIMEOUT_S = 1800
 #: fixtures whose tests run nbgrader, jupytext or pip, so they are "slow" (not in `make test-fast`)

@@ -412,125 +412,178 @@ def choose_placement(runs, model):
         ],
     },
     "04_ttl": {
-        "ttl_hit_rate-tests": [
-            Wrong("a gap of exactly ttl_s still hits (<=)", '''
-def ttl_hit_rate(times, ttl_s):
-    ts = sorted(times)
-    if not ts:
-        return 0.0
-    hits, prev, last = 0, None, None
-    for t in ts:
-        if last is not None and t > last:
-            prev = last
-        if prev is not None and t - prev <= ttl_s:
-            hits += 1
-        last = t
-    return hits / len(ts)
+        "ttl_from_log-tests": [
+            Wrong('"none" left out (only 5m against 1h)', '''
+def ttl_from_log(log, model):
+    starts = [sent for sent, _done in log]
+    n = len(starts)
+    hits_5m = sum(traffic.model_hits(starts, "5m"))
+    hits_1h = sum(traffic.model_hits(starts, "1h"))
+    m = pricing.get_model(model)
+    cost = {"5m": (n - hits_5m) * m.cache_write_5m_multiplier + hits_5m * m.cache_read_multiplier,
+            "1h": (n - hits_1h) * m.cache_write_1h_multiplier + hits_1h * m.cache_read_multiplier}
+    return min(cost, key=cost.get), hits_1h - hits_5m, n - hits_1h
 '''),
-            Wrong("requests at the same time read each other (gap to the previous request)", '''
-def ttl_hit_rate(times, ttl_s):
-    ts = sorted(times)
-    if not ts:
-        return 0.0
-    return sum(1 for a, b in zip(ts, ts[1:]) if b - a < ttl_s) / len(ts)
+            Wrong('hit rates compared instead of cost (the higher hit rate wins)', '''
+def ttl_from_log(log, model):
+    starts = [sent for sent, _done in log]
+    n = len(starts)
+    hits_5m = sum(traffic.model_hits(starts, "5m"))
+    hits_1h = sum(traffic.model_hits(starts, "1h"))
+    m = pricing.get_model(model)
+    cost = {"none": n,
+            "5m": (n - hits_5m) * m.cache_write_5m_multiplier + hits_5m * m.cache_read_multiplier,
+            "1h": (n - hits_1h) * m.cache_write_1h_multiplier + hits_1h * m.cache_read_multiplier}
+    choice = "1h" if hits_1h > hits_5m else "5m" if hits_5m else "none"
+    return choice, hits_1h - hits_5m, n - hits_1h
 '''),
-            Wrong("a request at the same time as the previous one always misses", '''
-def ttl_hit_rate(times, ttl_s):
-    ts = sorted(times)
-    if not ts:
-        return 0.0
-    return sum(1 for a, b in zip(ts, ts[1:]) if 0 < b - a < ttl_s) / len(ts)
+            Wrong("model ignored (the lesson's MODEL's multipliers)", '''
+def ttl_from_log(log, model):
+    starts = [sent for sent, _done in log]
+    n = len(starts)
+    hits_5m = sum(traffic.model_hits(starts, "5m"))
+    hits_1h = sum(traffic.model_hits(starts, "1h"))
+    m = pricing.get_model(MODEL)
+    cost = {"none": n,
+            "5m": (n - hits_5m) * m.cache_write_5m_multiplier + hits_5m * m.cache_read_multiplier,
+            "1h": (n - hits_1h) * m.cache_write_1h_multiplier + hits_1h * m.cache_read_multiplier}
+    return min(cost, key=cost.get), hits_1h - hits_5m, n - hits_1h
 '''),
-            Wrong("times not sorted", '''
-def ttl_hit_rate(times, ttl_s):
-    ts = list(times)
-    if not ts:
-        return 0.0
-    hits, prev, last = 0, None, None
-    for t in ts:
-        if last is not None and t > last:
-            prev = last
-        if prev is not None and t - prev < ttl_s:
-            hits += 1
-        last = t
-    return hits / len(ts)
+            Wrong("the article's multipliers typed in (read 0.1x) instead of the model's", '''
+def ttl_from_log(log, model):
+    starts = [sent for sent, _done in log]
+    n = len(starts)
+    hits_5m = sum(traffic.model_hits(starts, "5m"))
+    hits_1h = sum(traffic.model_hits(starts, "1h"))
+    from types import SimpleNamespace
+    m = SimpleNamespace(cache_write_5m_multiplier=1.25, cache_write_1h_multiplier=2.0, cache_read_multiplier=0.1)
+    cost = {"none": n,
+            "5m": (n - hits_5m) * m.cache_write_5m_multiplier + hits_5m * m.cache_read_multiplier,
+            "1h": (n - hits_1h) * m.cache_write_1h_multiplier + hits_1h * m.cache_read_multiplier}
+    return min(cost, key=cost.get), hits_1h - hits_5m, n - hits_1h
 '''),
-            Wrong("no 0.0 for an empty list (divides by zero)", '''
-def ttl_hit_rate(times, ttl_s):
-    ts = sorted(times)
-    hits, prev, last = 0, None, None
-    for t in ts:
-        if last is not None and t > last:
-            prev = last
-        if prev is not None and t - prev < ttl_s:
-            hits += 1
-        last = t
-    return hits / len(ts)
+            Wrong("gaps counted from the previous answer's end to the next start", '''
+def ttl_from_log(log, model):
+    log = sorted(log)
+    n = len(log)
+    waits = [b[0] - a[1] for a, b in zip(log, log[1:])]
+    hits_5m = sum(w < 300 for w in waits)
+    hits_1h = sum(w < 3600 for w in waits)
+    m = pricing.get_model(model)
+    cost = {"none": n,
+            "5m": (n - hits_5m) * m.cache_write_5m_multiplier + hits_5m * m.cache_read_multiplier,
+            "1h": (n - hits_1h) * m.cache_write_1h_multiplier + hits_1h * m.cache_read_multiplier}
+    return min(cost, key=cost.get), hits_1h - hits_5m, n - hits_1h
 '''),
-            Wrong("calls the library's twin (traffic.model_hits)", '''
-def ttl_hit_rate(times, ttl_s):
-    hits = traffic.model_hits(times, ttl_s)
-    return sum(hits) / len(hits) if hits else 0.0
+            Wrong('gaps from traffic.gaps: requests at the same time read each other', '''
+def ttl_from_log(log, model):
+    starts = [sent for sent, _done in log]
+    n = len(starts)
+    g = traffic.gaps(starts)
+    hits_5m = sum(x < 300 for x in g)
+    hits_1h = sum(x < 3600 for x in g)
+    m = pricing.get_model(model)
+    cost = {"none": n,
+            "5m": (n - hits_5m) * m.cache_write_5m_multiplier + hits_5m * m.cache_read_multiplier,
+            "1h": (n - hits_1h) * m.cache_write_1h_multiplier + hits_1h * m.cache_read_multiplier}
+    return min(cost, key=cost.get), hits_1h - hits_5m, n - hits_1h
 '''),
+            Wrong("the article's 80% hit rate at 5m assumed instead of counting", '''
+def ttl_from_log(log, model):
+    starts = [sent for sent, _done in log]
+    n = len(starts)
+    hits_5m = round(0.8 * n)
+    hits_1h = sum(traffic.model_hits(starts, "1h"))
+    m = pricing.get_model(model)
+    cost = {"none": n,
+            "5m": (n - hits_5m) * m.cache_write_5m_multiplier + hits_5m * m.cache_read_multiplier,
+            "1h": (n - hits_1h) * m.cache_write_1h_multiplier + hits_1h * m.cache_read_multiplier}
+    return min(cost, key=cost.get), hits_1h - hits_5m, n - hits_1h
+'''),
+            Wrong("the answer's end used as the send time", '''
+def ttl_from_log(log, model):
+    starts = [done for _sent, done in log]
+    n = len(starts)
+    hits_5m = sum(traffic.model_hits(starts, "5m"))
+    hits_1h = sum(traffic.model_hits(starts, "1h"))
+    m = pricing.get_model(model)
+    cost = {"none": n,
+            "5m": (n - hits_5m) * m.cache_write_5m_multiplier + hits_5m * m.cache_read_multiplier,
+            "1h": (n - hits_1h) * m.cache_write_1h_multiplier + hits_1h * m.cache_read_multiplier}
+    return min(cost, key=cost.get), hits_1h - hits_5m, n - hits_1h
+'''),
+            Wrong("the choice from the library's twin (compare_ttls), the counts from model_hits", '''
+def ttl_from_log(log, model):
+    starts = [sent for sent, _done in log]
+    hits_5m = sum(traffic.model_hits(starts, "5m"))
+    hits_1h = sum(traffic.model_hits(starts, "1h"))
+    costs = traffic.compare_ttls(starts, 100_000, model=model)
+    return traffic.cheapest(costs), hits_1h - hits_5m, len(starts) - hits_1h
+''', passes="the checkout's compare_ttls is code, so the visible test (run here and in self-study) gets its right "
+             "answer; in the graded build compare_ttls holds only the narrative's recorded calls and raises "
+             "NotRecorded for the tests' logs (tests/test_graded_build.py)"),
         ],
         "ttl_costs-tests": [
             Wrong("the 5m write multiplier used for 1h", '''
-def ttl_costs(times, doc_tokens, model="claude-opus-5", question_tokens=400, output_tokens=700):
+def ttl_costs(times, doc_tokens, model="claude-opus-5-5", question_tokens=400, output_tokens=700):
     n = len(times)
     base = dict(input_tokens=question_tokens, output_tokens=output_tokens)
     out = {"none": n * pricing.call_cost(model, input_tokens=doc_tokens + question_tokens,
                                          output_tokens=output_tokens).total}
     for ttl, seconds in [("5m", 300), ("1h", 3600)]:
-        hits = round(ttl_hit_rate(times, seconds) * n)
+        hits = round(traffic.hit_rate(times, seconds) * n)
         miss = pricing.call_cost(model, **base, cache_write_5m_tokens=doc_tokens).total
         hit = pricing.call_cost(model, **base, cache_read_tokens=doc_tokens).total
         out[ttl] = (n - hits) * miss + hits * hit
     return out
 '''),
             Wrong("the question not charged when the document is cached", '''
-def ttl_costs(times, doc_tokens, model="claude-opus-5", question_tokens=400, output_tokens=700):
+def ttl_costs(times, doc_tokens, model="claude-opus-5-5", question_tokens=400, output_tokens=700):
     n = len(times)
     out = {"none": n * pricing.call_cost(model, input_tokens=doc_tokens + question_tokens,
                                          output_tokens=output_tokens).total}
     for ttl, seconds, write_field in [("5m", 300, "cache_write_5m_tokens"), ("1h", 3600, "cache_write_1h_tokens")]:
-        hits = round(ttl_hit_rate(times, seconds) * n)
+        hits = round(traffic.hit_rate(times, seconds) * n)
         miss = pricing.call_cost(model, output_tokens=output_tokens, **{write_field: doc_tokens}).total
         hit = pricing.call_cost(model, output_tokens=output_tokens, cache_read_tokens=doc_tokens).total
         out[ttl] = (n - hits) * miss + hits * hit
     return out
 '''),
-            Wrong("TTL passed to ttl_hit_rate in minutes (5, 60)", '''
-def ttl_costs(times, doc_tokens, model="claude-opus-5", question_tokens=400, output_tokens=700):
+            Wrong("TTL passed to traffic.hit_rate in minutes (5, 60)", '''
+def ttl_costs(times, doc_tokens, model="claude-opus-5-5", question_tokens=400, output_tokens=700):
     n = len(times)
     base = dict(input_tokens=question_tokens, output_tokens=output_tokens)
     out = {"none": n * pricing.call_cost(model, input_tokens=doc_tokens + question_tokens,
                                          output_tokens=output_tokens).total}
     for ttl, minutes, write_field in [("5m", 5, "cache_write_5m_tokens"), ("1h", 60, "cache_write_1h_tokens")]:
-        hits = round(ttl_hit_rate(times, minutes) * n)
+        hits = round(traffic.hit_rate(times, minutes) * n)
         miss = pricing.call_cost(model, **base, **{write_field: doc_tokens}).total
         hit = pricing.call_cost(model, **base, cache_read_tokens=doc_tokens).total
         out[ttl] = (n - hits) * miss + hits * hit
     return out
 '''),
-            Wrong("model ignored (always Opus 5)", '''
-def ttl_costs(times, doc_tokens, model="claude-opus-5", question_tokens=400, output_tokens=700):
+            Wrong("model ignored (always the lesson's MODEL)", '''
+def ttl_costs(times, doc_tokens, model="claude-opus-5-5", question_tokens=400, output_tokens=700):
     n = len(times)
     base = dict(input_tokens=question_tokens, output_tokens=output_tokens)
     out = {"none": n * pricing.call_cost(MODEL, input_tokens=doc_tokens + question_tokens,
                                          output_tokens=output_tokens).total}
     for ttl, seconds, write_field in [("5m", 300, "cache_write_5m_tokens"), ("1h", 3600, "cache_write_1h_tokens")]:
-        hits = round(ttl_hit_rate(times, seconds) * n)
+        hits = round(traffic.hit_rate(times, seconds) * n)
         miss = pricing.call_cost(MODEL, **base, **{write_field: doc_tokens}).total
         hit = pricing.call_cost(MODEL, **base, cache_read_tokens=doc_tokens).total
         out[ttl] = (n - hits) * miss + hits * hit
     return out
 '''),
             Wrong("calls the library's twin (compare_ttls)", '''
-def ttl_costs(times, doc_tokens, model="claude-opus-5", question_tokens=400, output_tokens=700):
+def ttl_costs(times, doc_tokens, model="claude-opus-5-5", question_tokens=400, output_tokens=700):
     got = traffic.compare_ttls(times, doc_tokens, model=model, question_tokens=question_tokens,
                                output_tokens=output_tokens)
     return {ttl: v["cost_usd"] for ttl, v in got.items()}
-'''),
+''',
+                  passes="the checkout's compare_ttls is code, so the visible test (run here and in self-study) gets its "
+                         "right answer; in the graded build compare_ttls holds only the narrative's recorded calls and "
+                         "raises NotRecorded for the tests' inputs (tests/test_graded_build.py)"),
         ],
     },
     "05_crossover": {

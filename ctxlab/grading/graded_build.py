@@ -49,8 +49,6 @@ TWINS = (
     ("ctxlab.labs._agent_loop", "shape_costs", 0),
     ("ctxlab.labs._agent_loop", "compare_placements", 0),
     ("ctxlab.labs._agent_loop", "format_comparison", 0),
-    ("ctxlab.costs.traffic", "model_hits", 0),
-    ("ctxlab.costs.traffic", "hit_rate", 0),
     ("ctxlab.labs.ttl", "day_cost", 0),
     ("ctxlab.labs.ttl", "compare_ttls", 0),
     ("ctxlab.labs.measure", "by_method", 0),

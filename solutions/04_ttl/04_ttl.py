@@ -207,95 +207,144 @@ for ttl, rep in replays.items():
           f"文書ぶん ${sum(r.cost.cache_write + r.cost.cache_read for r in rep.requests):.2f}")
 
 
-# %% [markdown] nbgrader={"grade": false, "grade_id": "hit-rate-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
-# ### 演習 1（3 点）: 時刻の列から、TTL のヒット率を出す
+# %% [markdown] nbgrader={"grade": false, "grade_id": "ttl-from-log-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# ### 演習 1（3 点）: リクエストのログから TTL を選ぶ
 #
-# 関数 `ttl_hit_rate(times, ttl_s)` を書いてください。`times` はリクエストを送った時刻（秒）のリスト、`ttl_s` は TTL（秒）です。
-# すべてのリクエストが同じ文書を同じ区切りでキャッシュするとして、ヒット（読み出し）になるリクエストの割合を返します。
+# 関数 `ttl_from_log(log, model)` を書いてください。`log` はリクエスト 1 件ごとの `(送った時刻, 回答が出終わった時刻)`（秒）のリストで、
+# 時刻の順に並んでいるとは限りません。`model` は料金を計算するモデルの名前です。すべてのリクエストが同じ文書を同じ区切りでキャッシュするとして、
+# 組 `(choice, gaps_5_60, misses_1h)` を返します。
 #
-# - 読み出しは TTL を延ばします（寿命はそのリクエストの時刻から `ttl_s` 秒）。ミスしたリクエストは書き込みます
-# - 直前のリクエストとの間隔がちょうど `ttl_s` なら、エントリはもう切れています（ミス）
-# - 同じ時刻に送ったリクエストは、互いの書き込みを読めません（エントリは応答が始まってから使える）。それより前の時刻のリクエストとの間隔で判定します
-# - `times` は並んでいないこともあります。空なら `0.0`
+# - `gaps_5_60`（int）: 5 分 TTL ではミスで、1 時間 TTL ならヒットになるリクエストの数（直前の質問との間隔が 5〜60 分のもの）
+# - `misses_1h`（int）: 1 時間 TTL でもミスするリクエストの数（その日の最初と、60 分以上空いたもの）
+# - `choice`（str）: `"none"`（キャッシュしない）・`"5m"`・`"1h"` のうち、その日の料金がいちばん安いもの。同額なら none → 5m → 1h の順で先のもの
 #
-# `ctxlab.labs.ttl` の計算関数（`model_hits`, `hit_rate`）は使わずに、自分で書いてください。
+# 間隔をどこから測るかは 3 節、1 時間が割増に見合う条件は 8 節です。ヒットかミスかは道具で数えて構いません:
+# `traffic.model_hits(時刻のリスト, "5m")`（リクエストごとにヒットなら True。同じ時刻のリクエストが互いを読めない規則も入っています）、
+# `traffic.hit_rate`、`traffic.gaps`。倍率は `pricing.get_model(model)` の `cache_write_5m_multiplier`・`cache_write_1h_multiplier`・`cache_read_multiplier` です。
+# 料金をまとめて出す `traffic.compare_ttls`・`traffic.day_cost`（演習 2 の答え）は、採点では使えません。
 
-# %% nbgrader={"grade": false, "grade_id": "ttl_hit_rate", "locked": false, "schema_version": 3, "solution": true, "task": false}
-def ttl_hit_rate(times, ttl_s):
+# %% nbgrader={"grade": false, "grade_id": "ttl_from_log", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def ttl_from_log(log, model):
     ### BEGIN SOLUTION
-    ts = sorted(times)
-    if not ts:
-        return 0.0
-    hits, prev, last = 0, None, None   # prev: the latest time strictly before the current one
-    for t in ts:
-        if last is not None and t > last:
-            prev = last
-        if prev is not None and t - prev < ttl_s:
-            hits += 1
-        last = t
-    return hits / len(ts)
+    starts = [sent for sent, _done in log]   # gaps run from start to start (section 3), not from the answer's end
+    n = len(starts)
+    hits_5m = sum(traffic.model_hits(starts, "5m"))
+    hits_1h = sum(traffic.model_hits(starts, "1h"))
+    gaps_5_60 = hits_1h - hits_5m            # misses at 5m that 1h turns into reads
+    misses_1h = n - hits_1h                  # the first request and the gaps of an hour or more
+    m = pricing.get_model(model)
+    # the question and the answer cost the same under all three: compare the document's part,
+    # in units of sending the document once at the base input price
+    cost = {"none": n,
+            "5m": (n - hits_5m) * m.cache_write_5m_multiplier + hits_5m * m.cache_read_multiplier,
+            "1h": misses_1h * m.cache_write_1h_multiplier + hits_1h * m.cache_read_multiplier}
+    choice = min(cost, key=cost.get)         # on a tie, the first of none, 5m, 1h
+    return choice, gaps_5_60, misses_1h
     ### END SOLUTION
 
 
 # %% [markdown]
 # <details><summary>ヒント（開くと表示）</summary>
 #
-# 読み出しでも書き込みでも、リクエストのあとのエントリの寿命は同じ形で決まります。
-# では、あるリクエストがヒットするかどうかは、それより前のどのリクエストだけで決まるでしょうか。
-# 同じ時刻が並んだときに、その答えがどう変わるかにも注意してください。
+# 質問と回答のトークンは、3 つのどれを選んでも同じだけかかります。差が出るのは文書の部分だけなので、「文書を通常単価で 1 回送る額」を 1 として、
+# なし・5 分・1 時間のそれぞれで 1 日に何単位払うかを数えれば比べられます（8 節の倍率の差がそのまま効きます）。
+# ヒット率が高いほうが安いとは限りません。1 時間にすると、ヒットに変わる質問で得をする一方、1 時間でもミスする質問では書き込みが高くなります。
+# 倍率はモデルごとに価格表にあります。記事の表の値ではなく、引数のモデルの値を使ってください。
 #
 # </details>
 
-# %% nbgrader={"grade": true, "grade_id": "ttl_hit_rate-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-from ctxlab.costs import traffic as _costs_traffic
-from ctxlab.labs._twins import twins_disabled
-edge_cases = [([], 0.0, "リクエストがなければ、ヒットの割合は 0.0 です（0 で割らない）"),
-              ([0, 300], 0.0, "間隔がちょうど TTL（300 秒）なら、エントリはもう切れています（ミス）"),
-              ([840, 480, 240, 0], 0.5, "並んでいない時刻も、時刻の順に判定します（0・4 分・8 分・14 分と同じ 4 件なので 2/4）"),
-              ([0, 0, 0, 10], 0.25, "同じ時刻の 3 件は互いの書き込みを読めないので全部ミス、10 秒の 1 件だけヒットで 1/4 です"),
-              ([0, 100, 100, 100], 0.75, "100 秒の 3 件は、どれも 0 秒のリクエストが書き込んだエントリを読めるので 3/4 です")]
-with twins_disabled(globals(), _costs_traffic.model_hits, _costs_traffic.hit_rate):   # 採点と同じく、ここではこれらの関数は使えない
-    basic = ttl_hit_rate([0, 240, 480, 840], 300)
-    replayed = {ttl: ttl_hit_rate(day, traffic.TTL_SECONDS[ttl]) for ttl in replays}
-    edges = []
-    for times, _, _ in edge_cases:
-        try:
-            edges.append(ttl_hit_rate(times, 300))
-        except ZeroDivisionError as e:
-            edges.append(f"ZeroDivisionError: {e}")
-assert abs(basic - 0.5) < 1e-9, \
-    "0・4 分・8 分・14 分: 最初はミス、4 分後と 8 分後はヒット、6 分空いた 14 分はミスで 2/4 です"
-for ttl, rep in replays.items():
-    got = replayed[ttl]
-    assert abs(got - rep.hit_rate) < 1e-9, f"TTL {ttl}: sandbox で再生したヒット率 {rep.hit_rate:.3f} と違います: {got:.3f}"
-for (times, want, why), got in zip(edge_cases, edges):
-    assert type(got) in (float, int) and abs(got - want) < 1e-9, f"ttl_hit_rate({times}, 300): {why}。{want} のはずです: {got!r}"
-print("sandbox のシミュレーション（6 節の再生）と同じヒット率です")
+# %% nbgrader={"grade": true, "grade_id": "ttl_from_log-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+def sent_at(starts, took=30):   # (送った時刻, 出終わった時刻) のログ。回答はどれも took 秒
+    return [(t, t + took) for t in starts]
+
+
+def sessions(n, extra):   # 2 時間おきに n 回の会話（1 分おきに 4 問）。最初の extra 回は 10 分後にもう 1 問
+    offsets = lambda i: (0, 60, 120, 180, 780) if i < extra else (0, 60, 120, 180)
+    return sent_at([i * 7200 + d for i in range(n) for d in offsets(i)], 25)
+
+
+def check_log(log, model, want, why):
+    got = ttl_from_log(log, model)
+    assert type(got) is tuple and len(got) == 3, f"(choice, gaps_5_60, misses_1h) の組（tuple）で返してください: {got!r}"
+    choice, g, m = got
+    assert type(choice) is str and choice in ("none", "5m", "1h"), f"choice は none・5m・1h のどれか（str）: {choice!r}"
+    assert type(g) is int and type(m) is int, f"gaps_5_60 と misses_1h は件数（int）です: {g!r}, {m!r}"
+    assert (choice, g, m) == want, f"{why}。{want} のはずです: {got!r}"
+
+
+check_log(sent_at([0, 240, 480, 840]), MODEL, ("1h", 1, 1),
+          "0・4 分・8 分・14 分: 5 分ではミスで 1 時間ならヒットになるのは 14 分の 1 件、1 時間でもミスするのは最初の 1 件です")
+check_log([(0, 40), (310, 350), (620, 660)], MODEL, ("1h", 2, 1),
+          "間隔は送った時刻どうし（開始から開始、3 節）で測ります。回答が出終わってからだと 270 秒に見えますが、"
+          "実際は 310 秒なので 5 分 TTL ではミスです")
+check_log([(0, 20), (400, 420), (400, 430)], MODEL, ("1h", 2, 1),
+          "400 秒に同時に送った 2 件は互いの書き込みを読めないので、どちらも 0 秒のリクエストとの間隔（400 秒）で判定します"
+          "（traffic.model_hits はこの規則で数えます）")
+check_log(sent_at([i * 5400 for i in range(5)]), MODEL, ("none", 0, 5),
+          "90 分おきなら、どちらの TTL でも一度も読まれず、書き込みの割増だけを払います。"
+          "キャッシュしない（\"none\"）も選択肢に入れていますか")
+check_log(sent_at([0, 60, 120, 7200, 7260, 7320, 7920, 14400, 14460, 14520]), MODEL, ("5m", 1, 3),
+          "1 時間のほうがヒット率は高くても、ヒットに変わる 1 件では、1 時間でもミスする 3 件の書き込みの割増を取り返せません。"
+          "ヒット率ではなく料金で比べます（8 節の条件）")
+# 読み出しの倍率が違う 2 つのモデル: 同じログで結論が入れ替わる
+for other, want in ((MODEL, "1h"), ("claude-haiku-5-5", "5m")):
+    check_log(sessions(30, 19), other, (want, 19, 30),
+              f"30 回の会話のうち 19 回が 10 分後にもう 1 問: {pricing.get_model(other).display_name} の倍率"
+              f"（読み出し {pricing.get_model(other).cache_read_multiplier}）で比べます。引数 model のモデルの倍率を使っていますか")
+# 5 節の 1 日（回答の所要時間は 3 節のシミュレーション）を、6 節の sandbox の再生と比べる
+day_log = [(t, t + answer_s) for t in day]
+_hits = {ttl: sum(rep.hits) for ttl, rep in replays.items()}
+_sandbox = {"none": replays["5m"].input_cost_without_cache_usd,
+            **{ttl: rep.input_cost_usd for ttl, rep in replays.items()}}
+check_log(day_log, MODEL, (min(_sandbox, key=_sandbox.get), _hits["1h"] - _hits["5m"], len(day) - _hits["1h"]),
+          "5 節の 1 日: 6 節で sandbox が再生したヒットの数と料金（シミュレーション）と合いません")
+print("5 節の 1 日:", ttl_from_log(day_log, MODEL), "（6 節の sandbox の再生と同じ数と結論）")
+print("採点では、ほかのログとモデルでも確かめます。")
 ### BEGIN HIDDEN TESTS
-from ctxlab.costs import traffic as _costs_traffic
-_saved = (traffic.model_hits, traffic.hit_rate, _costs_traffic.model_hits, _costs_traffic.hit_rate)
-from ctxlab.labs._twins import refuse_twins
-refuse_twins(ttl_hit_rate, *_saved)  # an alias, partial or wrapper bound earlier
-def _blocked(*args, **kwargs):
-    raise AssertionError("ctxlab の model_hits / hit_rate を使わずに書いてください")
-traffic.model_hits = traffic.hit_rate = _costs_traffic.model_hits = _costs_traffic.hit_rate = _blocked
-try:
-    assert type(ttl_hit_rate([0, 240, 480, 840], 300)) is float
-    assert ttl_hit_rate([], 300) == 0.0
-    assert ttl_hit_rate([5.0], 300) == 0.0
-    assert ttl_hit_rate([0, 300], 300) == 0.0
-    assert abs(ttl_hit_rate([0, 299.5], 300) - 0.5) < 1e-9
-    assert abs(ttl_hit_rate([840, 0, 480, 240], 300) - 0.5) < 1e-9
-    assert abs(ttl_hit_rate([0, 0, 0, 10], 300) - 0.25) < 1e-9
-    assert abs(ttl_hit_rate([0, 100, 100, 100], 300) - 0.75) < 1e-9
-    assert abs(ttl_hit_rate([0, 400, 400, 450], 300) - 0.25) < 1e-9
-    assert abs(ttl_hit_rate([i * 240 for i in range(16)], 300) - 15 / 16) < 1e-9
-    _cases = [(traffic.office_day(n, seed=s, profile=p), ttl)
-              for n, s, p in [(60, 3, "bunched"), (200, 1, "spread"), (30, 2, "meetings")] for ttl in (300, 3600)]
-finally:
-    traffic.model_hits, traffic.hit_rate, _costs_traffic.model_hits, _costs_traffic.hit_rate = _saved
-for _ts, _ttl in _cases:
-    assert abs(ttl_hit_rate(_ts, _ttl) - traffic.hit_rate(_ts, _ttl)) < 1e-9
+import random as _random
+from ctxlab.costs import pricing as _pricing
+from ctxlab.labs import ttl as _ttl
+
+
+def _expected(log, model):
+    """(choice, gaps_5_60, misses_1h) from the library, and how far the cheapest is from the next (dollars)."""
+    starts = [s for s, _ in log]
+    h5, h1 = sum(_ttl.model_hits(starts, "5m")), sum(_ttl.model_hits(starts, "1h"))
+    usd = {k: v["cost_usd"] for k, v in _ttl.compare_ttls(starts, 100_000, model=model).items()}
+    ranked = sorted(usd.values())
+    return (_ttl.cheapest(usd), h1 - h5, len(starts) - h1), ranked[1] - ranked[0]
+
+
+_rng = _random.Random(4)
+_cases = [([], "claude-opus-5-5"), ([(100.0, 130.0)], "claude-haiku-5-5"),
+          ([(0, 20), (400, 420), (400, 430)], "claude-opus-5-5"),            # same time: both judged against 0
+          ([(0, 10), (0, 15), (0, 30), (10, 40)], "claude-sonnet-5-5"),
+          ([(0, 290), (300, 310)], "claude-opus-5-5"),                      # a gap of exactly 300 s misses at 5m
+          ([(0, 3590), (3600, 3610), (3900, 3910)], "claude-opus-5-5"),    # and exactly 3600 s at 1h
+          (sessions(30, 19), "claude-opus-5-5"), (sessions(30, 19), "claude-haiku-5-5"),
+          (sessions(30, 19), "claude-fable-5-2"), (sessions(30, 19), "claude-opus-5"),
+          (sent_at([i * 1800 for i in range(20)], 200), "claude-opus-5-5"),
+          (sent_at([i * 60 for i in range(100)], 50), "claude-haiku-4-5")]
+_models = sorted(_pricing.models())
+for _n, _profile in [(5, "bunched"), (10, "spread"), (20, "bunched"), (30, "meetings"), (40, "spread"), (80, "bunched"),
+                     (160, "bunched"), (12, "meetings")]:
+    for _seed in range(3):
+        _starts = _ttl.office_day(_n, seed=_seed + 11, profile=_profile)
+        _log = [(t, t + _rng.uniform(5, 240)) for t in _starts]
+        _rng.shuffle(_log)
+        _cases.append((_log, _rng.choice(_models)))
+assert ttl_from_log([], "claude-opus-5-5") == ("none", 0, 0)   # nothing to pay: the tie goes to none
+_flips = 0
+for _log, _model in _cases:
+    _want, _margin = _expected(_log, _model)
+    _got = ttl_from_log(list(_log), _model)
+    assert type(_got) is tuple and len(_got) == 3, _got
+    assert type(_got[0]) is str and type(_got[1]) is int and type(_got[2]) is int, _got
+    assert _got[1:] == _want[1:], (_log[:5], _model, _got, _want)
+    if _margin > 1e-9:   # an exact tie allows either answer's rounding
+        assert _got[0] == _want[0], (_log[:5], _model, _got, _want)
+    _flips += _want[0] != _expected(_log, "claude-opus-5-5")[0][0]
+assert _flips > 0   # the cases include logs where the model changes the choice
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "ttl-costs-task", "locked": true, "schema_version": 3, "solution": false, "task": false}
@@ -308,7 +357,7 @@ for _ts, _ttl in _cases:
 # - `"5m"` / `"1h"`: ミスした質問は文書 `doc_tokens` をその TTL の単価で書き込み、ヒットした質問は読み出す。どちらでも質問 `question_tokens` は通常単価
 # - 回答 `output_tokens` は、どの場合も毎回かかる
 #
-# ヒットの数は演習 1 の `ttl_hit_rate` から出せます。`pricing.call_cost` を使って構いません（`ctxlab.labs.ttl` の `day_cost` / `compare_ttls` は使わないこと）。
+# ヒットの数は `traffic.model_hits(times, "5m")`（リクエストごとにヒットなら True）か `traffic.hit_rate` で数えられます。`pricing.call_cost` を使って構いません（`traffic.day_cost` / `traffic.compare_ttls` は採点では使えません）。
 
 # %% nbgrader={"grade": false, "grade_id": "ttl_costs", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def ttl_costs(times, doc_tokens, model="claude-opus-5-5", question_tokens=400, output_tokens=700):
@@ -317,8 +366,8 @@ def ttl_costs(times, doc_tokens, model="claude-opus-5-5", question_tokens=400, o
     base = dict(input_tokens=question_tokens, output_tokens=output_tokens)
     out = {"none": n * pricing.call_cost(model, input_tokens=doc_tokens + question_tokens,
                                          output_tokens=output_tokens).total}
-    for ttl, seconds, write_field in [("5m", 300, "cache_write_5m_tokens"), ("1h", 3600, "cache_write_1h_tokens")]:
-        hits = round(ttl_hit_rate(times, seconds) * n)
+    for ttl, write_field in [("5m", "cache_write_5m_tokens"), ("1h", "cache_write_1h_tokens")]:
+        hits = sum(traffic.model_hits(times, ttl))
         miss = pricing.call_cost(model, **base, **{write_field: doc_tokens}).total
         hit = pricing.call_cost(model, **base, cache_read_tokens=doc_tokens).total
         out[ttl] = (n - hits) * miss + hits * hit
@@ -335,12 +384,10 @@ def ttl_costs(times, doc_tokens, model="claude-opus-5-5", question_tokens=400, o
 # </details>
 
 # %% nbgrader={"grade": true, "grade_id": "ttl_costs-tests", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-from ctxlab.labs._twins import twins_disabled
-with twins_disabled(globals(), traffic.day_cost, traffic.compare_ttls):   # 採点と同じく、ここではこれらの関数は使えない
-    c = ttl_costs([0, 120, 1000], 100_000)
-    c_haiku = ttl_costs([0, 120, 1000], 100_000, model="claude-haiku-4-5")
-    mine = ttl_costs(day, doc_tokens, question_tokens=0, output_tokens=0)
-    full = ttl_costs(day, doc_tokens)
+c = ttl_costs([0, 120, 1000], 100_000)
+c_haiku = ttl_costs([0, 120, 1000], 100_000, model="claude-haiku-4-5")
+mine = ttl_costs(day, doc_tokens, question_tokens=0, output_tokens=0)
+full = ttl_costs(day, doc_tokens)
 assert set(c) == {"none", "5m", "1h"}, f"キーは none・5m・1h の 3 つです: {sorted(c)}"
 _per_q = pricing.call_cost(MODEL, input_tokens=400, output_tokens=700).total
 _doc = 100_000 * opus.input_per_token
@@ -358,27 +405,19 @@ for ttl, rep in replays.items():
     assert abs(mine[ttl] - measured) < 1e-6, f"TTL {ttl}: sandbox の文書ぶん ${measured:.4f} と違います: ${mine[ttl]:.4f}"
 print("sandbox のシミュレーション（6 節の再生）と同じ額です:", {k: round(v, 2) for k, v in full.items()})
 ### BEGIN HIDDEN TESTS
-_saved = (traffic.day_cost, traffic.compare_ttls)
-from ctxlab.labs._twins import refuse_twins
-refuse_twins(ttl_costs, *_saved)
-def _blocked(*args, **kwargs):
-    raise AssertionError("ctxlab.labs.ttl の day_cost / compare_ttls を使わずに書いてください")
-traffic.day_cost = traffic.compare_ttls = _blocked
-try:
-    _c = ttl_costs([0, 120, 1000], 100_000)
-    assert type(_c) is dict and all(type(v) in (float, int) for v in _c.values()), _c
-    assert ttl_costs([], 100_000) == {"none": 0, "5m": 0, "1h": 0}
-    _batch = ttl_costs([i * 5400 for i in range(7)], 150_000)
-    _busy = ttl_costs([i * 60 for i in range(100)], 150_000)
-    _half = ttl_costs([i * 1800 for i in range(20)], 150_000)
-    _haiku = ttl_costs([0, 200, 2000, 9000], 50_000, model="claude-haiku-4-5", question_tokens=100, output_tokens=50)
-    _day = ttl_costs(traffic.office_day(60, seed=3), 180_000)
-finally:
-    traffic.day_cost, traffic.compare_ttls = _saved
+from ctxlab.labs import ttl as _ttl
+_c = ttl_costs([0, 120, 1000], 100_000)
+assert type(_c) is dict and all(type(v) in (float, int) for v in _c.values()), _c
+assert ttl_costs([], 100_000) == {"none": 0, "5m": 0, "1h": 0}
+_batch = ttl_costs([i * 5400 for i in range(7)], 150_000)
+_busy = ttl_costs([i * 60 for i in range(100)], 150_000)
+_half = ttl_costs([i * 1800 for i in range(20)], 150_000)
+_haiku = ttl_costs([0, 200, 2000, 9000], 50_000, model="claude-haiku-4-5", question_tokens=100, output_tokens=50)
+_day = ttl_costs(_ttl.office_day(60, seed=3), 180_000)
 assert min(_batch, key=_batch.get) == "none"
 assert min(_busy, key=_busy.get) == "5m"
 assert min(_half, key=_half.get) == "1h"
-_ref = traffic.compare_ttls(traffic.office_day(60, seed=3), 180_000, model="claude-opus-5-5")   # the exercise's default model
+_ref = _ttl.compare_ttls(_ttl.office_day(60, seed=3), 180_000, model="claude-opus-5-5")   # the exercise's default model
 assert all(abs(_day[k] - _ref[k]["cost_usd"]) < 1e-9 for k in _ref)
 _h = pricing.get_model("claude-haiku-4-5")
 _q = 4 * (100 * _h.input_per_token + 50 * _h.output_per_token)
