@@ -17,7 +17,7 @@ from typing import Any, Sequence
 from ctxlab import _text
 
 
-#: a header wider than this (in half-width columns) may wrap in HTML
+#: a header or a label cell wider than this (in half-width columns) may wrap in HTML
 WRAP_HEADER_OVER = 12
 
 
@@ -85,8 +85,12 @@ class Table:
             return f"<th{st}>{html.escape(c)}</th>"
 
         head = "".join(header(c, a) for c, a in zip(self.columns, self.align))
-        body = "".join("<tr>" + "".join(f"<td{style(a)}>{html.escape(v)}</td>" for v, a in zip(row, self.align))
-                       + "</tr>" for row in self.rows)
+        def cell(v, a):
+            # a short label stays on one line (「1 時間」 broke after 「時」 in a narrow last column); a long one may wrap
+            st = style(a) if a == "r" or _text.width(v) > WRAP_HEADER_OVER else ' style="text-align:left;white-space:nowrap"'
+            return f"<td{st}>{html.escape(v)}</td>"
+
+        body = "".join("<tr>" + "".join(cell(v, a) for v, a in zip(row, self.align)) + "</tr>" for row in self.rows)
         cap = (f'<caption style="caption-side:bottom;text-align:left;font-size:0.9em;color:#555">'
                f"{html.escape(self.caption)}</caption>" if self.caption else "")
         notes = ""
