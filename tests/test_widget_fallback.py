@@ -69,3 +69,14 @@ def test_crossover_and_citation_viewer_fall_back_to_text():
 ])
 def test_html_to_text(markup, text):
     assert html_to_text(markup) == text
+
+
+def test_a_widgets_html_stand_in_is_not_typeset_as_math():
+    """The simulator's stand-in holds two dollar amounts in a line (「…ならロングコンテキスト $127」「…: $417」); JupyterLab
+    typesets an HTML output, so without mathjax_ignore the words between them turned into italic math (seen in the
+    executed lesson at 1280 px)."""
+    sim = crossover.CrossoverSimulator()
+    data = DisplayFormatter().format(sim)[0]
+    html = data["text/html"]
+    assert html.count("$") >= 2
+    assert re.match(r'<div class="mathjax_ignore tex2jax_ignore">', html)

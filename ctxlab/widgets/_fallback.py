@@ -25,7 +25,8 @@ def mimebundle(widget, text: str, html: str | None = None, **kwargs) -> dict:
     data = dict(widget._repr_mimebundle_(**kwargs) or {})
     data["text/plain"] = text
     if html is not None:
-        data["text/html"] = html
+        # JupyterLab typesets an HTML output: two "$" amounts would turn the words between them into math
+        data["text/html"] = f'<div class="mathjax_ignore tex2jax_ignore">{html}</div>'
     return data
 
 

@@ -70,7 +70,7 @@ def numbers_html(res: dict) -> str:
     ttft_ok = res["ttft_long_context_s"] <= crossover.TTFT_LIMIT_S
     if not res["fits_window"]:
         return (
-            "<div style='font-size:12px;line-height:1.6'>"
+            "<div class='mathjax_ignore tex2jax_ignore' style='font-size:12px;line-height:1.6'>"
             "<table style='font-size:12px;border-collapse:collapse'>"
             f"<tr><th></th><th {cell}>月額</th><th {cell}>TTFT</th></tr>{body}</table>"
             f"コンテキスト使用率: <b>{usage:.1%}</b>（{verdict}）<br>"
@@ -78,7 +78,7 @@ def numbers_html(res: dict) -> str:
             f"交点: {cross_txt}（ウィンドウの内側で）</div>"
         )
     return (
-        "<div style='font-size:12px;line-height:1.6'>"
+        "<div class='mathjax_ignore tex2jax_ignore' style='font-size:12px;line-height:1.6'>"
         "<table style='font-size:12px;border-collapse:collapse'>"
         f"<tr><th></th><th {cell}>月額</th><th {cell}>TTFT</th></tr>{body}</table>"
         f"TTL {res['ttl']}（{'安いほうを自動で選択' if res['ttl_auto'] else '指定'}）・"
