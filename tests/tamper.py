@@ -440,6 +440,12 @@ TWIN_CALLS = {
                     "    usd = prompt_caching.shape_costs(sim, cache_docs, turns, conversations, model=CACHE_MODEL,\n"
                     "                                     system=BASE_SYSTEM, questions=CONVERSATION + SECOND)\n"
                     "    return min(usd, key=usd.get)\n"),
+    "twin_by_method": ("08_measure", "accuracy-tests", "measure.by_method を functools.partial で呼ぶ",
+                       "import functools\n_by = functools.partial(measure.by_method)\n"
+                       "def accuracy_by_method(graded, partial_weight=0.5):\n"
+                       "    return {m: v['all'] for m, v in _by(graded, partial_weight).items()}\n"),
+    "twin_rrf": ("10_rag_lab", "rrf-tests", "retrieval.rrf を別名で呼ぶ",
+                 "from ctxlab.retrieval import rrf as _fuse\ndef rrf(rankings, k=60):\n    return _fuse(rankings, k)\n"),
 }
 
 SPY = ("00_start_here", '''

@@ -2,11 +2,12 @@
 
 Two shortcuts per autograded exercise:
 
-* the **library twin**: the answer cell returns what ``ctxlab`` already computes (10's ``rrf`` is
-  ``retrieval.rrf``; 08's accuracy per method is ``measure.by_method``), or the nearest library
-  function where the library has no twin (06's ``my_filter`` returns the lesson's own
-  ``select_files``); for 08 and 10 also through a name bound before the test runs (an alias, a
-  ``functools.partial``, a closure);
+* the **library shortcut**: the answer cell returns what the nearest library function gives (06's ``my_filter``
+  returns the lesson's own ``select_files``; 10's ``one_minus_recall_at_k`` averages ``fact_recall`` without the
+  lesson's rules). Where the library has the exercise's very answer (08's ``measure.by_method``, 10's
+  ``retrieval.rrf``), the grading kernel's graded build holds recorded results instead of that code, so a
+  submission that calls it is graded by tests/test_tamper.py (``TWIN_CALLS``), not here: this test runs the
+  test cells in one kernel with the full package, as self-study does;
 * the **always-equal object**: the answer returns an object whose ``__eq__`` always answers True
   (and whose comparisons and arithmetic never fail), shaped like the expected type.
 
@@ -79,11 +80,6 @@ SHORTCUTS = {
     ],
     "08_measure": [
         ("accuracy_by_method", "accuracy-tests", {
-            "twin": ("def accuracy_by_method(graded, partial_weight=0.5):\n"
-                     "    return {m: v['all'] for m, v in measure.by_method(graded, partial_weight).items()}\n"),
-            "twin_partial": ("import functools\n_by = functools.partial(measure.by_method)\n"
-                             "def accuracy_by_method(graded, partial_weight=0.5):\n"
-                             "    return {m: v['all'] for m, v in _by(graded, partial_weight).items()}\n"),
             "always_equal": always_equal("accuracy_by_method(graded, partial_weight=0.5)", "dict"),
         }),
         ("decide", "decide-tests", {
@@ -97,10 +93,6 @@ SHORTCUTS = {
     ],
     "10_rag_lab": [
         ("rrf", "rrf-tests", {
-            "twin": "def rrf(rankings, k=60):\n    return retrieval.rrf(rankings, k)\n",
-            "twin_alias": "from ctxlab.retrieval import rrf as _fuse\ndef rrf(rankings, k=60):\n    return _fuse(rankings, k)\n",
-            "twin_closure": ("def _make(f):\n    def rrf(rankings, k=60):\n        return f(rankings, k)\n    return rrf\n"
-                             "rrf = _make(retrieval.rrf)\n"),
             "always_equal": always_equal("rrf(rankings, k=60)", "list"),
         }),
         ("one_minus_recall_at_k", "failure-tests", {

@@ -83,6 +83,13 @@ class Limits:
     wall_seconds: int = 1200   # whole kernel, enforced from outside; also RLIMIT_CPU
 
 
+#: the learner's kernel starts pyzmq's garbage-collector thread before any learner code runs: pyzmq starts it
+#: lazily, at the first large (zero-copy) message, and a kernel whose processes or threads are all taken (a fork
+#: bomb under RLIMIT_NPROC) could then not start it, sent half a message, and nbclient's next read failed with
+#: "Invalid Signature" (the whole submission went ungraded). Started early, the thread is there already.
+KERNEL_START_GC = "--IPKernelApp.exec_lines=__import__('zmq.utils.garbage', fromlist=['gc']).gc.start()"
+
+
 # Runs inside the sandbox before the kernel: limits, own user id (when root), home, font cache.
 _LAUNCHER = r"""
 import json, os, resource, shutil, sys
@@ -296,6 +303,7 @@ class IsolatedKernelManager(AsyncKernelManager):
             self.connection_file = str(self._rundir / "kernel.json")
             self.ip = str(self._rundir / "k")
         cmd, kw = await super()._async_pre_start_kernel(**kw)
+        cmd = [*cmd, KERNEL_START_GC]
         env = kw.get("env") or dict(os.environ)
         if not self.isolate:
             kw["env"] = {k: v for k, v in env.items() if k in KEEP_ENV or k in ("PATH", "HOME", "MPLBACKEND")}

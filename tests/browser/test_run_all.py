@@ -32,3 +32,18 @@ def test_run_all_goes_on_past_unsolved_exercises(page, lab):
     # the check questions at the end were drawn: the last code cell has an output
     last = page.locator(".jp-Notebook:not(.lm-mod-hidden) .jp-CodeCell").last
     assert last.locator(".jp-OutputArea-output").count() > 0, "the lesson's last cell has no output"
+
+
+def test_run_all_on_the_knowledge_check_shows_each_open_question_in_one_line(page, lab):
+    """09 with no answer given: each question's check says 「qN に答えがありません」 as its message alone (AnswerMissing),
+    not a red traceback per question, and Run All still reaches the end."""
+    open_notebook(page, lab, "09_knowledge_check/09_knowledge_check.ipynb")
+    run_all(page)
+    errors = page.locator(".jp-Notebook:not(.lm-mod-hidden) .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+    texts = errors.all_text_contents()
+    open_questions = [t for t in texts if "に答えがありません" in t]
+    assert len(open_questions) >= 9, f"one message per question: {len(open_questions)} of {len(texts)} error outputs"
+    assert not [t for t in texts if "Traceback" in t or "File " in t], [t[:200] for t in texts if "Traceback" in t][:2]
+    assert all(len(t.strip().splitlines()) == 1 for t in open_questions), [t for t in open_questions if "\n" in t.strip()][:2]
+    errors.first.scroll_into_view_if_needed()
+    shot(page, "09_run_all_open_questions")
