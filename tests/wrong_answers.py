@@ -861,7 +861,9 @@ def mismatched(cites, docs):
             Wrong("calls the library's twin", '''
 def accuracy_by_method(graded, partial_weight=0.5):
     return {m: per["all"] for m, per in measure.by_method(graded, partial_weight).items()}
-'''),
+''', passes="the checkout's measure.by_method is code, so the visible test (run here and in self-study) gets its right answer; in "
+             "the graded build it holds only the lessons' recorded calls and raises NotRecorded for the hidden tests' "
+             "inputs (tests/test_tamper.py TWIN_CALLS)"),
             Wrong("partial_weight ignored (a partial always counts 0.5)", '''
 def accuracy_by_method(graded, partial_weight=0.5):
     weight = {"correct": 1.0, "partial": 0.5, "wrong": 0.0}
@@ -1005,7 +1007,9 @@ def rrf(rankings, k=60):
             Wrong("calls the library's twin", '''
 def rrf(rankings, k=60):
     return retrieval.rrf(rankings, k=k)
-'''),
+''', passes="the checkout's retrieval.rrf is code, so the visible test (run here and in self-study) gets its right answer; in "
+             "the graded build it holds only the lessons' recorded calls and raises NotRecorded for the hidden tests' "
+             "inputs (tests/test_tamper.py TWIN_CALLS)"),
             Wrong("ranks counted from 0", '''
 def rrf(rankings, k=60):
     score = {}

@@ -60,7 +60,7 @@ Markdown("| 項目 | 値 | 根拠 |\n|---|---|---|\n"
 
 # %%
 now = crossover.situation(doc_tokens, base, n_files=len(docs))
-display(Markdown("| 方式 | 月額（ドル） |\n|---|---:|\n"   # no $ in a Markdown output: JupyterLab reads a pair as math
+display(Markdown("| 方式 | 月額（ドル） |\n|---|---:|\n"   # Markdown の出力に $ を 2 つ置くと数式として表示されるので、単位は見出しに
          + "\n".join(f"| {label} | {now['monthly_' + key]:,.2f} |" for key, label in crossover.PATHS.items())
          + f"\n| （ロングコンテキストをキャッシュなしで） | {now['monthly_long_context_no_cache']:,.2f} |"
          + f"\n\n出典: 価格表（{pricing.price_table_date()} 時点）の単価と、04 の合成トラフィックのヒット率（シミュレーション）で計算"))
