@@ -128,7 +128,7 @@ def test_visible_failure_shows_its_message(feedback, name):
     assert err.ename in ("AssertionError", "AnswerMissing") and err.evalue.strip(), "the visible test should fail with a message"
     text = html_text(root / "feedback" / "visible" / name / f"{name}.html")
     assert err.evalue.strip().split("\n")[0] in text
-    assert "失敗した行" in text
+    assert "失敗した行" in text or err.ename == "AnswerMissing"   # a one-line error names no line
     leaked = [s for s in case["secrets"] if s in text]
     assert not leaked, f"hidden test lines in the feedback: {leaked[:3]}"
 
@@ -169,6 +169,21 @@ def test_visible_line_traceback_keeps_line_and_message():
     HideHiddenTestTracebacks().preprocess(nb, {})
     tb = nb.cells[1].outputs[0].traceback
     assert tb == ['失敗した行 1: assert f(1) == 1, "f(1) は 1"', "AssertionError: f(1) は 1"]
+
+
+@pytest.mark.parametrize("ename, evalue", [("AnswerMissing", "q1 に答えがありません（answers['q1'] に選択肢の id を入れてください）"),
+                                           ("Unsolved", "演習 1 はまだ解かれていません: …")])
+def test_the_courses_one_line_errors_keep_their_message(ename, evalue):
+    """An open question of 09 or an unsolved exercise: the one-line message (no frame to place it) is the learner's
+    to read, where any other error without a line gets the hidden-test note."""
+    one = nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=[f"\x1b[0;31m{evalue}\x1b[0m"])
+    nb = _nb(TEST_SRC, [one])
+    HideHiddenTestTracebacks().preprocess(nb, {})
+    assert nb.cells[1].outputs[0].traceback == [f"{ename}: {evalue}"]
+    other = nbformat.v4.new_output("error", ename="ValueError", evalue="secret", traceback=["\x1b[0;31msecret\x1b[0m"])
+    nb = _nb(TEST_SRC, [other])
+    HideHiddenTestTracebacks().preprocess(nb, {})
+    assert HIDDEN_NOTE in nb.cells[1].outputs[0].traceback[0] and "secret" not in "\n".join(nb.cells[1].outputs[0].traceback)
 
 
 def test_timeout_in_a_test_cell_says_so():

@@ -1073,7 +1073,9 @@ def one_minus_recall_at_k(rankings, questions, texts, files, k=20):
             Wrong("calls the library's twin", '''
 def one_minus_recall_at_k(rankings, questions, texts, files, k=20):
     return 1 - lab.recall("bm25_articles", k)
-'''),
+''', passes="the visible test asks for the lesson's own method, whose recall the checkout's Lab computes; the hidden "
+             "tests pass rankings of their own, and in the graded build the Lab's recall holds only the lesson's "
+             "recorded calls (NotRecorded)"),
         ],
     },
     "11_decide": {

@@ -46,6 +46,10 @@ from ctxlab.grading.tamper import REVIEW_ENAME
 from ctxlab.quiz.written import RUBRIC_BEGIN, RUBRIC_END, rubric_of  # noqa: F401  (one parser of rubrics)
 
 HIDDEN_NOTE = "非公開のテストが失敗しました（中身は表示されません）。課題の説明と公開テストを見直してください。"
+#: errors that show their message as one line and carry nothing of a test: an exercise not solved (the codec rebuilds
+#: a learner's Unsolved with its fixed message) and a knowledge-check answer missing or not a choice id (the message
+#: names the question and the learner's own answer). Their feedback shows the message, not the hidden-test note.
+ONE_LINE_ERRORS = frozenset({"Unsolved", "AnswerMissing"})
 TIMEOUT_NOTE = ("制限時間内に終わりませんでした（無限ループや、終わらない待ちがないか確かめてください）。"
                 "このセルのテストは不合格として採点されています。")
 LEAK_NOTE = "（この出力は非公開のテストの中身を含むため表示しません）"
@@ -158,6 +162,9 @@ class HideHiddenTestTracebacks(NbGraderPreprocessor):
                 out["traceback"] = [f"{ename}: {TIMEOUT_NOTE}"]
                 continue
             n = failing_line(out.get("traceback", []))
+            if n is None and ename in ONE_LINE_ERRORS:   # the course's own one-line errors: the message is the learner's
+                out["traceback"] = [f"{ename}: {evalue}"]
+                continue
             head = f"{ename}: {evalue}" if evalue else ename
             if n is None or n in hidden or n > len(lines):
                 out["evalue"] = "" if (n is None or n in hidden) else evalue

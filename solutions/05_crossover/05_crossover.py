@@ -276,7 +276,7 @@ def _month_at(d, p, h):
     return compare.compare(d, 50, replace(p, ttl=p.resolved_ttl(), hit_rate=h)).monthly
 
 
-def _equal_at(d, p, h):   # long context and RAG cost the same at hit rate h
+def _equal_at(d, p, h):   # ヒット率 h でロングコンテキストと RAG の月額が等しいか
     m = _month_at(d, p, h) if type(h) is float and 0.0 <= h <= 1.0 else None
     return m is not None and abs(m["long_context"] - m["rag"]) < 0.01
 
@@ -311,7 +311,7 @@ got = _call(doc_tokens, crossover.profile(100, model="claude-haiku-5-5"), "Haiku
 assert _equal_at(doc_tokens, crossover.profile(100, model="claude-haiku-5-5"), got), (
     f"Haiku 5.5・1 日 100 問の答え {got!r} で、ロングコンテキストと RAG の月額が等しくありません。題材の規程は Haiku 5.5 の料金の段より上にあり、"
     "段の上では単価が跳ね上がります。図の直線（crossover.line）ではなく、この文書量で compare を計算しましたか")
-for _q in (3, 5, 20, 100):   # the team's decision at each traffic level: the hit rate it needs against the estimate's band
+for _q in (3, 5, 20, 100):   # 質問数ごとのチームの判断: 要るヒット率と、見積もりのヒット率の幅を比べる
     _need, _p = min_hit_rate_for_long_context(doc_tokens, crossover.profile(_q)), crossover.profile(_q)
     _lo, _hi = (b.effective_hit_rate() for b in compare.hit_rate_band(_p))
     _say = ("RAG" if _need is None or _hi < _need else "ロングコンテキスト" if _lo >= _need else "同額圏（見積もりの幅の内）")
