@@ -94,9 +94,42 @@ def test_the_learner_side_answers_results_and_errors_as_data():
 
 def test_defined_and_loaded_names():
     src = "def _check(args, path, reasons):\n    got = f(*args)\n    assert got[0] == path\n_check((1,), 'a', {'b'})\nprint(K)\n"
-    assert {"_check", "args", "path", "reasons", "got"} <= defined(src)
+    assert defined(src) == {"_check"}   # parameters and locals are not globals
     assert loaded(src) == {"f", "K"}
     assert loaded("%time x = y\nz") == {"z"}   # a magic line is not Python
+    # a helper's parameter named like a lesson global does not hide the global the cell reads
+    src = "def _check(doc_tokens):\n    return doc_tokens > 0\nassert _check(doc_tokens)\n"
+    assert loaded(src) == {"doc_tokens"}
+    # what a function declares global and assigns is bound; a comprehension's or class's free names are read
+    src = "def f():\n    global G\n    G = [y for y in xs if y > Z]\nclass C:\n    a = W\nimport os as o\n"
+    assert defined(src) == {"f", "G", "C", "o"}
+    assert loaded(src) == {"xs", "Z", "W"}
+
+
+def test_early_cells_commute_with_what_waits_before_them():
+    """A lesson cell runs ahead (while the learner's kernel runs) only when moving it changes no value
+    any cell sees: one that reads a learner's name, or shares a name with a test or a waiting cell
+    before it (either could mutate it), waits for its test."""
+    def code(src, **nbgrader):
+        cell = nbformat.v4.new_code_cell(src)
+        if nbgrader:
+            cell.metadata["nbgrader"] = {"schema_version": 3, "points": 1, **nbgrader}
+        return cell
+
+    nb = nbformat.v4.new_notebook(cells=[
+        code("import math\nbase = 10"),                                   # 0: early
+        code("def f(x):\n    return x", solution=True, grade_id="f", grade=False),
+        code("table = [f(1)]"),                                           # 1: reads a learner name: waits
+        code("assert f(base) == 10 and table == [1]", grade=True, grade_id="t1"),
+        code("other = math.sqrt(4)"),                                     # 2: early (shares no name with t1)
+        code("table = [2]"),                                              # 3: rebinds a name t1 reads: waits
+        code("got = base + 1"),                                           # 4: reads a name t1 reads: waits
+        code("assert other and table == [2] and got == 11 and f(0) == 0", grade=True, grade_id="t2"),
+    ])
+    plan = Plan.of(nb)
+    assert plan.learner_names == {"f"}
+    assert plan.before == {"t1": [0, 1], "t2": [0, 1, 2, 3, 4]}
+    assert plan.early == [0, 2]
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "solutions").glob("*/*.ipynb")), ids=lambda p: p.parent.name)

@@ -201,6 +201,36 @@ def holds(side_at, low, high):
     return all(side_at(d) == first for d in range(int(low), int(high) + 1))
 """
 
+#: lesson 04 演習 1 and 2: right answers the wrong versions below are derived from (each .replace must match)
+_TTL_COUNTS = """\
+    starts = [sent for sent, _done in log]
+    n = len(starts)
+    hits_5m = sum(traffic.model_hits(starts, "5m"))
+    hits_1h = sum(traffic.model_hits(starts, "1h"))
+"""
+_TTL_LOG = """
+def ttl_from_log(log, model):
+""" + _TTL_COUNTS + """\
+    m = pricing.get_model(model)
+    cost = {"none": n,
+            "5m": (n - hits_5m) * m.cache_write_5m_multiplier + hits_5m * m.cache_read_multiplier,
+            "1h": (n - hits_1h) * m.cache_write_1h_multiplier + hits_1h * m.cache_read_multiplier}
+    return min(cost, key=cost.get), hits_1h - hits_5m, n - hits_1h
+"""
+_TTL_COSTS = """
+def ttl_costs(times, doc_tokens, model="claude-opus-5-5", question_tokens=400, output_tokens=700):
+    n = len(times)
+    base = dict(input_tokens=question_tokens, output_tokens=output_tokens)
+    out = {"none": n * pricing.call_cost(model, input_tokens=doc_tokens + question_tokens,
+                                         output_tokens=output_tokens).total}
+    for ttl, seconds, write_field in [("5m", 300, "cache_write_5m_tokens"), ("1h", 3600, "cache_write_1h_tokens")]:
+        hits = round(traffic.hit_rate(times, seconds) * n)
+        miss = pricing.call_cost(model, **base, **{write_field: doc_tokens}).total
+        hit = pricing.call_cost(model, **base, cache_read_tokens=doc_tokens).total
+        out[ttl] = (n - hits) * miss + hits * hit
+    return out
+"""
+
 WRONG: dict[str, dict[str, list[Wrong]]] = {
     "00_start_here": {
         "choose_path-tests": [
@@ -413,105 +443,33 @@ def choose_placement(runs, model):
     },
     "04_ttl": {
         "ttl_from_log-tests": [
-            Wrong('"none" left out (only 5m against 1h)', '''
-def ttl_from_log(log, model):
-    starts = [sent for sent, _done in log]
-    n = len(starts)
-    hits_5m = sum(traffic.model_hits(starts, "5m"))
-    hits_1h = sum(traffic.model_hits(starts, "1h"))
-    m = pricing.get_model(model)
-    cost = {"5m": (n - hits_5m) * m.cache_write_5m_multiplier + hits_5m * m.cache_read_multiplier,
-            "1h": (n - hits_1h) * m.cache_write_1h_multiplier + hits_1h * m.cache_read_multiplier}
-    return min(cost, key=cost.get), hits_1h - hits_5m, n - hits_1h
-'''),
-            Wrong('hit rates compared instead of cost (the higher hit rate wins)', '''
-def ttl_from_log(log, model):
-    starts = [sent for sent, _done in log]
-    n = len(starts)
-    hits_5m = sum(traffic.model_hits(starts, "5m"))
-    hits_1h = sum(traffic.model_hits(starts, "1h"))
-    m = pricing.get_model(model)
-    cost = {"none": n,
-            "5m": (n - hits_5m) * m.cache_write_5m_multiplier + hits_5m * m.cache_read_multiplier,
-            "1h": (n - hits_1h) * m.cache_write_1h_multiplier + hits_1h * m.cache_read_multiplier}
-    choice = "1h" if hits_1h > hits_5m else "5m" if hits_5m else "none"
-    return choice, hits_1h - hits_5m, n - hits_1h
-'''),
-            Wrong("model ignored (the lesson's MODEL's multipliers)", '''
-def ttl_from_log(log, model):
-    starts = [sent for sent, _done in log]
-    n = len(starts)
-    hits_5m = sum(traffic.model_hits(starts, "5m"))
-    hits_1h = sum(traffic.model_hits(starts, "1h"))
-    m = pricing.get_model(MODEL)
-    cost = {"none": n,
-            "5m": (n - hits_5m) * m.cache_write_5m_multiplier + hits_5m * m.cache_read_multiplier,
-            "1h": (n - hits_1h) * m.cache_write_1h_multiplier + hits_1h * m.cache_read_multiplier}
-    return min(cost, key=cost.get), hits_1h - hits_5m, n - hits_1h
-'''),
-            Wrong("the article's multipliers typed in (read 0.1x) instead of the model's", '''
-def ttl_from_log(log, model):
-    starts = [sent for sent, _done in log]
-    n = len(starts)
-    hits_5m = sum(traffic.model_hits(starts, "5m"))
-    hits_1h = sum(traffic.model_hits(starts, "1h"))
-    from types import SimpleNamespace
-    m = SimpleNamespace(cache_write_5m_multiplier=1.25, cache_write_1h_multiplier=2.0, cache_read_multiplier=0.1)
-    cost = {"none": n,
-            "5m": (n - hits_5m) * m.cache_write_5m_multiplier + hits_5m * m.cache_read_multiplier,
-            "1h": (n - hits_1h) * m.cache_write_1h_multiplier + hits_1h * m.cache_read_multiplier}
-    return min(cost, key=cost.get), hits_1h - hits_5m, n - hits_1h
-'''),
-            Wrong("gaps counted from the previous answer's end to the next start", '''
-def ttl_from_log(log, model):
+            Wrong('"none" left out (only 5m against 1h)', _TTL_LOG.replace('{"none": n,\n            "5m"', '{"5m"')),
+            Wrong("hit rates compared instead of cost (the higher hit rate wins)", _TTL_LOG.replace(
+                "    return min(cost, key=cost.get), ",
+                '    choice = "1h" if hits_1h > hits_5m else "5m" if hits_5m else "none"\n    return choice, ')),
+            Wrong("model ignored (the lesson's MODEL's multipliers)", _TTL_LOG.replace("get_model(model)", "get_model(MODEL)")),
+            Wrong("the article's multipliers typed in (read 0.1x) instead of the model's", _TTL_LOG.replace(
+                "    m = pricing.get_model(model)\n",
+                "    from types import SimpleNamespace\n    m = SimpleNamespace(cache_write_5m_multiplier=1.25, "
+                "cache_write_1h_multiplier=2.0, cache_read_multiplier=0.1)\n")),
+            Wrong("gaps counted from the previous answer's end to the next start", _TTL_LOG.replace(_TTL_COUNTS, """\
     log = sorted(log)
     n = len(log)
     waits = [b[0] - a[1] for a, b in zip(log, log[1:])]
     hits_5m = sum(w < 300 for w in waits)
     hits_1h = sum(w < 3600 for w in waits)
-    m = pricing.get_model(model)
-    cost = {"none": n,
-            "5m": (n - hits_5m) * m.cache_write_5m_multiplier + hits_5m * m.cache_read_multiplier,
-            "1h": (n - hits_1h) * m.cache_write_1h_multiplier + hits_1h * m.cache_read_multiplier}
-    return min(cost, key=cost.get), hits_1h - hits_5m, n - hits_1h
-'''),
-            Wrong('gaps from traffic.gaps: requests at the same time read each other', '''
-def ttl_from_log(log, model):
+""")),
+            Wrong("gaps from traffic.gaps: requests at the same time read each other", _TTL_LOG.replace(_TTL_COUNTS, """\
     starts = [sent for sent, _done in log]
     n = len(starts)
     g = traffic.gaps(starts)
     hits_5m = sum(x < 300 for x in g)
     hits_1h = sum(x < 3600 for x in g)
-    m = pricing.get_model(model)
-    cost = {"none": n,
-            "5m": (n - hits_5m) * m.cache_write_5m_multiplier + hits_5m * m.cache_read_multiplier,
-            "1h": (n - hits_1h) * m.cache_write_1h_multiplier + hits_1h * m.cache_read_multiplier}
-    return min(cost, key=cost.get), hits_1h - hits_5m, n - hits_1h
-'''),
-            Wrong("the article's 80% hit rate at 5m assumed instead of counting", '''
-def ttl_from_log(log, model):
-    starts = [sent for sent, _done in log]
-    n = len(starts)
-    hits_5m = round(0.8 * n)
-    hits_1h = sum(traffic.model_hits(starts, "1h"))
-    m = pricing.get_model(model)
-    cost = {"none": n,
-            "5m": (n - hits_5m) * m.cache_write_5m_multiplier + hits_5m * m.cache_read_multiplier,
-            "1h": (n - hits_1h) * m.cache_write_1h_multiplier + hits_1h * m.cache_read_multiplier}
-    return min(cost, key=cost.get), hits_1h - hits_5m, n - hits_1h
-'''),
-            Wrong("the answer's end used as the send time", '''
-def ttl_from_log(log, model):
-    starts = [done for _sent, done in log]
-    n = len(starts)
-    hits_5m = sum(traffic.model_hits(starts, "5m"))
-    hits_1h = sum(traffic.model_hits(starts, "1h"))
-    m = pricing.get_model(model)
-    cost = {"none": n,
-            "5m": (n - hits_5m) * m.cache_write_5m_multiplier + hits_5m * m.cache_read_multiplier,
-            "1h": (n - hits_1h) * m.cache_write_1h_multiplier + hits_1h * m.cache_read_multiplier}
-    return min(cost, key=cost.get), hits_1h - hits_5m, n - hits_1h
-'''),
+""")),
+            Wrong("the article's 80% hit rate at 5m assumed instead of counting", _TTL_LOG.replace(
+                'hits_5m = sum(traffic.model_hits(starts, "5m"))', "hits_5m = round(0.8 * n)")),
+            Wrong("the answer's end used as the send time", _TTL_LOG.replace(
+                "[sent for sent, _done in log]", "[done for _sent, done in log]")),
             Wrong("the choice from the library's twin (compare_ttls), the counts from model_hits", '''
 def ttl_from_log(log, model):
     starts = [sent for sent, _done in log]
@@ -524,57 +482,13 @@ def ttl_from_log(log, model):
              "NotRecorded for the tests' logs (tests/test_graded_build.py)"),
         ],
         "ttl_costs-tests": [
-            Wrong("the 5m write multiplier used for 1h", '''
-def ttl_costs(times, doc_tokens, model="claude-opus-5-5", question_tokens=400, output_tokens=700):
-    n = len(times)
-    base = dict(input_tokens=question_tokens, output_tokens=output_tokens)
-    out = {"none": n * pricing.call_cost(model, input_tokens=doc_tokens + question_tokens,
-                                         output_tokens=output_tokens).total}
-    for ttl, seconds in [("5m", 300), ("1h", 3600)]:
-        hits = round(traffic.hit_rate(times, seconds) * n)
-        miss = pricing.call_cost(model, **base, cache_write_5m_tokens=doc_tokens).total
-        hit = pricing.call_cost(model, **base, cache_read_tokens=doc_tokens).total
-        out[ttl] = (n - hits) * miss + hits * hit
-    return out
-'''),
-            Wrong("the question not charged when the document is cached", '''
-def ttl_costs(times, doc_tokens, model="claude-opus-5-5", question_tokens=400, output_tokens=700):
-    n = len(times)
-    out = {"none": n * pricing.call_cost(model, input_tokens=doc_tokens + question_tokens,
-                                         output_tokens=output_tokens).total}
-    for ttl, seconds, write_field in [("5m", 300, "cache_write_5m_tokens"), ("1h", 3600, "cache_write_1h_tokens")]:
-        hits = round(traffic.hit_rate(times, seconds) * n)
-        miss = pricing.call_cost(model, output_tokens=output_tokens, **{write_field: doc_tokens}).total
-        hit = pricing.call_cost(model, output_tokens=output_tokens, cache_read_tokens=doc_tokens).total
-        out[ttl] = (n - hits) * miss + hits * hit
-    return out
-'''),
-            Wrong("TTL passed to traffic.hit_rate in minutes (5, 60)", '''
-def ttl_costs(times, doc_tokens, model="claude-opus-5-5", question_tokens=400, output_tokens=700):
-    n = len(times)
-    base = dict(input_tokens=question_tokens, output_tokens=output_tokens)
-    out = {"none": n * pricing.call_cost(model, input_tokens=doc_tokens + question_tokens,
-                                         output_tokens=output_tokens).total}
-    for ttl, minutes, write_field in [("5m", 5, "cache_write_5m_tokens"), ("1h", 60, "cache_write_1h_tokens")]:
-        hits = round(traffic.hit_rate(times, minutes) * n)
-        miss = pricing.call_cost(model, **base, **{write_field: doc_tokens}).total
-        hit = pricing.call_cost(model, **base, cache_read_tokens=doc_tokens).total
-        out[ttl] = (n - hits) * miss + hits * hit
-    return out
-'''),
-            Wrong("model ignored (always the lesson's MODEL)", '''
-def ttl_costs(times, doc_tokens, model="claude-opus-5-5", question_tokens=400, output_tokens=700):
-    n = len(times)
-    base = dict(input_tokens=question_tokens, output_tokens=output_tokens)
-    out = {"none": n * pricing.call_cost(MODEL, input_tokens=doc_tokens + question_tokens,
-                                         output_tokens=output_tokens).total}
-    for ttl, seconds, write_field in [("5m", 300, "cache_write_5m_tokens"), ("1h", 3600, "cache_write_1h_tokens")]:
-        hits = round(traffic.hit_rate(times, seconds) * n)
-        miss = pricing.call_cost(MODEL, **base, **{write_field: doc_tokens}).total
-        hit = pricing.call_cost(MODEL, **base, cache_read_tokens=doc_tokens).total
-        out[ttl] = (n - hits) * miss + hits * hit
-    return out
-'''),
+            Wrong("the 5m write multiplier used for 1h", _TTL_COSTS.replace(
+                "**{write_field: doc_tokens}", "cache_write_5m_tokens=doc_tokens")),
+            Wrong("the question not charged when the document is cached", _TTL_COSTS.replace(
+                "(model, **base, ", "(model, output_tokens=output_tokens, ")),
+            Wrong("TTL passed to traffic.hit_rate in minutes (5, 60)", _TTL_COSTS.replace(
+                '("5m", 300, ', '("5m", 5, ').replace('("1h", 3600, ', '("1h", 60, ')),
+            Wrong("model ignored (always the lesson's MODEL)", _TTL_COSTS.replace("call_cost(model", "call_cost(MODEL")),
             Wrong("calls the library's twin (compare_ttls)", '''
 def ttl_costs(times, doc_tokens, model="claude-opus-5-5", question_tokens=400, output_tokens=700):
     got = traffic.compare_ttls(times, doc_tokens, model=model, question_tokens=question_tokens,

@@ -11,9 +11,12 @@ nbgrader's flow (cells in order, outputs, errors = 0 points, feedback) but uses 
   cell runs there: nbclient's kernel client is swapped for that cell, so outputs, errors and
   tracebacks arrive as usual. Before a test cell the grader kernel runs, from the instructor's
   source notebook, the lesson cells (not answer cells, not tests) the test depends on (a
-  name-dependency slice, :class:`Plan`), and binds the names the learner's answer cells define
+  name-dependency slice, :class:`Plan`, with names counted by Python's own scoping), and binds
+  the names the learner's answer cells define at the top level
   (:func:`ctxlab.grading.harness.bind`): functions as proxies whose calls cross as data, values
-  fetched as data (:mod:`~ctxlab.grading.codec`).
+  fetched as data (:mod:`~ctxlab.grading.codec`). The lesson cells that read no learner name and
+  share no name with what must wait before them (:attr:`Plan.early`) are sent as soon as the
+  grader kernel starts, so they run while the learner's kernel runs its cells.
 
 So the test cell's source, its expected values and helpers, the lesson objects it compares
 against and its output never enter the learner's process, and whatever the learner's process
@@ -25,14 +28,16 @@ Without a source notebook (``nbgrader validate``, self-study) the cells run as b
 """
 from __future__ import annotations
 
-import ast
 import builtins
 import json
 import os
 import shutil
+import symtable
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from queue import Empty
 
 import nbformat
 from jupyter_client.manager import AsyncKernelManager
@@ -58,41 +63,52 @@ def is_answer_cell(cell) -> bool:
     return cell.get("cell_type") == "code" and bool(cell.get("metadata", {}).get("nbgrader", {}).get("solution"))
 
 
-def _parse(source: str) -> ast.Module | None:
+def _table(source: str) -> symtable.SymbolTable | None:
     lines = [("pass  # " + ln) if ln.lstrip().startswith(("%", "!")) else ln for ln in source.splitlines()]
     try:
-        return ast.parse("\n".join(lines))
-    except SyntaxError:
+        return symtable.symtable("\n".join(lines), "<cell>", "exec")
+    except (SyntaxError, ValueError):
         return None
 
 
+def scan(source: str) -> tuple[set[str], set[str]]:
+    """The global names a cell reads and binds, with Python's own scoping (:mod:`symtable`).
+
+    Reads: names referenced at the top level or, as globals, in any function, class or
+    comprehension of the cell. Binds: names assigned, imported, defined or deleted at the top
+    level, and names a function declares ``global`` and assigns. A function's parameters and
+    locals are neither (a helper's parameter named like a lesson global is not that global)."""
+    top = _table(source)
+    reads: set[str] = set()
+    binds: set[str] = set()
+    if top is None:
+        return reads, binds
+    for sym in top.get_symbols():
+        if sym.is_referenced():
+            reads.add(sym.get_name())
+        if sym.is_assigned() or sym.is_imported() or sym.is_namespace():
+            binds.add(sym.get_name())
+    stack = list(top.get_children())
+    while stack:
+        table = stack.pop()
+        stack.extend(table.get_children())
+        for sym in table.get_symbols():
+            if sym.is_global() and sym.is_referenced():
+                reads.add(sym.get_name())
+            if sym.is_declared_global() and sym.is_assigned():
+                binds.add(sym.get_name())
+    return reads - _BUILTINS, binds
+
+
 def defined(source: str) -> set[str]:
-    """Names a cell binds at any level (assignments, defs, imports, arguments, loop targets)."""
-    tree = _parse(source)
-    out: set[str] = set()
-    for n in ast.walk(tree) if tree else ():
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(n.name)
-        elif isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
-            out.add(n.id)
-        elif isinstance(n, ast.arg):
-            out.add(n.arg)
-        elif isinstance(n, (ast.Import, ast.ImportFrom)):
-            out |= {(a.asname or a.name).split(".")[0] for a in n.names}
-        elif isinstance(n, (ast.Global, ast.Nonlocal)):
-            out |= set(n.names)
-        elif isinstance(n, ast.ExceptHandler) and n.name:
-            out.add(n.name)
-    return out
+    """Global names a cell binds (:func:`scan`)."""
+    return scan(source)[1]
 
 
 def loaded(source: str) -> set[str]:
-    """Names a cell reads that it does not bind itself (nor are built in)."""
-    tree = _parse(source)
-    if tree is None:
-        return set()
-    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    return names - defined(source) - _BUILTINS
+    """Global names a cell reads that it does not bind itself (nor are built in)."""
+    reads, binds = scan(source)
+    return reads - binds
 
 
 @dataclass
@@ -103,6 +119,7 @@ class Plan:
     before: dict[str, list[int]] = field(default_factory=dict)  # grade_id -> lesson cells to run first
     learner_names: set[str] = field(default_factory=set)     # names the answer cells define
     needs: dict[str, list[str]] = field(default_factory=dict)   # grade_id -> learner names the test reads
+    early: list[int] = field(default_factory=list)           # lesson cells to send as soon as the kernel is up
 
     @classmethod
     def of(cls, source_nb) -> "Plan":
@@ -131,7 +148,32 @@ class Plan:
                     chosen.add(i)
                     want |= loaded(src_i) - plan.learner_names
             plan.before[gid] = sorted(chosen)
+        plan.early = plan._early([(gid, src) for gid, _, src in tests])
         return plan
+
+    def _early(self, tests: list[tuple[str, str]]) -> list[int]:
+        """The lesson cells that can run as soon as the grader kernel is up, in order: those that read
+        no learner name and commute with everything that must wait before them (the cells that read a
+        learner name, the learner's names bound, the test cells). Walking the order the grader runs
+        cells in (each test's slice, then the test), a cell is early when it shares no global name
+        with what waits before it (it neither reads nor binds a name those read or bind: a shared
+        name could be mutated by either), so moving it ahead changes no value any cell sees."""
+        early: list[int] = []
+        waiting: set[str] = set()      # every global name the waiting cells read or bind
+        done: set[int] = set()
+        for gid, src in tests:
+            for i in self.before[gid]:
+                if i in done:
+                    continue
+                done.add(i)
+                reads, binds = scan(self.lesson[i])
+                if reads & self.learner_names or (reads | binds) & waiting:
+                    waiting |= reads | binds
+                else:
+                    early.append(i)
+            reads, binds = scan(src)
+            waiting |= reads | binds | set(self.needs[gid])
+        return early
 
 
 def source_notebook(config, resources) -> Path | None:
@@ -159,7 +201,7 @@ class GradedExecute(IsolatedExecute):
         self._plan = Plan.of(nbformat.read(source, as_version=4)) if source else None
         self._grader = self._grader_kc = None
         self._pending: list[tuple[str, str]] = []
-        self._linked = False
+        self._linked = self._readied = False
         self._ran: set[int] = set()
         self._setup_error: str | None = None
         self._workdir = Path(tempfile.mkdtemp(prefix="ctxlab-grader-"))
@@ -203,20 +245,24 @@ class GradedExecute(IsolatedExecute):
 
     def _connect(self) -> None:
         """Open clients on the grader kernel (once) and send it, without waiting, the lesson cells that
-        come before any cell needing a learner's name: they run while the learner's kernel runs."""
+        can run ahead (:attr:`Plan.early`): they run while the learner's kernel runs. The requests
+        wait in the client's queue while the kernel is still starting; :meth:`_ready` waits for it
+        before the first test cell."""
         if self._grader_kc is not None or self._setup_error is not None:
             return
         try:
             self._grader_kc = self._grader.client()
             self._grader_kc.start_channels()
             self._grader_kc.allow_stdin = False
-            run_sync(self._grader_kc.wait_for_ready)(timeout=self.startup_timeout)
             self._ctl = self._grader.blocking_client()
             self._ctl.start_channels()
         except Exception as exc:  # noqa: BLE001 - the tests that need it are held, with the reason
             self._setup_error = f"採点側のカーネルが起動しませんでした: {type(exc).__name__}: {exc}"
             return
         self._send("from ctxlab.grading import harness as _ctxlab_harness", "採点の準備")
+        for i in self._plan.early:
+            self._ran.add(i)
+            self._send(self._plan.lesson[i], f"レッスンのセル（{i + 1} 番目）")
         self._prefetch(next(iter(self._plan.before), None))
 
     def _prefetch(self, gid: str | None) -> None:
@@ -237,21 +283,62 @@ class GradedExecute(IsolatedExecute):
             msg_id = self._ctl.execute(code, silent=True, store_history=False, allow_stdin=False)
             self._pending.append((msg_id, what))
 
+    def _ready(self) -> None:
+        """Wait (once, before the first test cell) until the test cell's client hears the grader kernel
+        on both channels: a ``kernel_info`` reply on shell and that request's idle status on iopub (so
+        no output of the test is lost). A kernel that died or never answered holds the tests."""
+        if self._readied or self._setup_error is not None:
+            return
+        self._readied = True
+        try:
+            run_sync(self._async_ready)(self.startup_timeout)
+        except Exception as exc:  # noqa: BLE001 - the tests that need it are held, with the reason
+            self._setup_error = f"採点側のカーネルが起動しませんでした: {type(exc).__name__}: {exc}"
+
+    async def _async_ready(self, timeout: float) -> None:
+        kc, deadline = self._grader_kc, time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            msg_id = kc.kernel_info()
+            if await self._heard(kc.shell_channel, msg_id, None, deadline) and \
+                    await self._heard(kc.iopub_channel, msg_id, "idle", min(deadline, time.monotonic() + 1)):
+                return
+            if not await kc.is_alive():
+                raise RuntimeError("カーネルが止まりました")
+        raise RuntimeError(f"{timeout:g} 秒たっても応答しませんでした")
+
+    @staticmethod
+    async def _heard(channel, msg_id: str, state: str | None, deadline: float) -> bool:
+        """Whether ``channel`` delivers a message of request ``msg_id`` (an iopub status ``state``) by ``deadline``."""
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                msg = await channel.get_msg(timeout=min(left, 1.0))
+            except Empty:
+                return False
+            if msg.get("parent_header", {}).get("msg_id") == msg_id and (
+                    state is None or msg.get("content", {}).get("execution_state") == state):
+                return True
+        return False
+
     def _settle(self) -> None:
         """Wait for every queued request; the first failure fails (and holds) the tests that need it."""
         wait = (self.timeout or 120) * self.grader_timeout_factor
+        deadline = time.monotonic() + wait
         while self._pending and self._setup_error is None:
             try:
-                msg = self._ctl.get_shell_msg(timeout=wait)
-            except Exception:  # noqa: BLE001 - queue.Empty
-                what = self._pending[0][1]
-                self._setup_error = f"{what}が {wait:g} 秒で終わりませんでした（採点するマシンが混んでいないか確かめてください）"
-                break
+                msg = self._ctl.get_shell_msg(timeout=max(0.01, min(5.0, deadline - time.monotonic())))
+            except Empty:
+                if not run_sync(self._grader.is_alive)():
+                    self._setup_error = "採点側のカーネルが止まりました（採点するマシンのメモリが足りているか確かめてください）"
+                elif time.monotonic() >= deadline:
+                    what = self._pending[0][1]
+                    self._setup_error = f"{what}が {wait:g} 秒で終わりませんでした（採点するマシンが混んでいないか確かめてください）"
+                continue
             ids = [m for m, _ in self._pending]
             parent = msg.get("parent_header", {}).get("msg_id")
             if parent not in ids:
                 continue
             what = self._pending.pop(ids.index(parent))[1]
+            deadline = time.monotonic() + wait
             c = msg["content"]
             if c.get("status") != "ok":
                 self._setup_error = f"{what}: {c.get('ename', c.get('status'))}: {c.get('evalue', '')}"
@@ -285,6 +372,7 @@ class GradedExecute(IsolatedExecute):
                 self._send(src, f"レッスンのセル（{i + 1} 番目）")
         self._bind(self._plan.needs[gid])
         self._settle()
+        self._ready()
         if self._setup_error is not None:
             cell.outputs = [new_output("error", ename=REVIEW_ENAME, evalue=REVIEW_NOTE,
                                        traceback=[f"{REVIEW_ENAME}: {REVIEW_NOTE}"])]
