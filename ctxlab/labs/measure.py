@@ -154,6 +154,58 @@ def levels_table(before: Iterable[Graded], after: Iterable[Graded], category: st
                         align=["l"] * (len(methods) + 1))
 
 
+def category_table(acc: dict[str, dict[str, float]], offline: bool,
+                   categories: Iterable[str] = ("single", "whole", "unanswerable")) -> _table.Table:
+    """Accuracy per question category (rows) and method (columns) from :func:`by_method`, with the
+    method that scored highest. Offline the accuracy is the sandbox's extracts, not a model's, and the
+    table names no winner."""
+    methods = list(acc)
+    rows = []
+    for cat in categories:
+        values = {m: acc[m].get(cat, 0) for m in methods}
+        top = [m for m, v in values.items() if v == max(values.values())]
+        if offline:
+            verdict = "出さない"
+        else:
+            verdict = "差なし" if len(top) == len(values) else "・".join(top)
+        rows.append([cat, *(f"{values[m]:.0%}" for m in methods), verdict])
+    summary = ["オフラインの正答率は sandbox の抜き出しで、モデルの正答率ではないので、勝ち負けは出しません。"] if offline else []
+    return _table.Table(["質問の種類", *methods, "最も高い方式"], rows, align=["l", *["r"] * len(methods), "l"],
+                        summary=summary)
+
+
+def abstentions_table(graded: Iterable[Graded]) -> _table.Table:
+    """Per method: how many answers were the sandbox's 「記載がありません」, how many of the questions the
+    rules do not cover got it (right), and which questions the rules do cover got it anyway (a miss)."""
+    from ctxlab.sandbox.answer import NOT_COVERED_TEXT
+
+    graded = list(graded)
+    rows = []
+    for m in dict.fromkeys(g.method for g in graded):
+        mine = [g for g in graded if g.method == m]
+        said = [g for g in mine if NOT_COVERED_TEXT in g.answer]
+        right = sum(g.question.category == "unanswerable" for g in said)
+        n_unans = sum(g.question.category == "unanswerable" for g in mine)
+        wrongly = [g.question.id for g in said if g.question.category != "unanswerable"]
+        rows.append([m, len(said), f"{right}/{n_unans}", len(wrongly), " ".join(wrongly) or "-"])
+    return _table.Table(["方式", "「記載なし」と答えた", "うち記載のない質問", "うち答えのある質問", "答えのある質問"],
+                        rows, align=["l", "r", "r", "r", "l"])
+
+
+def old_versions_table(before: dict[str, dict[str, float]], after: dict[str, dict[str, float]],
+                       mixing: dict[str, dict[str, int]]) -> _table.Table:
+    """The contradiction questions per method: accuracy (:func:`by_method`) with all versions sent
+    (``before``) and with the current ones only (``after``), and, of the current-only run
+    (:func:`version_mixing`), the answers that stated an old value, the correct ones and those still wrong."""
+    rows = []
+    for m in before:
+        r = mixing[m]
+        rows.append([m, f"{before[m]['all']:.0%}", f"{after[m]['all']:.0%}", f"{r['quoted_old']}/{r['n']}",
+                     f"{r['correct']}/{r['n']}", r["n"] - r["correct"]])
+    return _table.Table(["方式", "正答率（全版）", "正答率（現行版だけ）", "旧版の値を答えた", "正しい", "正しくないまま（問）"],
+                        rows, align=["l", "r", "r", "r", "r", "r"], intro=["contradiction の質問の正答率と、現行版だけのときの内訳"])
+
+
 def compare_levels(before: Iterable[Graded], after: Iterable[Graded], category: str | None = "contradiction") -> str:
     """:func:`levels_table` as text."""
     return str(levels_table(before, after, category))

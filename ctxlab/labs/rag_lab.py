@@ -330,6 +330,21 @@ class Lab:
         m = self.method(name)
         return f"{m.label}［{self.sets[m.chunking].context_label}］" if m.contextual else m.label
 
+    def spread_table(self, questions: Iterable, best: str, k: int, doc_tokens: int) -> _table.Table:
+        """recall@k of each question (rows) by each method (columns) with its number of gold files, and how
+        many of ``best``'s top chunks hold all its facts, as a share of the rules' ``doc_tokens``."""
+        chunks = self.chunks(self.method(best).chunking)
+        per_chunk = sum(c.meta["tokens"] for c in chunks) / len(chunks)
+        rows = []
+        for q in questions:
+            i = self.questions.index(q)
+            need = self.needed_k(best, q)
+            need_txt = f"{need} 件（規程集の約 {need * per_chunk / doc_tokens:.0%}）" if need else "圏外"
+            rows.append([q.id, len(q.gold_files), *(f"{self.per_question(n, k)[i]:.2f}" for n in METHODS), need_txt])
+        return _table.Table(["質問", "正解ファイル数", *(m.short for m in METHODS.values()),
+                             f"全部そろう k（{METHODS[best].short}）"], rows,
+                            align=["l", "r", *["r"] * len(METHODS), "r"], intro=[f"recall@{k}（質問ごと）"])
+
     def table(self, k: int = 20, methods: Iterable[str] | None = None) -> list[dict]:
         """Rows {"method", "label", "one_minus_recall", "recall", "questions"} of the measured table."""
         rows = []

@@ -665,30 +665,16 @@ plt.tight_layout()
 
 # %%
 acc = measure.by_method(graded)
-offline = ctxlab.is_offline(client)
-for cat in ("single", "whole", "unanswerable"):
-    values = {m: acc[m].get(cat, 0) for m in acc}
-    top = [m for m, v in values.items() if v == max(values.values())]
-    if offline:
-        verdict = "勝ち負けは出さない（sandbox の抜き出しで、モデルの正答率ではない）"
-    else:
-        verdict = "差なし" if len(top) == len(values) else "最も高いのは " + "・".join(top)
-    print(f"{cat:14s} " + "  ".join(f"{m} {v:.0%}" for m, v in values.items()) + f"  → {verdict}")
+measure.category_table(acc, offline=ctxlab.is_offline(client))
 
 # %% [markdown]
-# `unanswerable` の列は、sandbox の「記載がありません」の規則（この節の最初のセル）の効き目です。この規則は語を見るだけなので、
+# `unanswerable` の行は、sandbox の「記載がありません」の規則（この節の最初のセル）の効き目です。この規則は語を見るだけなので、
 # 答えのある質問でも、質問の言葉が規程に無ければ（「給料」と「給与」）同じ返事をしてしまいます。両方を数えます。
 # また、抜き出す文も語の重なりだけで選ぶので、「給料」の質問に内部通報規程の文を返すような、的外れな抜粋も出ます。
 # §7 で人が採点するときに出会う奇妙な回答は、モデルではなくこの規則の癖です。
 
 # %%
-abstained = [g for g in graded if sandbox_answer.NOT_COVERED_TEXT in g.answer]
-for m in acc:
-    mine_ = [g for g in abstained if g.method == m]
-    right = sum(g.question.category == "unanswerable" for g in mine_)
-    n_unans = sum(g.method == m and g.question.category == "unanswerable" for g in graded)
-    wrongly = [g.question.id for g in mine_ if g.question.category != "unanswerable"]
-    print(f"{m:14s} 記載なしと答えた {len(mine_):>2} 件: 記載のない質問 {right}/{n_unans} 問、答えのある質問 {len(wrongly)} 問 {wrongly}")
+measure.abstentions_table(graded)
 
 # %% [markdown]
 # ### 違った答えを、原因で分ける
@@ -757,11 +743,7 @@ current_contra = [g for g in graded if g.question.category == "contradiction"]
 after = measure.by_method(current_contra)
 mixing_after = measure.version_mixing(graded)
 print(f"採点: {judge.GRADER_JA[graded_all[0].grader]}")
-for m in before:
-    r = mixing_after[m]
-    print(f"{m:14s} contradiction の正答率: 全版 {before[m]['all']:.0%} → 現行版だけ {after[m]['all']:.0%}"
-          f"（旧版の値を答えた {r['quoted_old']}/{r['n']}、正しい {r['correct']}/{r['n']}、"
-          f"正しくないまま {r['n'] - r['correct']} 問）")
+measure.old_versions_table(before, after, mixing_after)
 
 # %% [markdown]
 # 現行版だけにして消えたのは、旧版の値を答える誤りです。それでも正しくならなかった問題は、旧版とは別の原因

@@ -345,16 +345,8 @@ for r, p in same:
 
 # %%
 best = "ctx_hybrid_articles"
-mean_chunk = sum(c.meta["tokens"] for c in arts) / len(arts)
 whole = [q for q in lab.questions if q.category == "whole"]
-print(f"recall@{K}  {'正解ファイル数':8s}" + "".join(f"{m.short:>12s}" for m in rag_lab.METHODS.values())
-      + f"   全部そろう k（{rag_lab.METHODS[best].short}）")
-for q in whole:
-    i = lab.questions.index(q)
-    cells = "".join(f"{lab.per_question(n, K)[i]:>12.2f}" for n in rag_lab.METHODS)
-    need = lab.needed_k(best, q)
-    need_txt = f"{need} 件 ≈ {need * mean_chunk / doc_tokens:.0%} の規程集" if need else "圏外"
-    print(f"{q.id:10s}{len(q.gold_files):>8d}{cells}   {need_txt}")
+display(lab.spread_table(whole, best, K, doc_tokens))
 q = max(whole, key=lambda q: lab.needed_k(best, q) or 10**9)
 r = lab.rankings(best)[lab.questions.index(q)][:K]
 got = {f for i in r if lab.files(best)[i] in q.gold_files for f in rag_lab.facts_held(lab.texts(best)[i], q.key_facts)}
