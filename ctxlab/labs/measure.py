@@ -154,6 +154,11 @@ def levels_table(before: Iterable[Graded], after: Iterable[Graded], category: st
                         align=["l"] * (len(methods) + 1))
 
 
+#: the question categories as the lesson's figure and tables name them
+CATEGORY_NAMES = {"single": "単一文書", "multi": "複数文書", "whole": "全体横断", "contradiction": "新旧の矛盾",
+                  "unanswerable": "記載なし", "all": "全体"}
+
+
 def category_table(acc: dict[str, dict[str, float]], offline: bool,
                    categories: Iterable[str] = ("single", "whole", "unanswerable")) -> _table.Table:
     """Accuracy per question category (rows) and method (columns) from :func:`by_method`, with the
@@ -168,7 +173,7 @@ def category_table(acc: dict[str, dict[str, float]], offline: bool,
             verdict = "出さない"
         else:
             verdict = "差なし" if len(top) == len(values) else "・".join(top)
-        rows.append([cat, *(f"{values[m]:.0%}" for m in methods), verdict])
+        rows.append([f"{CATEGORY_NAMES.get(cat, cat)}（{cat}）", *(f"{values[m]:.0%}" for m in methods), verdict])
     summary = ["オフラインの正答率は sandbox の抜き出しで、モデルの正答率ではないので、勝ち負けは出しません。"] if offline else []
     return _table.Table(["質問の種類", *methods, "最も高い方式"], rows, align=["l", *["r"] * len(methods), "l"],
                         summary=summary)

@@ -9,11 +9,8 @@ import ctxlab.plots  # noqa: F401  (Japanese font)
 from ctxlab.plots import source_note
 from ctxlab.corpus import CATEGORIES
 from ctxlab.evaluation import Graded
+from ctxlab.labs.measure import CATEGORY_NAMES as NAMES   # the categories as the figure names them
 from ctxlab.labs.measure import by_method
-
-#: the categories as the figure names them
-NAMES = {"single": "単一文書", "multi": "複数文書", "whole": "全体横断", "contradiction": "新旧の矛盾",
-         "unanswerable": "記載なし", "all": "全体"}
 
 
 def accuracy(graded: Iterable[Graded], ax=None, partial_weight: float = 0.5, title: str | None = None,
