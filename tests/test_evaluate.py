@@ -321,7 +321,7 @@ def test_plot_accuracy_draws_one_bar_group_per_category():
     graded = [g("correct", "a", "x1"), g("wrong", "b", "x1"), g("partial", "a", "x2", "multi"), g("wrong", "b", "x2", "multi")]
     ax = measure_plot.accuracy(graded)
     assert len(ax.patches) == 2 * 3  # 2 methods x (single, multi, all)
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["単一文書", "複数文書", "全体"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["単一ファイル", "複数ファイル", "全体"]
     assert [p.get_height() for p in ax.patches] == [100, 50, 75, 0, 0, 0]  # method a, then method b
     _, mine = plt.subplots()
     assert measure_plot.accuracy(graded, ax=mine) is mine

@@ -18,6 +18,9 @@ from ctxlab.corpus.rules import RULES_DIR, by_file
 
 QUESTIONS = DATA_DIR / "eval" / "questions.jsonl"
 CATEGORIES = ("single", "multi", "whole", "contradiction", "unanswerable")
+#: the categories' Japanese names, the one set every lesson's tables and figures use
+CATEGORY_JA = {"single": "単一ファイル", "multi": "複数ファイル", "whole": "規程全体",
+               "contradiction": "新旧の矛盾", "unanswerable": "記載なし"}
 
 
 @pydantic.dataclasses.dataclass(frozen=True, config=STRICT)

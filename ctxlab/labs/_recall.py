@@ -17,8 +17,7 @@ from ctxlab.labs._bundles import MAX_DOCS
 #: 使い分けの記事: the filter option is viable when at least 90% of the needed files survive it
 VIABLE_RECALL = 0.9
 #: Japanese names of the question categories (corpus.CATEGORIES)
-CATEGORY_JA = {"single": "単一ファイル", "multi": "複数ファイル", "whole": "規程全体",
-               "contradiction": "新旧の矛盾", "unanswerable": "規程に無い"}
+CATEGORY_JA = corpus.CATEGORY_JA
 
 
 @dataclass(frozen=True)

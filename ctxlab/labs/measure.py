@@ -30,7 +30,7 @@ from ctxlab import _progress, _table, estimate
 from ctxlab.api import budget, online
 from ctxlab.api.client import is_offline, make_client
 from ctxlab.api.messages import answer_text, question_request
-from ctxlab.corpus import CATEGORIES, RULES_DIR, Question, by_file
+from ctxlab.corpus import CATEGORIES, CATEGORY_JA, RULES_DIR, Question, by_file
 from ctxlab.costs import pricing
 from ctxlab.costs.usage import total_input
 from ctxlab.labs._analysis import (CAUSE_JA, CAUSES, Paired, causes_table, edge_order, error_causes, format_causes,
@@ -154,9 +154,8 @@ def levels_table(before: Iterable[Graded], after: Iterable[Graded], category: st
                         align=["l"] * (len(methods) + 1))
 
 
-#: the question categories as the lesson's figure and tables name them
-CATEGORY_NAMES = {"single": "単一文書", "multi": "複数文書", "whole": "全体横断", "contradiction": "新旧の矛盾",
-                  "unanswerable": "記載なし", "all": "全体"}
+#: the question categories as the lesson's figure and tables name them (the course's one set, and all of them)
+CATEGORY_NAMES = {**CATEGORY_JA, "all": "全体"}
 
 
 def category_table(acc: dict[str, dict[str, float]], offline: bool,
