@@ -39,6 +39,7 @@ from ctxlab.evaluation import (LEVELS, NOT_COVERED, SUPERSEDED, Agreement, Grade
                                facts_found, grade, normalize, says_not_covered, stale_stated, states_a_rule)
 from ctxlab.evaluation.levels import GRADER_JA
 from ctxlab.evaluation.uncertainty import accuracy_interval, grader_bias
+from ctxlab.sandbox.answer import NOT_COVERED_TEXT
 from ctxlab.labs._methods import RAG, Folder, LongContext, Method, MetadataFilter, Passage
 
 __all__ = [
@@ -181,8 +182,6 @@ def category_table(acc: dict[str, dict[str, float]], offline: bool,
 def abstentions_table(graded: Iterable[Graded]) -> _table.Table:
     """Per method: how many answers were the sandbox's 「記載がありません」, how many of the questions the
     rules do not cover got it (right), and which questions the rules do cover got it anyway (a miss)."""
-    from ctxlab.sandbox.answer import NOT_COVERED_TEXT
-
     graded = list(graded)
     rows = []
     for m in dict.fromkeys(g.method for g in graded):
