@@ -261,8 +261,7 @@ class GradedExecute(IsolatedExecute):
             return
         self._send("from ctxlab.grading import harness as _ctxlab_harness", "採点の準備")
         for i in self._plan.early:
-            self._ran.add(i)
-            self._send(self._plan.lesson[i], f"レッスンのセル（{i + 1} 番目）")
+            self._run_lesson(i)
         self._prefetch(next(iter(self._plan.before), None))
 
     def _prefetch(self, gid: str | None) -> None:
@@ -274,8 +273,14 @@ class GradedExecute(IsolatedExecute):
                 continue
             if loaded(self._plan.lesson[i]) & self._plan.learner_names:
                 break
-            self._ran.add(i)
-            self._send(self._plan.lesson[i], f"レッスンのセル（{i + 1} 番目）")
+            self._run_lesson(i)
+
+    def _run_lesson(self, i: int) -> None:
+        """Queue lesson cell ``i`` of the source notebook, once, after binding the learner's names it reads."""
+        self._ran.add(i)
+        src = self._plan.lesson[i]
+        self._bind(sorted(loaded(src) & self._plan.learner_names))
+        self._send(src, f"レッスンのセル（{i + 1} 番目）")
 
     def _send(self, code: str, what: str) -> None:
         """Queue instructor code in the grader kernel (silent; :meth:`_settle` collects the replies)."""
@@ -366,10 +371,7 @@ class GradedExecute(IsolatedExecute):
             self._send(f"_ctxlab_harness.connect({json.dumps(str(self.km.connection_file))})", "受講者のカーネルへの接続")
         for i in self._plan.before[gid]:
             if i not in self._ran:
-                self._ran.add(i)
-                src = self._plan.lesson[i]
-                self._bind(sorted(loaded(src) & self._plan.learner_names))
-                self._send(src, f"レッスンのセル（{i + 1} 番目）")
+                self._run_lesson(i)
         self._bind(self._plan.needs[gid])
         self._settle()
         self._ready()
